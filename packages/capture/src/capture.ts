@@ -1,0 +1,282 @@
+/**
+ * The capture pipeline: connect → preflight → warm → gc → generate →
+ * serialize → sink, on one CDP session, with a phase clock and typed errors.
+ *
+ * The engine knows nothing of storage: the caller passes `consume`, which
+ * receives the snapshot as a Readable and resolves when the artifact is
+ * complete. The stream ends only after the snapshot was validated (response
+ * received after the last chunk, JSON closed); otherwise it is destroyed with
+ * `snapshot_truncated` or `target_closed`, so a sink never completes a bad artifact.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
+import { CaptureError, toCaptureError } from './errors.ts';
+import { PhaseClock, type Phase, type PhaseTimings } from './clock.ts';
+import { resolveEndpoint, type EndpointSpec, type ResolvedEndpoint } from './endpoint.ts';
+import { CdpSession } from './session.ts';
+import { gatherRuntimeFacts, type RuntimeFacts } from './runtime.ts';
+import { decideWarm, runWarm, type WarmMethod, type WarmMode, type WarmReport } from './warm.ts';
+import { SnapshotStream, type SnapshotStreamStats } from './snapshot-stream.ts';
+import { parseV8Version, compareVersions } from './v8-version.ts';
+import { throwIfAborted, withDeadline } from './deadline.ts';
+
+/** Deadlines, in milliseconds. */
+export interface CaptureTimeouts {
+  /** Endpoint discovery and WebSocket open. */
+  connectMs: number;
+  /** Each ordinary protocol command. */
+  commandMs: number;
+  /** The whole snapshot (generation + serialization). */
+  snapshotMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: CaptureTimeouts = { connectMs: 10_000, commandMs: 30_000, snapshotMs: 30 * 60_000 };
+
+/** Snapshot flags, passed only where the target's V8 knows them. */
+export interface SnapshotFlags {
+  exposeInternals?: boolean;
+  captureNumericValue?: boolean;
+  treatGlobalObjectsAsRoots?: boolean;
+}
+
+/** Progress reported while the capture runs. */
+export type CaptureProgress =
+  | { phase: Exclude<Phase, 'generate' | 'serialize'> }
+  | { phase: 'generate'; done: number; total: number }
+  | { phase: 'serialize'; bytes: number; chunks: number; spilledBytes: number };
+
+export interface CaptureOptions extends SnapshotFlags {
+  endpoint: EndpointSpec;
+  warm?: WarmMode;
+  warmMethod?: WarmMethod;
+  gc?: boolean;
+  /** In-memory buffer ceiling before spilling to disk (default 32 MiB). */
+  memoryCeilingBytes?: number;
+  spillDir?: string;
+  timeouts?: Partial<CaptureTimeouts>;
+  signal?: AbortSignal;
+  onProgress?: (progress: CaptureProgress) => void;
+  /**
+   * Runs at the end of preflight with the facts, before anything heavy touches
+   * the target. Throwing refuses the capture (e.g. storage not writable).
+   */
+  beforeSnapshot?: (facts: RuntimeFacts, endpoint: ResolvedEndpoint) => Promise<void> | void;
+}
+
+/** Everything the engine learnt and measured, plus what `consume` returned. */
+export interface CaptureResult<T> {
+  endpoint: ResolvedEndpoint;
+  facts: RuntimeFacts;
+  warm: WarmReport;
+  gc: boolean;
+  /** The flags actually sent with takeHeapSnapshot. */
+  flags: SnapshotFlags;
+  timings: PhaseTimings;
+  stream: SnapshotStreamStats;
+  startedAt: Date;
+  finishedAt: Date;
+  consumed: T;
+}
+
+/** Thrown errors carry the phase in `error.phase` and the timings so far in `details.timings`. */
+export async function captureHeapSnapshot<T>(
+  options: CaptureOptions,
+  consume: (snapshot: Readable, facts: RuntimeFacts) => Promise<T>,
+): Promise<CaptureResult<T>> {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const { signal } = options;
+  const startedAt = new Date();
+  const clock = new PhaseClock();
+  const progress = (p: CaptureProgress): void => options.onProgress?.(p);
+  const enter = (phase: Exclude<Phase, 'generate' | 'serialize'>, at?: number): void => {
+    clock.enter(phase, at);
+    progress({ phase });
+  };
+  let session: CdpSession | undefined;
+  let heapProfilerEnabled = false;
+  try {
+    enter('connect');
+    throwIfAborted(signal);
+    const endpoint = await resolveEndpoint(options.endpoint, { timeoutMs: timeouts.connectMs, ...(signal ? { signal } : {}) });
+    session = await CdpSession.connect(endpoint.wsUrl, {
+      connectTimeoutMs: timeouts.connectMs,
+      commandTimeoutMs: timeouts.commandMs,
+      ...(signal ? { signal } : {}),
+    });
+
+    enter('preflight');
+    const facts = await gatherRuntimeFacts(session, endpoint);
+    if (endpoint.expectPid !== undefined && facts.pid !== endpoint.expectPid) {
+      throw new CaptureError('target_not_found', `the inspector on the port opened for pid ${endpoint.expectPid} belongs to pid ${facts.pid ?? '?'}`, {
+        hint: 'another Node.js process already listens on that inspector port; pass the port of the intended process',
+      });
+    }
+    await options.beforeSnapshot?.(facts, endpoint);
+    throwIfAborted(signal);
+
+    enter('warm');
+    const warmMode = options.warm ?? 'auto';
+    const decision = decideWarm(warmMode, facts.v8Version);
+    let warm: WarmReport = { mode: warmMode, decision: 'skipped', reason: decision.reason };
+    if (decision.warm) {
+      const method = options.warmMethod ?? 'debugger';
+      const durationMs = await runWarm(session, method);
+      warm = { mode: warmMode, decision: 'warmed', reason: decision.reason, method, durationMs };
+    }
+
+    enter('gc');
+    await session.send('HeapProfiler.enable');
+    heapProfilerEnabled = true;
+    if (options.gc === true) await session.send('HeapProfiler.collectGarbage', undefined, timeouts.snapshotMs);
+    throwIfAborted(signal);
+
+    const flags = snapshotFlags(options, facts);
+    const { stats, finishedAtMs, consumed } = await streamSnapshot(session, flags, timeouts.snapshotMs, clock, progress, options, consume, facts);
+
+    clock.stop(finishedAtMs);
+    await releaseTarget(session, heapProfilerEnabled);
+    heapProfilerEnabled = false;
+    return {
+      endpoint,
+      facts,
+      warm,
+      gc: options.gc === true,
+      flags,
+      timings: clock.timings(),
+      stream: stats,
+      startedAt,
+      finishedAt: new Date(),
+      consumed,
+    };
+  } catch (err) {
+    clock.stop();
+    const error = toCaptureError(err);
+    error.phase ??= clock.current;
+    error.timings ??= clock.timings();
+    throw error;
+  } finally {
+    if (session !== undefined) {
+      if (heapProfilerEnabled && session.state === 'open') await releaseTarget(session, true);
+      await session.close();
+    }
+  }
+}
+
+/** Disable what we enabled; never throws (the target may already be gone). */
+async function releaseTarget(session: CdpSession, heapProfilerEnabled: boolean): Promise<void> {
+  if (!heapProfilerEnabled || session.state !== 'open') return;
+  try {
+    await session.send('HeapProfiler.disable', undefined, 5_000);
+  } catch {
+    // Best effort: a closed session has released everything anyway.
+  }
+}
+
+/**
+ * `captureNumericValue` exists since V8 9.6 (Chrome 96); `exposeInternals` since
+ * V8 10.9 (Chrome 109), which deprecated `treatGlobalObjectsAsRoots`. Older targets
+ * ignore unknown parameters, so we only send what the target understands and
+ * record exactly what was sent.
+ */
+function snapshotFlags(options: SnapshotFlags, facts: RuntimeFacts): SnapshotFlags {
+  const v = facts.v8Version === undefined ? undefined : parseV8Version(facts.v8Version);
+  const atLeast = (min: number[]): boolean => v !== undefined && compareVersions(v, min) >= 0;
+  const flags: SnapshotFlags = {};
+  if (options.captureNumericValue === true && atLeast([9, 6])) flags.captureNumericValue = true;
+  if (options.exposeInternals === true && atLeast([10, 9])) flags.exposeInternals = true;
+  if (options.treatGlobalObjectsAsRoots !== undefined) flags.treatGlobalObjectsAsRoots = options.treatGlobalObjectsAsRoots;
+  return flags;
+}
+
+/** Take the snapshot and feed it to `consume`; returns when the artifact is complete. */
+async function streamSnapshot<T>(
+  session: CdpSession,
+  flags: SnapshotFlags,
+  snapshotMs: number,
+  clock: PhaseClock,
+  progress: (p: CaptureProgress) => void,
+  options: CaptureOptions,
+  consume: (snapshot: Readable, facts: RuntimeFacts) => Promise<T>,
+  facts: RuntimeFacts,
+): Promise<{ stats: SnapshotStreamStats; finishedAtMs: number; consumed: T }> {
+  const stream = new SnapshotStream({
+    ...(options.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: options.memoryCeilingBytes }),
+    ...(options.spillDir === undefined ? {} : { spillDir: options.spillDir }),
+  });
+  let firstChunkAt: number | undefined;
+  let lastChunkAt: number | undefined;
+  let head = '';
+  let tail = '';
+  let responded = false;
+  let lateChunks = 0;
+  // Listeners go on before the command, and come off in `finally`.
+  const offChunk = session.on('HeapProfiler.addHeapSnapshotChunk', ({ chunk }) => {
+    if (responded) {
+      lateChunks += 1;
+      return;
+    }
+    const now = performance.now();
+    if (firstChunkAt === undefined) {
+      firstChunkAt = now;
+      clock.enter('serialize', now);
+    }
+    lastChunkAt = now;
+    if (head.length < 64) head += chunk.slice(0, 64 - head.length);
+    tail = (tail + chunk).slice(-64);
+    stream.pushChunk(chunk);
+    progress({ phase: 'serialize', bytes: stream.stats.bytes, chunks: stream.stats.chunks, spilledBytes: stream.stats.spilledBytes });
+  });
+  const offProgress = session.on('HeapProfiler.reportHeapSnapshotProgress', ({ done, total }) => {
+    if (firstChunkAt === undefined) progress({ phase: 'generate', done, total });
+  });
+  const consuming = consume(stream, facts);
+  // Observe the consumer's failure right away (no unhandled rejection while the snapshot runs).
+  let consumeError: unknown;
+  const consumeFailed = consuming.then(
+    () => new Promise<never>(() => undefined),
+    (err: unknown) => {
+      consumeError = err;
+      throw err;
+    },
+  );
+  try {
+    clock.enter('generate');
+    progress({ phase: 'generate', done: 0, total: 0 });
+    const snapshot = session.send('HeapProfiler.takeHeapSnapshot', { reportProgress: true, ...flags }, snapshotMs);
+    // A failing sink stops the capture at once: no point in reading a snapshot we cannot store.
+    await Promise.race([snapshot, consumeFailed]);
+    responded = true;
+    const truncated = truncation(head, tail, firstChunkAt !== undefined);
+    if (truncated !== undefined) throw truncated;
+    clock.enter('sink', lastChunkAt);
+    stream.finish();
+    const consumed = await withDeadline(consuming, snapshotMs, () => new CaptureError('storage_failed', `the sink did not complete within ${snapshotMs} ms after the last chunk`), options.signal);
+    return { stats: { ...stream.stats }, finishedAtMs: performance.now(), consumed };
+  } catch (err) {
+    const error = consumeError ?? err;
+    stream.destroy(toCaptureError(error));
+    // Wait for the sink to clean up (abort uploads, remove temp files) before reporting.
+    await consuming.catch(() => undefined);
+    throw error;
+  } finally {
+    offChunk();
+    offProgress();
+    if (lateChunks > 0) stream.destroy();
+  }
+}
+
+/** A snapshot is complete only if it starts as a snapshot object and its JSON is closed. */
+function truncation(head: string, tail: string, gotChunks: boolean): CaptureError | undefined {
+  if (!gotChunks) {
+    return new CaptureError('snapshot_truncated', 'the target answered takeHeapSnapshot without sending any snapshot data', {
+      hint: 'the target may be out of memory; check its logs',
+    });
+  }
+  if (!/^\s*\{\s*"snapshot"/.test(head) || !/\]\s*\}\s*$/.test(tail)) {
+    return new CaptureError('snapshot_truncated', 'the snapshot JSON is incomplete (its last chunk does not close the document)', {
+      hint: 'the connection or the target failed during serialization; retry the capture',
+      details: { tail: tail.slice(-16) },
+    });
+  }
+  return undefined;
+}

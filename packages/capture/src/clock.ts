@@ -1,0 +1,61 @@
+/**
+ * The phase clock: contiguous phases on the monotonic clock, so the phase
+ * durations add up to the total (up to rounding).
+ */
+import { performance } from 'node:perf_hooks';
+
+/** Phases of one capture, in order. */
+export const PHASES = ['connect', 'preflight', 'warm', 'gc', 'generate', 'serialize', 'sink'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/** Milliseconds per phase plus the total. */
+export type PhaseTimings = Record<Phase, number> & { total: number };
+
+/** Records when each phase started; a phase ends when the next one starts. */
+export class PhaseClock {
+  readonly #start: number;
+  readonly #marks = new Map<Phase, number>();
+  #end: number | undefined;
+  #current: Phase | undefined;
+
+  constructor(now: number = performance.now()) {
+    this.#start = now;
+  }
+
+  /** Start `phase` at `at` (default now). Phases not started take 0 ms. */
+  enter(phase: Phase, at: number = performance.now()): void {
+    this.#marks.set(phase, at);
+    this.#current = phase;
+  }
+
+  /** The phase running now (for error records). */
+  get current(): Phase | undefined {
+    return this.#current;
+  }
+
+  /** Stop the clock. */
+  stop(at: number = performance.now()): void {
+    this.#end ??= at;
+  }
+
+  /** Durations in ms, rounded to 0.1 ms. */
+  timings(): PhaseTimings {
+    const end = this.#end ?? performance.now();
+    const starts = PHASES.map((p) => this.#marks.get(p));
+    const out = { total: round(end - this.#start) } as PhaseTimings;
+    PHASES.forEach((phase, i) => {
+      const from = starts[i];
+      if (from === undefined) {
+        out[phase] = 0;
+        return;
+      }
+      const next = starts.slice(i + 1).find((s) => s !== undefined) ?? end;
+      out[phase] = round(next - from);
+    });
+    return out;
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

@@ -1,0 +1,284 @@
+/**
+ * Endpoint resolution: turn a target description into an inspector WebSocket URL.
+ *
+ * - node:      `host:port` (discovered through GET /json/list) or a `ws://` URL
+ * - node-pid:  a local process opened with SIGUSR1, then reached on its inspector port
+ * - chromium:  a browser's remote debugging `host:port` plus a selector
+ */
+import { readFile, readlink } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { CaptureError } from './errors.ts';
+import { sleep, throwIfAborted } from './deadline.ts';
+
+/** Which page or worker of a browser to capture. */
+export interface ChromiumSelector {
+  /** Regular expression matched against the target's URL. */
+  urlPattern?: string;
+  /** Regular expression matched against the target's title. */
+  titlePattern?: string;
+  /** Target type; default `page` (headless Chromium also lists `browser_ui` targets). */
+  type?: 'page' | 'worker' | 'service_worker' | 'shared_worker';
+}
+
+/** Where a target is and how to reach it. */
+export type EndpointSpec =
+  | { kind: 'node'; inspect: string }
+  | { kind: 'node'; ws: string }
+  | { kind: 'node-pid'; pid: number; host?: string; port?: number }
+  | { kind: 'chromium'; browser: string; select?: ChromiumSelector };
+
+/** A resolved endpoint: the WebSocket to open and what we learnt on the way. */
+export interface ResolvedEndpoint {
+  product: 'node' | 'chromium';
+  wsUrl: string;
+  /** Human-readable, e.g. `node 127.0.0.1:9229` or `chromium 127.0.0.1:9222 page "Shop"`. */
+  description: string;
+  /** For node-pid: the pid the inspector must belong to. */
+  expectPid?: number;
+  /** Chromium: browser product string and V8 version from /json/version. */
+  browser?: { product: string; v8Version: string | undefined };
+  /** Chromium: the selected target. */
+  selected?: { id: string; type: string; title: string; url: string; matches: number };
+}
+
+/** An entry of GET /json/list. */
+interface InspectorTarget {
+  id?: string;
+  type?: string;
+  title?: string;
+  url?: string;
+  description?: string;
+  webSocketDebuggerUrl?: string;
+}
+
+export interface ResolveOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** How long to wait for a SIGUSR1-opened inspector to listen. */
+  pidInspectorWaitMs?: number;
+}
+
+/** Resolve an endpoint spec to a WebSocket URL. */
+export async function resolveEndpoint(spec: EndpointSpec, options: ResolveOptions): Promise<ResolvedEndpoint> {
+  switch (spec.kind) {
+    case 'node':
+      if ('ws' in spec) return { product: 'node', wsUrl: checkWsUrl(spec.ws), description: `node ${spec.ws}` };
+      return resolveNodeHostPort(spec.inspect, options);
+    case 'node-pid':
+      return resolveNodePid(spec, options);
+    case 'chromium':
+      return resolveChromium(spec.browser, spec.select ?? {}, options);
+  }
+}
+
+function checkWsUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new CaptureError('invalid_input', `"${url}" is not a URL`, { hint: 'pass the full ws://host:port/UUID URL the target printed' });
+  }
+  if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') {
+    throw new CaptureError('invalid_input', `"${url}" is not a ws:// URL`, { hint: 'use --node HOST:PORT for an inspector port' });
+  }
+  return url;
+}
+
+/** Split and check `host:port`. */
+export function parseHostPort(value: string, what = 'inspector address'): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:\s/]+):(\d{1,5})$/.exec(value.trim());
+  const port = m === null ? NaN : Number(m[2]);
+  if (m === null || m[1] === undefined || !(port > 0 && port < 65536)) {
+    throw new CaptureError('invalid_input', `"${value}" is not a valid ${what}`, { hint: 'expected HOST:PORT, for example 127.0.0.1:9229' });
+  }
+  return { host: m[1], port };
+}
+
+async function resolveNodeHostPort(hostPort: string, options: ResolveOptions): Promise<ResolvedEndpoint> {
+  const { host, port } = parseHostPort(hostPort);
+  const targets = await listTargets(host, port, options);
+  const node = targets.find((t) => typeof t.webSocketDebuggerUrl === 'string');
+  if (node?.webSocketDebuggerUrl === undefined) {
+    throw new CaptureError('target_not_found', `the inspector at ${host}:${port} lists no debuggable target`, {
+      hint: 'another debugger may be attached (Node allows one session per target in some versions); detach it and retry',
+    });
+  }
+  return { product: 'node', wsUrl: node.webSocketDebuggerUrl, description: `node ${host}:${port}` };
+}
+
+async function resolveNodePid(spec: { pid: number; host?: string; port?: number }, options: ResolveOptions): Promise<ResolvedEndpoint> {
+  const { pid } = spec;
+  const host = spec.host ?? '127.0.0.1';
+  const port = spec.port ?? 9229;
+  if (!Number.isInteger(pid) || pid <= 0) {
+    throw new CaptureError('invalid_input', `"${pid}" is not a process id`, { hint: 'pass the numeric pid of a Node.js process on this host' });
+  }
+  signalProcess(pid, 0); // existence and permission, before anything else
+  await assertNodeProcess(pid);
+  // SIGUSR1 makes Node.js start its inspector on 127.0.0.1:9229 (or its --inspect-port).
+  signalProcess(pid, 'SIGUSR1');
+  const deadline = Date.now() + (options.pidInspectorWaitMs ?? 10_000);
+  for (;;) {
+    throwIfAborted(options.signal);
+    try {
+      const resolved = await resolveNodeHostPort(`${host}:${port}`, { ...options, timeoutMs: Math.min(options.timeoutMs, 2_000) });
+      return { ...resolved, description: `node pid ${pid} (${host}:${port})`, expectPid: pid };
+    } catch (err) {
+      if (!(err instanceof CaptureError) || err.code !== 'target_unreachable' || Date.now() > deadline) {
+        if (err instanceof CaptureError && err.code === 'target_unreachable') {
+          throw new CaptureError('target_unreachable', `process ${pid} got SIGUSR1 but no inspector answered on ${host}:${port}`, {
+            hint: 'the process may use another inspector port (--inspect-port); pass it with --port, or it may have SIGUSR1 handled by the app',
+            cause: err,
+          });
+        }
+        throw err;
+      }
+    }
+    await sleep(100, options.signal);
+  }
+}
+
+function signalProcess(pid: number, signal: NodeJS.Signals | 0): void {
+  try {
+    process.kill(pid, signal);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH') {
+      throw new CaptureError('target_not_found', `no process with pid ${pid}`, { hint: 'check the pid (it may have restarted); pids are those of the host the worker runs on' });
+    }
+    if (code === 'EPERM') {
+      throw new CaptureError('permission_denied', `not allowed to signal process ${pid}`, {
+        hint: 'run heapcap as the same user as the target (or root), or start the target with --inspect',
+      });
+    }
+    throw new CaptureError('internal', `signalling ${pid} failed: ${String(err)}`, { cause: err });
+  }
+}
+
+/** SIGUSR1 terminates processes that do not handle it: only send it to Node.js. */
+async function assertNodeProcess(pid: number): Promise<void> {
+  let name: string | undefined;
+  try {
+    name = basename(await readlink(`/proc/${pid}/exe`));
+  } catch {
+    // /proc/PID/exe is unreadable for other users' processes; cmdline is not.
+  }
+  if (name === undefined || !/node/i.test(name)) {
+    try {
+      const argv0 = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0')[0] ?? '';
+      name = basename(argv0);
+    } catch {
+      return; // no /proc (not Linux): trust the caller
+    }
+  }
+  if (!/node/i.test(name)) {
+    throw new CaptureError('target_not_found', `process ${pid} is "${name}", not Node.js; SIGUSR1 would terminate it`, {
+      hint: 'check the pid; only Node.js processes can be opened with SIGUSR1',
+    });
+  }
+}
+
+async function resolveChromium(browser: string, select: ChromiumSelector, options: ResolveOptions): Promise<ResolvedEndpoint> {
+  const { host, port } = parseHostPort(browser, 'browser debugging address');
+  const version = await getJson<Record<string, string>>(host, port, '/json/version', options);
+  const targets = await listTargets(host, port, options);
+  const type = select.type ?? 'page';
+  const urlRe = compilePattern(select.urlPattern, '--url-pattern');
+  const titleRe = compilePattern(select.titlePattern, '--title-pattern');
+  const matches = targets.filter(
+    (t) =>
+      t.type === type &&
+      typeof t.webSocketDebuggerUrl === 'string' &&
+      (urlRe === undefined || urlRe.test(t.url ?? '')) &&
+      (titleRe === undefined || titleRe.test(t.title ?? '')),
+  );
+  const chosen = matches[0];
+  if (chosen?.webSocketDebuggerUrl === undefined) {
+    const seen = targets
+      .slice(0, 10)
+      .map((t) => `${t.type ?? '?'} "${t.title ?? ''}" ${t.url ?? ''}`)
+      .join('; ');
+    throw new CaptureError('target_not_found', `no ${type} target of the browser at ${host}:${port} matches ${describeSelector(select)}`, {
+      hint: `targets seen: ${seen === '' ? 'none' : seen}`,
+      details: { type, urlPattern: select.urlPattern, titlePattern: select.titlePattern, seen: targets.length },
+    });
+  }
+  return {
+    product: 'chromium',
+    wsUrl: chosen.webSocketDebuggerUrl,
+    description: `chromium ${host}:${port} ${type} "${chosen.title ?? ''}"`,
+    browser: { product: version['Browser'] ?? 'unknown', v8Version: version['V8-Version'] },
+    selected: { id: chosen.id ?? '', type, title: chosen.title ?? '', url: chosen.url ?? '', matches: matches.length },
+  };
+}
+
+function compilePattern(pattern: string | undefined, flag: string): RegExp | undefined {
+  if (pattern === undefined) return undefined;
+  try {
+    return new RegExp(pattern);
+  } catch (err) {
+    throw new CaptureError('invalid_input', `${flag} "${pattern}" is not a valid regular expression: ${(err as Error).message}`, {
+      hint: 'escape special characters, e.g. shop\\.example',
+    });
+  }
+}
+
+function describeSelector(s: ChromiumSelector): string {
+  const parts = [s.urlPattern === undefined ? '' : `url /${s.urlPattern}/`, s.titlePattern === undefined ? '' : `title /${s.titlePattern}/`].filter(Boolean);
+  return parts.length === 0 ? 'any' : parts.join(' and ');
+}
+
+async function listTargets(host: string, port: number, options: ResolveOptions): Promise<InspectorTarget[]> {
+  const list = await getJson<unknown>(host, port, '/json/list', options);
+  if (!Array.isArray(list)) {
+    throw new CaptureError('target_not_found', `${host}:${port} answered /json/list with something that is not a target list`, {
+      hint: 'this port is not a V8 inspector or browser debugging port; check the address',
+    });
+  }
+  return list as InspectorTarget[];
+}
+
+/** Errors that mean nothing is listening or the host cannot be reached. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+
+async function getJson<T>(host: string, port: number, path: string, options: ResolveOptions): Promise<T> {
+  const url = `http://${host}:${port}${path}`;
+  const signals = [AbortSignal.timeout(options.timeoutMs), ...(options.signal === undefined ? [] : [options.signal])];
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.any(signals) });
+  } catch (err) {
+    throwIfAborted(options.signal);
+    const cause = (err as { cause?: { code?: string } }).cause;
+    const code = cause?.code ?? (err as Error).name;
+    if (code === 'TimeoutError') {
+      throw new CaptureError('target_unreachable', `${host}:${port} did not answer ${path} within ${options.timeoutMs} ms`, {
+        hint: 'the target may be frozen, or a firewall drops the connection',
+      });
+    }
+    if (code !== undefined && !UNREACHABLE_CODES.has(code)) {
+      // Something accepted the connection but did not speak HTTP/JSON like an inspector.
+      throw new CaptureError('target_not_found', `${host}:${port} accepted the connection but did not answer like a V8 inspector (${code})`, {
+        hint: 'check the port: it should be the inspector (--inspect) or remote debugging port, not the app port',
+        cause: err,
+      });
+    }
+    throw new CaptureError('target_unreachable', `cannot reach an inspector at ${host}:${port} (${code ?? 'connection failed'})`, {
+      hint: 'is the process running with --inspect (or the browser with --remote-debugging-port) on that address?',
+      cause: err,
+    });
+  }
+  const body = await res.text().catch(() => '');
+  if (!res.ok) {
+    throw new CaptureError('target_not_found', `${host}:${port} answered ${path} with HTTP ${res.status}: it is not a V8 inspector`, {
+      hint: 'check the port: it should be the inspector (--inspect) or remote debugging port, not the app port',
+    });
+  }
+  try {
+    return JSON.parse(body) as T;
+  } catch {
+    throw new CaptureError('target_not_found', `${host}:${port} answered ${path} with something that is not JSON: it is not a V8 inspector`, {
+      hint: 'check the port: it should be the inspector (--inspect) or remote debugging port, not the app port',
+    });
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * A typed CDP session over chrome-remote-interface.
+ *
+ * Every command has a deadline. When the socket closes (target died, or we
+ * closed it) every pending command and event wait is rejected with a typed
+ * error, so nothing hangs. Listeners are owned: `on()` returns the function
+ * that removes exactly that listener.
+ */
+import CDP from 'chrome-remote-interface';
+import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping.js';
+import { CaptureError } from './errors.ts';
+import { cancelledError, withDeadline } from './deadline.ts';
+
+type Commands = ProtocolMapping.Commands;
+type Events = ProtocolMapping.Events;
+/** Parameters of a CDP command. */
+export type ParamsOf<M extends keyof Commands> = Commands[M]['paramsType'][0];
+/** Result of a CDP command. */
+export type ResultOf<M extends keyof Commands> = Commands[M]['returnType'];
+/** Payload of a CDP event. */
+export type EventOf<E extends keyof Events> = Events[E][0];
+
+/** The part of chrome-remote-interface's client we use (it is an EventEmitter). */
+interface RawClient {
+  send(method: string, params?: object): Promise<unknown>;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  removeListener(event: string, listener: (...args: unknown[]) => void): unknown;
+  close(): Promise<void>;
+}
+
+export interface SessionOptions {
+  /** Deadline for opening the WebSocket. */
+  connectTimeoutMs: number;
+  /** Default deadline for each command. */
+  commandTimeoutMs: number;
+  /** Aborting closes the session; pending calls reject with `cancelled`. */
+  signal?: AbortSignal;
+}
+
+type State = 'open' | 'closing' | 'closed';
+
+/** One CDP WebSocket session to one inspector target. */
+export class CdpSession {
+  readonly url: string;
+  #client: RawClient;
+  #state: State = 'open';
+  #closeError: CaptureError | undefined;
+  readonly #pending = new Set<(err: CaptureError) => void>();
+  readonly #commandTimeoutMs: number;
+  readonly #signal: AbortSignal | undefined;
+  readonly #onAbort = (): void => {
+    this.#fail(cancelledError(this.#signal));
+  };
+
+  private constructor(url: string, client: RawClient, options: SessionOptions) {
+    this.url = url;
+    this.#client = client;
+    this.#commandTimeoutMs = options.commandTimeoutMs;
+    this.#signal = options.signal;
+    client.on('disconnect', () => {
+      this.#fail(new CaptureError('target_closed', `the inspector connection to ${url} closed (the target exited or dropped the debugger)`, {
+        hint: 'check whether the target process crashed or was OOM-killed (dmesg, container events)',
+      }));
+    });
+    this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /** Open a session to an inspector WebSocket URL. */
+  static async connect(url: string, options: SessionOptions): Promise<CdpSession> {
+    // `local: true` uses the protocol bundled with the client instead of fetching it from the target.
+    const opening = CDP({ target: url, local: true }) as unknown as Promise<RawClient>;
+    let client: RawClient;
+    try {
+      client = await withDeadline(
+        opening,
+        options.connectTimeoutMs,
+        () => new CaptureError('target_unreachable', `opening the inspector WebSocket ${url} took longer than ${options.connectTimeoutMs} ms`, {
+          hint: 'the target may be frozen or another debugger may hold it; check it is responsive',
+        }),
+        options.signal,
+      );
+    } catch (err) {
+      // A connection that opens after we gave up must not linger.
+      opening.then((late) => late.close(), () => undefined).catch(() => undefined);
+      if (err instanceof CaptureError) throw err;
+      throw new CaptureError('target_unreachable', `could not open the inspector WebSocket ${url}: ${describe(err)}`, {
+        cause: err,
+        hint: 'the target may have exited, or the URL is stale (inspector URLs change when the process restarts)',
+      });
+    }
+    return new CdpSession(url, client, options);
+  }
+
+  /** 'open' until closed by us ('closing' → 'closed') or by the peer ('closed'). */
+  get state(): State {
+    return this.#state;
+  }
+
+  /** Send a command with a deadline (default: the session's command deadline). */
+  async send<M extends keyof Commands>(method: M, params?: ParamsOf<M>, timeoutMs?: number): Promise<ResultOf<M>> {
+    this.#assertOpen();
+    const ms = timeoutMs ?? this.#commandTimeoutMs;
+    return this.#track(
+      this.#client.send(method, params ?? {}).then(
+        (r) => r as ResultOf<M>,
+        (err: unknown) => {
+          throw this.#mapSendError(method, err);
+        },
+      ),
+      ms,
+      () => new CaptureError('protocol_timeout', `${method} got no answer within ${ms} ms`, {
+        hint: 'the target is busy or frozen; retry later or raise the deadline',
+        details: { method, timeoutMs: ms },
+      }),
+    );
+  }
+
+  /** Listen to an event; returns a function that removes exactly this listener. */
+  on<E extends keyof Events>(event: E, handler: (payload: EventOf<E>) => void): () => void {
+    const listener = (payload: unknown): void => handler(payload as EventOf<E>);
+    this.#client.on(event, listener);
+    return () => {
+      this.#client.removeListener(event, listener);
+    };
+  }
+
+  /** Wait for an event, with a deadline; rejects if the session closes first. */
+  async waitFor<E extends keyof Events>(event: E, timeoutMs: number, predicate: (p: EventOf<E>) => boolean = () => true): Promise<EventOf<E>> {
+    this.#assertOpen();
+    let off: (() => void) | undefined;
+    try {
+      return await this.#track(
+        new Promise<EventOf<E>>((resolve) => {
+          off = this.on(event, (p) => {
+            if (predicate(p)) resolve(p);
+          });
+        }),
+        timeoutMs,
+        () => new CaptureError('protocol_timeout', `no ${event} event within ${timeoutMs} ms`, { details: { event, timeoutMs } }),
+      );
+    } finally {
+      off?.();
+    }
+  }
+
+  /** A promise that rejects with the close reason once the session closes (never resolves). */
+  closed(): Promise<never> {
+    return new Promise<never>((_, reject) => {
+      if (this.#closeError !== undefined) reject(this.#closeError);
+      else this.#pending.add(reject);
+    });
+  }
+
+  /** Close the session. Idempotent; pending calls reject with `cancelled` (or the given error). */
+  async close(reason?: CaptureError): Promise<void> {
+    if (this.#state !== 'open') return;
+    this.#state = 'closing';
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    this.#rejectAll(reason ?? new CaptureError('cancelled', 'the inspector session was closed by heapcap'));
+    try {
+      await withDeadline(this.#client.close(), 5_000, () => new CaptureError('protocol_timeout', 'closing the inspector WebSocket took longer than 5 s'));
+    } catch {
+      // The socket is gone either way; nothing else to release.
+    } finally {
+      this.#state = 'closed';
+    }
+  }
+
+  #fail(err: CaptureError): void {
+    if (this.#state === 'closed') return;
+    const wasOpen = this.#state === 'open';
+    this.#rejectAll(err);
+    if (wasOpen) {
+      // Peer closed or abort: make sure the socket is released too.
+      void this.close(err);
+    }
+  }
+
+  #rejectAll(err: CaptureError): void {
+    this.#closeError ??= err;
+    for (const reject of this.#pending) reject(this.#closeError);
+    this.#pending.clear();
+  }
+
+  #assertOpen(): void {
+    if (this.#state !== 'open') {
+      throw this.#closeError ?? new CaptureError('target_closed', `the inspector session to ${this.url} is closed`);
+    }
+  }
+
+  async #track<T>(promise: Promise<T>, timeoutMs: number, onTimeout: () => CaptureError): Promise<T> {
+    let reject!: (err: CaptureError) => void;
+    const onClose = new Promise<never>((_, r) => {
+      reject = r;
+    });
+    this.#pending.add(reject);
+    try {
+      return await withDeadline(Promise.race([promise, onClose]), timeoutMs, onTimeout);
+    } finally {
+      this.#pending.delete(reject);
+    }
+  }
+
+  #mapSendError(method: string, err: unknown): CaptureError {
+    if (err instanceof CaptureError) return err;
+    if (err instanceof Error && err.message === 'WebSocket connection closed') {
+      return this.#closeError ?? new CaptureError('target_closed', `the inspector connection closed while ${method} was pending`);
+    }
+    // chrome-remote-interface's ProtocolError carries the target's `{code, message}`.
+    return new CaptureError('protocol_error', `${method} failed: ${describe(err)}`, { cause: err, details: { method } });
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === undefined ? err.message : `${err.message} (${code})`;
+  }
+  return String(err);
+}
