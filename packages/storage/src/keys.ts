@@ -26,3 +26,25 @@ export function manifestKey(ref: ArtifactRef, prefix = ''): string {
 
 /** Content type of the snapshot object. */
 export const SNAPSHOT_CONTENT_TYPE = 'application/json';
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * A new capture id: a ULID (48-bit millisecond time + 80 random bits, Crockford
+ * base32), so ids sort by creation time in listings and object stores.
+ */
+export function newCaptureId(now: number = Date.now()): string {
+  let time = '';
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32]! + time;
+    t = Math.floor(t / 32);
+  }
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let rand = '';
+  for (const b of bytes) rand += CROCKFORD[b % 32]!;
+  return time + rand;
+}
+
+/** Ids and target ids become key segments: keep them to a safe alphabet. */
+export const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

@@ -1,0 +1,186 @@
+/** Flags of `heapcap capture`, validated into a typed command. */
+import { parseArgs } from 'node:util';
+import { CaptureError } from '@heapcap/errors';
+import type { EndpointSpec, WarmMode } from '@heapcap/capture';
+import { parseStorageUrl, type StorageConfig } from '@heapcap/config';
+
+/** A validated `heapcap capture` invocation. */
+export interface CaptureCommand {
+  endpoint: EndpointSpec;
+  targetId: string;
+  storage: StorageConfig;
+  warm: WarmMode;
+  gc: boolean;
+  gzip: boolean;
+  json: boolean;
+  quiet: boolean;
+  reason: string | undefined;
+  exposeInternals: boolean;
+  captureNumericValue: boolean;
+  memoryCeilingBytes: number;
+  spillDir: string | undefined;
+  snapshotTimeoutMs: number | undefined;
+}
+
+export const CAPTURE_USAGE = `Usage: heapcap capture TARGET [options]
+
+Target (exactly one):
+  --node HOST:PORT        a Node.js inspector (--inspect) address
+  --ws URL                an inspector WebSocket URL (ws://HOST:PORT/UUID)
+  --chromium HOST:PORT    a browser's remote debugging address, with
+      --url-pattern RE    page URL regular expression
+      --title-pattern RE  page title regular expression
+      --target-type T     page (default) | worker | service_worker | shared_worker
+  --pid N                 a local Node.js process started without --inspect
+      --port N            its inspector port after SIGUSR1 (default 9229)
+
+Options:
+  --out DIR|s3://BUCKET/PREFIX   where to store (default: HEAPCAP_STORAGE or ./data/captures)
+  --s3-endpoint URL       S3-compatible endpoint (default: HEAPCAP_S3_ENDPOINT)
+  --target-id ID          id used in artifact keys (default: derived from the target)
+  --warm / --no-warm      always / never warm script line ends (default: auto, by V8 version)
+  --gc                    collect garbage before the snapshot
+  --no-gzip               store plain JSON
+  --expose-internals      include V8 internals (where supported)
+  --capture-numeric-value include numeric values (where supported)
+  --memory-ceiling MB     snapshot bytes held in memory before spilling (default 32)
+  --spill-dir DIR         where to spill (default: the OS temp dir)
+  --timeout SECONDS       deadline for the snapshot itself (default 1800)
+  --reason TEXT           why (goes into the manifest)
+  --json                  print the manifest as JSON on stdout
+  --quiet                 no progress output
+`;
+
+/** Parse `heapcap capture` argv (without the subcommand). Throws CaptureError('invalid_input'). */
+export function parseCaptureArgs(argv: string[], defaults: { storage: StorageConfig; memoryCeilingBytes: number; spillDir: string | undefined; s3Endpoint?: string }): CaptureCommand {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        node: { type: 'string' },
+        ws: { type: 'string' },
+        chromium: { type: 'string' },
+        'url-pattern': { type: 'string' },
+        'title-pattern': { type: 'string' },
+        'target-type': { type: 'string' },
+        pid: { type: 'string' },
+        port: { type: 'string' },
+        out: { type: 'string' },
+        's3-endpoint': { type: 'string' },
+        'target-id': { type: 'string' },
+        warm: { type: 'boolean' },
+        'no-warm': { type: 'boolean' },
+        gc: { type: 'boolean' },
+        'no-gzip': { type: 'boolean' },
+        'expose-internals': { type: 'boolean' },
+        'capture-numeric-value': { type: 'boolean' },
+        'memory-ceiling': { type: 'string' },
+        'spill-dir': { type: 'string' },
+        timeout: { type: 'string' },
+        reason: { type: 'string' },
+        json: { type: 'boolean' },
+        quiet: { type: 'boolean' },
+      },
+    }));
+  } catch (err) {
+    throw invalid((err as Error).message);
+  }
+  const chosen = (['node', 'ws', 'chromium', 'pid'] as const).filter((k) => values[k] !== undefined);
+  if (chosen.length !== 1) throw invalid(chosen.length === 0 ? 'no target given' : `choose one target, not ${chosen.map((c) => `--${c}`).join(' and ')}`);
+  const which = chosen[0]!;
+  if (values['url-pattern'] !== undefined || values['title-pattern'] !== undefined || values['target-type'] !== undefined) {
+    if (which !== 'chromium') throw invalid('--url-pattern, --title-pattern and --target-type go with --chromium');
+  }
+  if (values.port !== undefined && which !== 'pid') throw invalid('--port goes with --pid');
+  if (values.warm === true && values['no-warm'] === true) throw invalid('--warm and --no-warm contradict each other');
+
+  let endpoint: EndpointSpec;
+  let derivedId: string;
+  switch (which) {
+    case 'node':
+      endpoint = { kind: 'node', inspect: values.node! };
+      derivedId = `node-${values.node!}`;
+      break;
+    case 'ws':
+      endpoint = { kind: 'node', ws: values.ws! };
+      derivedId = `node-${safeHost(values.ws!)}`;
+      break;
+    case 'chromium': {
+      const type = values['target-type'];
+      if (type !== undefined && !['page', 'worker', 'service_worker', 'shared_worker'].includes(type)) {
+        throw invalid(`--target-type "${type}" is not one of page, worker, service_worker, shared_worker`);
+      }
+      endpoint = {
+        kind: 'chromium',
+        browser: values.chromium!,
+        select: {
+          ...(values['url-pattern'] === undefined ? {} : { urlPattern: values['url-pattern'] }),
+          ...(values['title-pattern'] === undefined ? {} : { titlePattern: values['title-pattern'] }),
+          ...(type === undefined ? {} : { type: type as 'page' }),
+        },
+      };
+      derivedId = `chromium-${values.chromium!}`;
+      break;
+    }
+    case 'pid': {
+      const pid = positiveInt(values.pid!, '--pid');
+      endpoint = { kind: 'node-pid', pid, ...(values.port === undefined ? {} : { port: positiveInt(values.port, '--port', 65535) }) };
+      derivedId = `pid-${pid}`;
+      break;
+    }
+  }
+
+  let storage = defaults.storage;
+  const s3Endpoint = values['s3-endpoint'] ?? defaults.s3Endpoint;
+  if (values.out !== undefined) {
+    try {
+      storage = parseStorageUrl(values.out, { endpoint: s3Endpoint });
+    } catch (err) {
+      throw invalid(`--out: ${(err as Error).message}`);
+    }
+  } else if (storage.kind === 's3' && values['s3-endpoint'] !== undefined) {
+    storage = { ...storage, endpoint: values['s3-endpoint'], forcePathStyle: true };
+  }
+
+  const targetId = values['target-id'] ?? derivedId.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(targetId)) {
+    throw invalid(`--target-id "${targetId}" must be 1-128 characters of letters, digits, '.', '_' or '-'`);
+  }
+  return {
+    endpoint,
+    targetId,
+    storage,
+    warm: values.warm === true ? 'always' : values['no-warm'] === true ? 'never' : 'auto',
+    gc: values.gc === true,
+    gzip: values['no-gzip'] !== true,
+    json: values.json === true,
+    quiet: values.quiet === true,
+    reason: values.reason,
+    exposeInternals: values['expose-internals'] === true,
+    captureNumericValue: values['capture-numeric-value'] === true,
+    memoryCeilingBytes: values['memory-ceiling'] === undefined ? defaults.memoryCeilingBytes : positiveInt(values['memory-ceiling'], '--memory-ceiling', 4096) * 1024 * 1024,
+    spillDir: values['spill-dir'] ?? defaults.spillDir,
+    snapshotTimeoutMs: values.timeout === undefined ? undefined : positiveInt(values.timeout, '--timeout', 86_400) * 1000,
+  };
+}
+
+function positiveInt(value: string, flag: string, max = 2 ** 31 - 1): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n <= 0 || n > max) throw invalid(`${flag} "${value}" must be a whole number from 1 to ${max}`);
+  return n;
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'ws';
+  }
+}
+
+function invalid(message: string): CaptureError {
+  return new CaptureError('invalid_input', message, { hint: 'run `heapcap capture --help` for the flags' });
+}

@@ -1,0 +1,55 @@
+/**
+ * Exit codes of the `heapcap` command. Stable: scripts and runbooks branch on them.
+ *
+ * | code | meaning |
+ * |---|---|
+ * | 0 | success |
+ * | 1 | internal error (a bug: please report it) |
+ * | 2 | invalid input: bad flags or configuration |
+ * | 3 | target problem: unreachable, not found, closed, permission denied |
+ * | 4 | snapshot problem: truncated, protocol timeout or error |
+ * | 5 | storage problem: failed, unavailable, auth, bucket missing |
+ * | 6 | refused: insufficient headroom on the target |
+ * | 130 | cancelled (SIGINT/SIGTERM) |
+ */
+import type { ErrorCode } from '@heapcap/errors';
+
+export const EXIT = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  target: 3,
+  snapshot: 4,
+  storage: 5,
+  refused: 6,
+  cancelled: 130,
+} as const;
+
+/** The exit code for an error code. */
+export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
+  switch (code) {
+    case 'invalid_input':
+    case 'invalid_config':
+      return EXIT.usage;
+    case 'target_unreachable':
+    case 'target_not_found':
+    case 'target_closed':
+    case 'permission_denied':
+      return EXIT.target;
+    case 'snapshot_truncated':
+    case 'protocol_timeout':
+    case 'protocol_error':
+      return EXIT.snapshot;
+    case 'storage_failed':
+    case 'storage_unavailable':
+    case 'storage_auth_failed':
+    case 'storage_bucket_missing':
+      return EXIT.storage;
+    case 'insufficient_headroom':
+      return EXIT.refused;
+    case 'cancelled':
+      return EXIT.cancelled;
+    case 'internal':
+      return EXIT.internal;
+  }
+}

@@ -1,0 +1,70 @@
+/** Human output of the CLI: sizes, progress line, the final table, errors. */
+import type { CaptureProgress, PhaseTimings } from '@heapcap/capture';
+import { PHASES } from '@heapcap/capture';
+import type { CaptureManifestJson } from './manifest.ts';
+
+/** `106.0 MB` (decimal megabytes, as most dashboards show them). */
+export function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+/** Renders progress on a TTY, redrawing one line at most every 100 ms. */
+export class ProgressLine {
+  readonly #out: NodeJS.WriteStream;
+  #lastDraw = 0;
+  #serializeStart = 0;
+  #phase = '';
+
+  constructor(out: NodeJS.WriteStream) {
+    this.#out = out;
+  }
+
+  update(p: CaptureProgress): void {
+    const now = Date.now();
+    const changed = p.phase !== this.#phase;
+    if (changed && p.phase === 'serialize') this.#serializeStart = now;
+    this.#phase = p.phase;
+    if (!changed && now - this.#lastDraw < 100) return;
+    this.#lastDraw = now;
+    let text: string;
+    if (p.phase === 'generate') {
+      const pct = p.total > 0 ? Math.floor((100 * p.done) / p.total) : 0;
+      text = `generate   ${bar(pct)} ${String(pct).padStart(3)}%`;
+    } else if (p.phase === 'serialize') {
+      const secs = Math.max((now - this.#serializeStart) / 1000, 0.001);
+      text = `serialize  ${mb(p.bytes)}  ${(p.bytes / 1e6 / secs).toFixed(1)} MB/s${p.spilledBytes > 0 ? `  (spilled ${mb(p.spilledBytes)})` : ''}`;
+    } else {
+      text = `${p.phase}…`;
+    }
+    this.#out.write(`\r\x1b[2K${text}`);
+  }
+
+  clear(): void {
+    this.#out.write('\r\x1b[2K');
+  }
+}
+
+function bar(pct: number): string {
+  const n = Math.round(pct / 5);
+  return `[${'#'.repeat(n)}${'-'.repeat(20 - n)}]`;
+}
+
+/** The summary printed after a successful capture. */
+export function summaryTable(m: CaptureManifestJson, manifestLocation: string): string {
+  const t: PhaseTimings = m.timings;
+  const lines = [
+    `captured ${m.target.endpoint} (${m.runtime.product} ${m.runtime.version}, V8 ${m.runtime.v8Version ?? '?'})`,
+    `  heap used  ${mb(m.heap.usedBytes)} of ${mb(m.heap.totalBytes)}`,
+    `  warm       ${m.warm.decision}${m.warm.method === undefined ? '' : ` (${m.warm.method}, ${m.warm.durationMs ?? 0} ms)`}: ${m.warm.reason}`,
+    '',
+    '  phase          ms',
+    ...PHASES.map((p) => `  ${p.padEnd(10)} ${t[p].toFixed(1).padStart(10)}`),
+    `  ${'total'.padEnd(10)} ${t.total.toFixed(1).padStart(10)}`,
+    '',
+    `  snapshot   ${mb(m.artifact.bytesUncompressed)}${m.artifact.gzip ? ` → ${mb(m.artifact.bytesStored)} gzip` : ''}, ${m.snapshot?.nodeCount ?? '?'} nodes, ${m.snapshot?.edgeCount ?? '?'} edges`,
+    `  sha256     ${m.artifact.sha256}`,
+    `  artifact   ${m.artifact.location}`,
+    `  manifest   ${manifestLocation}`,
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+/** The `heapcap` command: entry point. Parses configuration once, then dispatches. */
+import { ConfigError, parseConfig, type HeapcapConfig } from '@heapcap/config';
+import { captureMain } from './capture-main.ts';
+import { EXIT } from './exit-codes.ts';
+import { HEAPCAP_VERSION } from './version.ts';
+
+const USAGE = `heapcap ${HEAPCAP_VERSION}: V8 heap snapshots from running Node.js processes and Chromium pages
+
+Usage:
+  heapcap capture TARGET [options]   capture one snapshot now (see heapcap capture --help)
+  heapcap version
+
+Configuration comes from HEAPCAP_* environment variables (docs/configuration.md).
+Exit codes: 0 ok, 1 internal, 2 invalid input, 3 target, 4 snapshot, 5 storage, 6 refused, 130 cancelled.
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  let config: HeapcapConfig;
+  try {
+    config = parseConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`invalid_config: ${err.message}\n  check: docs/configuration.md lists every HEAPCAP_* variable\n`);
+      return EXIT.usage;
+    }
+    throw err;
+  }
+  switch (command) {
+    case 'capture':
+      return captureMain(rest, config, process.env);
+    case 'version':
+    case '--version':
+      process.stdout.write(`${HEAPCAP_VERSION}\n`);
+      return EXIT.ok;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return command === undefined ? EXIT.usage : EXIT.ok;
+    default:
+      process.stderr.write(`invalid_input: unknown command "${command}"\n\n${USAGE}`);
+      return EXIT.usage;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`internal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n  check: this is a bug in heapcap; please report it with the command you ran\n`);
+    process.exitCode = EXIT.internal;
+  },
+);

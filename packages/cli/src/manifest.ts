@@ -1,0 +1,52 @@
+/** The manifest written beside each snapshot. */
+import type { CaptureResult } from '@heapcap/capture';
+import type { StoredArtifact } from '@heapcap/storage';
+import { HEAPCAP_VERSION } from './version.ts';
+
+export interface CaptureManifestInput {
+  captureId: string;
+  target: { id: string; kind: string; endpoint: string; labels: Record<string, string> };
+  result: CaptureResult<StoredArtifact>;
+  stored: StoredArtifact;
+  gzip: boolean;
+  warmMode: string;
+  trigger?: { kind: string; who: string; reason?: string | undefined };
+}
+
+/** Build the manifest JSON object (schemaVersion 1). */
+export function buildManifest(input: CaptureManifestInput) {
+  const { result, stored } = input;
+  return {
+    schemaVersion: 1 as const,
+    captureId: input.captureId,
+    target: input.target,
+    runtime: {
+      product: result.facts.product,
+      version: result.facts.version,
+      v8Version: result.facts.v8Version ?? null,
+      ...(result.facts.pid === undefined ? {} : { pid: result.facts.pid }),
+      ...(result.facts.url === undefined ? {} : { url: result.facts.url }),
+    },
+    options: { warm: input.warmMode, gc: result.gc, gzip: input.gzip, ...result.flags },
+    warm: result.warm,
+    heap: result.facts.heap,
+    timings: result.timings,
+    stream: result.stream,
+    artifact: {
+      key: stored.key,
+      location: stored.location,
+      bytesUncompressed: stored.bytesUncompressed,
+      bytesStored: stored.bytesStored,
+      sha256: stored.sha256,
+      gzip: stored.gzip,
+      contentType: stored.contentType,
+    },
+    snapshot: stored.header,
+    ...(input.trigger === undefined ? {} : { trigger: input.trigger }),
+    startedAt: result.startedAt.toISOString(),
+    finishedAt: result.finishedAt.toISOString(),
+    heapcapVersion: HEAPCAP_VERSION,
+  };
+}
+
+export type CaptureManifestJson = ReturnType<typeof buildManifest>;

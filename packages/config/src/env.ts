@@ -1,0 +1,108 @@
+/**
+ * The configuration contract: HEAPCAP_* environment variables, parsed once at
+ * process start with zod. Every setting has a default that works on a laptop.
+ * Packages never read process.env; they receive the typed result.
+ */
+import { z } from 'zod';
+import { parseStorageUrl, type StorageConfig } from './storage.ts';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const EnvSchema = z.object({
+  /** Queue, records, schedules and locks. */
+  HEAPCAP_REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
+  /** Where artifacts go: file://DIR (or a plain path) or s3://BUCKET/PREFIX. */
+  HEAPCAP_STORAGE: z.string().min(1).default('file://./data/captures'),
+  /** S3-compatible endpoint, e.g. http://127.0.0.1:9000 for MinIO; unset = AWS. */
+  HEAPCAP_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  HEAPCAP_S3_REGION: z.string().min(1).optional(),
+  /** Path-style addressing (MinIO needs it); defaults to true when an endpoint is set. */
+  HEAPCAP_S3_FORCE_PATH_STYLE: bool.optional(),
+  /** Server-side encryption: AES256 (SSE-S3) or aws:kms (then HEAPCAP_S3_KMS_KEY_ID). */
+  HEAPCAP_S3_SSE: z.enum(['AES256', 'aws:kms']).optional(),
+  HEAPCAP_S3_KMS_KEY_ID: z.string().min(1).optional(),
+  HEAPCAP_S3_STORAGE_CLASS: z.enum(['STANDARD', 'STANDARD_IA', 'ONEZONE_IA', 'INTELLIGENT_TIERING', 'GLACIER_IR', 'REDUCED_REDUNDANCY']).optional(),
+  /** Multipart part size in MiB (min 5); memory held by one upload is part size × queue size. */
+  HEAPCAP_S3_PART_SIZE_MB: z.coerce.number().int().min(5).max(512).default(8),
+  HEAPCAP_S3_QUEUE_SIZE: z.coerce.number().int().min(1).max(16).default(4),
+  /** The target registry (YAML or JSON). */
+  HEAPCAP_TARGETS_FILE: z.string().min(1).default('./heapcap.targets.yaml'),
+  /** API tokens; unset means only `heapcap serve --dev` runs. */
+  HEAPCAP_TOKENS_FILE: z.string().min(1).optional(),
+  HEAPCAP_HOST: z.string().min(1).default('127.0.0.1'),
+  HEAPCAP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HEAPCAP_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  HEAPCAP_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Snapshot bytes held in memory before spilling to disk, MiB. */
+  HEAPCAP_MEMORY_CEILING_MB: z.coerce.number().int().min(1).max(4096).default(32),
+  /** Directory for spill files (default: the OS temp dir). */
+  HEAPCAP_SPILL_DIR: z.string().min(1).optional(),
+});
+
+/** The parsed configuration. */
+export interface HeapcapConfig {
+  redisUrl: string;
+  storage: StorageConfig;
+  targetsFile: string;
+  tokensFile: string | undefined;
+  host: string;
+  port: number;
+  workerConcurrency: number;
+  logLevel: z.infer<typeof EnvSchema>['HEAPCAP_LOG_LEVEL'];
+  memoryCeilingBytes: number;
+  spillDir: string | undefined;
+}
+
+/** A configuration error naming every bad variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly code = 'invalid_config';
+  readonly issues: { variable: string; message: string }[];
+  constructor(issues: { variable: string; message: string }[]) {
+    super(`invalid configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`);
+    this.issues = issues;
+  }
+}
+
+/** Parse the HEAPCAP_* variables of `env` (only those; unknown HEAPCAP_* names are errors, to catch typos). */
+export function parseConfig(env: Record<string, string | undefined>): HeapcapConfig {
+  const picked = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('HEAPCAP_') && v !== undefined && v !== ''));
+  const known = new Set(Object.keys(EnvSchema.shape));
+  const unknown = Object.keys(picked).filter((k) => !known.has(k) && !k.startsWith('HEAPCAP_TEST_'));
+  const parsed = EnvSchema.safeParse(picked);
+  const issues = [
+    ...unknown.map((variable) => ({ variable, message: 'unknown setting (check the spelling; see docs/configuration.md)' })),
+    ...(parsed.success ? [] : parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '?'), message: i.message }))),
+  ];
+  if (!parsed.success || issues.length > 0) throw new ConfigError(issues);
+  const e = parsed.data;
+  let storage: StorageConfig;
+  try {
+    storage = parseStorageUrl(e.HEAPCAP_STORAGE, {
+      endpoint: e.HEAPCAP_S3_ENDPOINT,
+      region: e.HEAPCAP_S3_REGION,
+      forcePathStyle: e.HEAPCAP_S3_FORCE_PATH_STYLE,
+      sse: e.HEAPCAP_S3_SSE,
+      kmsKeyId: e.HEAPCAP_S3_KMS_KEY_ID,
+      storageClass: e.HEAPCAP_S3_STORAGE_CLASS,
+      partSizeBytes: e.HEAPCAP_S3_PART_SIZE_MB * 1024 * 1024,
+      queueSize: e.HEAPCAP_S3_QUEUE_SIZE,
+    });
+  } catch (err) {
+    throw new ConfigError([{ variable: 'HEAPCAP_STORAGE', message: (err as Error).message }]);
+  }
+  return {
+    redisUrl: e.HEAPCAP_REDIS_URL,
+    storage,
+    targetsFile: e.HEAPCAP_TARGETS_FILE,
+    tokensFile: e.HEAPCAP_TOKENS_FILE,
+    host: e.HEAPCAP_HOST,
+    port: e.HEAPCAP_PORT,
+    workerConcurrency: e.HEAPCAP_WORKER_CONCURRENCY,
+    logLevel: e.HEAPCAP_LOG_LEVEL,
+    memoryCeilingBytes: e.HEAPCAP_MEMORY_CEILING_MB * 1024 * 1024,
+    spillDir: e.HEAPCAP_SPILL_DIR,
+  };
+}

@@ -1,0 +1,72 @@
+/** Storage selection: `file://DIR` (or a plain path) or `s3://BUCKET/PREFIX`. */
+import { resolve } from 'node:path';
+
+/** Filesystem storage. */
+export interface FileStorageConfig {
+  kind: 'file';
+  dir: string;
+}
+
+/** S3-compatible object storage. Credentials come from the AWS default chain. */
+export interface S3StorageConfig {
+  kind: 's3';
+  bucket: string;
+  prefix: string;
+  endpoint: string | undefined;
+  region: string;
+  forcePathStyle: boolean;
+  sse: { kind: 'AES256' } | { kind: 'aws:kms'; kmsKeyId: string } | undefined;
+  storageClass: string | undefined;
+  partSizeBytes: number;
+  queueSize: number;
+}
+
+export type StorageConfig = FileStorageConfig | S3StorageConfig;
+
+/** S3 settings that come from their own variables or flags. */
+export interface S3Settings {
+  endpoint?: string | undefined;
+  region?: string | undefined;
+  forcePathStyle?: boolean | undefined;
+  sse?: 'AES256' | 'aws:kms' | undefined;
+  kmsKeyId?: string | undefined;
+  storageClass?: string | undefined;
+  partSizeBytes?: number | undefined;
+  queueSize?: number | undefined;
+}
+
+const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** Parse a storage URL; throws an Error whose message says how to fix it. */
+export function parseStorageUrl(value: string, s3: S3Settings = {}): StorageConfig {
+  if (value.startsWith('s3://')) {
+    const rest = value.slice('s3://'.length);
+    const slash = rest.indexOf('/');
+    const bucket = slash < 0 ? rest : rest.slice(0, slash);
+    const prefix = slash < 0 ? '' : rest.slice(slash + 1).replace(/^\/+|\/+$/g, '');
+    if (!BUCKET_RE.test(bucket)) {
+      throw new Error(`"${bucket}" is not a valid bucket name in ${value} (3-63 lowercase letters, digits, dots, hyphens): use s3://BUCKET/PREFIX`);
+    }
+    if (s3.sse === 'aws:kms' && s3.kmsKeyId === undefined) {
+      throw new Error('SSE aws:kms needs a KMS key id (HEAPCAP_S3_KMS_KEY_ID)');
+    }
+    return {
+      kind: 's3',
+      bucket,
+      prefix,
+      endpoint: s3.endpoint,
+      region: s3.region ?? 'us-east-1',
+      forcePathStyle: s3.forcePathStyle ?? s3.endpoint !== undefined,
+      sse: s3.sse === undefined ? undefined : s3.sse === 'AES256' ? { kind: 'AES256' } : { kind: 'aws:kms', kmsKeyId: s3.kmsKeyId ?? '' },
+      storageClass: s3.storageClass,
+      partSizeBytes: s3.partSizeBytes ?? 8 * 1024 * 1024,
+      queueSize: s3.queueSize ?? 4,
+    };
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) && !value.startsWith('file://')) {
+    throw new Error(`unsupported storage URL "${value}": use file://DIR or s3://BUCKET/PREFIX`);
+  }
+  const dir = value.startsWith('file://') ? value.slice('file://'.length) : value;
+  if (dir === '') throw new Error('file:// needs a directory, e.g. file://./data/captures');
+  return { kind: 'file', dir: resolve(dir) };
+}

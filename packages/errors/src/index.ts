@@ -1,0 +1,91 @@
+/**
+ * @heapcap/errors — the one error type every package shares.
+ *
+ * Typed capture errors with stable codes.
+ *
+ * Codes are part of the public contract: they appear in capture records, HTTP
+ * bodies, logs, Slack messages and CLI output. Match on `code`, never on text.
+ */
+
+/** Every stable error code the capture engine and its sinks can produce. */
+export const ERROR_CODES = [
+  'target_unreachable',
+  'target_not_found',
+  'target_closed',
+  'protocol_timeout',
+  'protocol_error',
+  'snapshot_truncated',
+  'permission_denied',
+  'insufficient_headroom',
+  'storage_failed',
+  'storage_unavailable',
+  'storage_auth_failed',
+  'storage_bucket_missing',
+  'invalid_input',
+  'cancelled',
+  'internal',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Codes worth retrying later: the target or store may come back. */
+const RETRIABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['target_unreachable', 'storage_unavailable', 'protocol_timeout']);
+
+export interface CaptureErrorOptions {
+  /** What the operator should check or do next. */
+  hint?: string;
+  /** Structured, non-secret facts (numbers, names) for records and logs. */
+  details?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/** An error with a stable code, a human message and a hint for the operator. */
+export class CaptureError extends Error {
+  override readonly name = 'CaptureError';
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+  /** The capture phase that was running when the error happened (set by the engine). */
+  phase: string | undefined;
+  /** Phase timings up to the failure (set by the engine). */
+  timings: Record<string, number> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: CaptureErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.hint = options.hint;
+    this.details = options.details;
+    this.phase = undefined;
+    this.timings = undefined;
+  }
+
+  /** True when retrying later can succeed (never for a dying target or a truncated snapshot). */
+  get retriable(): boolean {
+    return RETRIABLE.has(this.code);
+  }
+
+  toJSON(): { code: ErrorCode; message: string; hint?: string; phase?: string; details?: Record<string, unknown> } {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.hint === undefined ? {} : { hint: this.hint }),
+      ...(this.phase === undefined ? {} : { phase: this.phase }),
+      ...(this.details === undefined ? {} : { details: this.details }),
+    };
+  }
+}
+
+/** True when `err` is a CaptureError, optionally with the given code. */
+export function isCaptureError(err: unknown, code?: ErrorCode): err is CaptureError {
+  return err instanceof CaptureError && (code === undefined || err.code === code);
+}
+
+/** Wrap anything thrown into a CaptureError, keeping CaptureErrors as they are. */
+export function toCaptureError(err: unknown, fallback: ErrorCode = 'internal'): CaptureError {
+  if (err instanceof CaptureError) return err;
+  if (err instanceof Error && err.name === 'AbortError') {
+    return new CaptureError('cancelled', 'the capture was cancelled', { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new CaptureError(fallback, message, { cause: err });
+}

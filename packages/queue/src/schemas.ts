@@ -1,0 +1,128 @@
+/**
+ * The shared contract between the api (producer) and the worker (consumer):
+ * targets, capture options, triggers, job payloads and capture records.
+ * Every boundary parses with these schemas; unknown fields are rejected.
+ */
+import { z } from 'zod';
+
+/** Ids that become Redis keys and artifact key segments. */
+export const IdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" or "-" (max 128), starting with a letter or digit');
+
+const HostPort = z.string().regex(/^(\[[^\]]+\]|[^:\s/]+):\d{1,5}$/, 'HOST:PORT, e.g. 127.0.0.1:9229');
+const Labels = z.record(z.string().regex(/^[a-z][a-z0-9_.-]{0,62}$/), z.string().max(256)).default({});
+
+/** A registered target: the allowlist of what may be captured. */
+export const TargetSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    id: IdSchema,
+    kind: z.literal('node'),
+    inspect: HostPort.optional(),
+    ws: z.url({ protocol: /^wss?$/ }).optional(),
+    labels: Labels,
+    /** Per-target memory limit in bytes, used by the headroom gate when the target reports none. */
+    memoryLimitBytes: z.number().int().positive().optional(),
+    group: IdSchema.optional(),
+  }).refine((t) => (t.inspect === undefined) !== (t.ws === undefined), { message: 'a node target needs exactly one of inspect (HOST:PORT) or ws (URL)' }),
+  z.strictObject({
+    id: IdSchema,
+    kind: z.literal('node-pid'),
+    pid: z.number().int().positive(),
+    port: z.number().int().min(1).max(65535).optional(),
+    labels: Labels,
+    memoryLimitBytes: z.number().int().positive().optional(),
+    group: IdSchema.optional(),
+  }),
+  z.strictObject({
+    id: IdSchema,
+    kind: z.literal('chromium'),
+    browser: HostPort,
+    select: z
+      .strictObject({
+        urlPattern: z.string().max(512).optional(),
+        titlePattern: z.string().max(512).optional(),
+        type: z.enum(['page', 'worker', 'service_worker', 'shared_worker']).optional(),
+      })
+      .default({}),
+    labels: Labels,
+    memoryLimitBytes: z.number().int().positive().optional(),
+    group: IdSchema.optional(),
+  }),
+]);
+export type Target = z.infer<typeof TargetSchema>;
+
+/** The targets file (YAML or JSON). */
+export const TargetsFileSchema = z.strictObject({ targets: z.array(TargetSchema).default([]) });
+
+/** What a caller may ask of one capture. */
+export const CaptureOptionsSchema = z.strictObject({
+  warm: z.enum(['auto', 'always', 'never']).default('auto'),
+  gc: z.boolean().default(false),
+  gzip: z.boolean().default(true),
+  exposeInternals: z.boolean().default(false),
+  captureNumericValue: z.boolean().default(false),
+  /** Take the capture even when the headroom gate refuses it (recorded as forced). */
+  forceHeadroom: z.boolean().default(false),
+});
+export type CaptureOptions = z.infer<typeof CaptureOptionsSchema>;
+
+/** Who asked for a capture, and why. */
+export const TriggerSchema = z.strictObject({
+  kind: z.enum(['rest', 'slack', 'schedule', 'watch', 'cli']),
+  /** Token name, Slack user, schedule id… never a secret. */
+  who: z.string().min(1).max(200),
+  reason: z.string().max(1000).optional(),
+  /** Client address for REST triggers. */
+  from: z.string().max(100).optional(),
+});
+export type Trigger = z.infer<typeof TriggerSchema>;
+
+export const CAPTURE_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export type CaptureStatus = (typeof CAPTURE_STATUSES)[number];
+
+/** The BullMQ job payload of the `capture` job (jobId = captureId). */
+export const CaptureJobSchema = z.strictObject({
+  captureId: IdSchema,
+  targetId: IdSchema,
+});
+export type CaptureJob = z.infer<typeof CaptureJobSchema>;
+
+/** Name of the capture job and queue. */
+export const CAPTURE_QUEUE = 'heapcap-captures';
+export const CAPTURE_JOB = 'capture';
+
+const Timings = z.record(z.string(), z.number());
+
+/** A capture record, as stored in Redis and returned by the API. */
+export const CaptureRecordSchema = z.strictObject({
+  id: IdSchema,
+  targetId: IdSchema,
+  labels: z.record(z.string(), z.string()),
+  trigger: TriggerSchema,
+  options: CaptureOptionsSchema,
+  status: z.enum(CAPTURE_STATUSES),
+  /** The phase running now, or the one that failed. */
+  phase: z.string().nullable(),
+  error: z
+    .strictObject({ code: z.string(), message: z.string(), hint: z.string().optional(), phase: z.string().optional() })
+    .nullable(),
+  timings: Timings.nullable(),
+  artifact: z
+    .strictObject({
+      key: z.string(),
+      manifestKey: z.string(),
+      location: z.string(),
+      bytesUncompressed: z.number(),
+      bytesStored: z.number(),
+      sha256: z.string(),
+      gzip: z.boolean(),
+    })
+    .nullable(),
+  attempts: z.number().int().min(0),
+  /** How many requests joined this capture while it was queued or running. */
+  coalesced: z.number().int().min(0),
+  createdAt: z.iso.datetime(),
+  startedAt: z.iso.datetime().nullable(),
+  finishedAt: z.iso.datetime().nullable(),
+  updatedAt: z.iso.datetime(),
+});
+export type CaptureRecord = z.infer<typeof CaptureRecordSchema>;

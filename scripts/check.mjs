@@ -1,0 +1,17 @@
+// Static checks: TypeScript (strict), ESLint (type-aware), import rules and cycles.
+import { spawnSync } from 'node:child_process';
+
+const steps = [
+  ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json']],
+  ['lint', ['node_modules/eslint/bin/eslint.js', '--max-warnings=0', 'packages', 'services', 'bench', 'scripts']],
+  ['imports', ['scripts/check-imports.mjs']],
+];
+for (const [name, args] of steps) {
+  const t0 = Date.now();
+  const res = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  if (res.status !== 0) {
+    console.error(`check failed: ${name}`);
+    process.exit(res.status ?? 1);
+  }
+  console.log(`check ok: ${name} (${Date.now() - t0} ms)`);
+}
