@@ -1,0 +1,16 @@
+export { nodeBinary, v8VersionOf, childEnv } from './node-bin.ts';
+export type { NodeVersion } from './node-bin.ts';
+export { startNodeTarget } from './node-target.ts';
+export type { NodeTarget, NodeTargetOptions, ExitStatus } from './node-target.ts';
+export { fixturePath, heapHolderShape } from './fixtures.ts';
+export type { FixtureName } from './fixtures.ts';
+export { startPageServer, pageOrders, PAGE_TITLE } from './page-server.ts';
+export type { PageServer } from './page-server.ts';
+export { startChromium, chromiumBinary, CHROMIUM_FLAGS } from './chromium.ts';
+export type { Chromium, ChromiumOptions, ChromiumTarget, OpenPageOptions } from './chromium.ts';
+export { startRedis } from './redis.ts';
+export type { RedisServer } from './redis.ts';
+export { peakRssKb, rssKb, freePort, waitFor, tmpDir } from './proc.ts';
+export type { WaitForOptions, TmpDir } from './proc.ts';
+export { OutputLog } from './output-log.ts';
+export { createMemoryCgroup, memoryCgroupLayout, type MemoryCgroup, type CgroupStats } from './cgroup.ts';

@@ -1,0 +1,99 @@
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Options for {@link waitFor}: a deadline is mandatory, the interval is not. */
+export interface WaitForOptions {
+  timeoutMs: number;
+  intervalMs?: number;
+  /** Names the awaited condition in the timeout error. */
+  what: string;
+}
+
+/** A temporary directory and the functions that remove it (idempotent). */
+export interface TmpDir {
+  path: string;
+  cleanup(): Promise<void>;
+  /** Best-effort synchronous removal, for process 'exit' hooks; never throws. */
+  cleanupSync(): void;
+}
+
+function statusField(pid: number, field: string): number {
+  // /proc/PID/status lines look like "VmHWM:\t  123456 kB".
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
+  if (!match?.[1]) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Number(match[1]);
+}
+
+/** Peak resident set size of a live process in KiB (VmHWM); throws if the process is gone. */
+export function peakRssKb(pid: number): number {
+  return statusField(pid, 'VmHWM');
+}
+
+/** Current resident set size of a live process in KiB (VmRSS); throws if the process is gone. */
+export function rssKb(pid: number): number {
+  return statusField(pid, 'VmRSS');
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read it, close). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const addr = server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no port assigned'))));
+    });
+  });
+}
+
+/**
+ * Polls `fn` until it returns a truthy value (which is returned) or the deadline passes.
+ * Errors thrown by `fn` count as "not yet"; the last one is reported on timeout.
+ */
+export async function waitFor<T>(
+  fn: () => T | Promise<T>,
+  opts: WaitForOptions,
+): Promise<NonNullable<T>> {
+  const deadline = performance.now() + opts.timeoutMs;
+  const interval = opts.intervalMs ?? 50;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value) return value as NonNullable<T>;
+    } catch (err) {
+      lastError = err;
+    }
+    if (performance.now() >= deadline) {
+      const cause = lastError instanceof Error ? `: ${lastError.message}` : '';
+      throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${opts.what}${cause}`, {
+        cause: lastError,
+      });
+    }
+    await sleep(interval);
+  }
+}
+
+/** Creates a fresh directory under os.tmpdir(); `cleanup()` removes it recursively. */
+export async function tmpDir(prefix: string): Promise<TmpDir> {
+  const path = await mkdtemp(join(tmpdir(), `${prefix.replace(/[^\w.-]/g, '_')}-`));
+  let removed: Promise<void> | undefined;
+  return {
+    path,
+    cleanup: () => (removed ??= rm(path, { recursive: true, force: true, maxRetries: 5 })),
+    cleanupSync: () => {
+      try {
+        rmSync(path, { recursive: true, force: true, maxRetries: 2 });
+      } catch {
+        // A process still writing into it may win the race; nothing more to do while exiting.
+      }
+    },
+  };
+}

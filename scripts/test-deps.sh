@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Ensures what the tests start as real processes is installed: Chromium,
+# redis-server, MinIO and Node 22 (Node 18 is fetched the same way on first use).
+# Idempotent and quick when everything is present; prints what it installs;
+# exits non-zero with a message naming what is missing and how to get it.
+set -euo pipefail
+
+MINIO_MODULE="github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
+failed=0
+
+say() { printf 'test-deps: %s\n' "$*"; }
+fail() { printf 'test-deps: ERROR: %s\n' "$*" >&2; failed=1; }
+
+# --- Debian packages: chromium (the browser target) and redis-server ---------
+missing_pkgs=()
+chromium_bin="${HEAPCAP_CHROMIUM:-/usr/bin/chromium}"
+if [[ -n "${HEAPCAP_CHROMIUM:-}" ]]; then
+  # An explicit binary is the caller's choice: apt cannot fix a wrong path.
+  [[ -x "$chromium_bin" ]] || fail "HEAPCAP_CHROMIUM=$chromium_bin is not executable"
+elif [[ ! -x "$chromium_bin" ]]; then
+  missing_pkgs+=(chromium)
+fi
+command -v redis-server >/dev/null 2>&1 || missing_pkgs+=(redis-server)
+
+if ((${#missing_pkgs[@]} > 0)); then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    say "installing ${missing_pkgs[*]} (apt-get)"
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_pkgs[@]}" >/dev/null; }; then
+      fail "apt-get install ${missing_pkgs[*]} failed"
+    fi
+  else
+    fail "missing ${missing_pkgs[*]}: run as root: apt-get update && apt-get install -y ${missing_pkgs[*]}"
+  fi
+  [[ -x "$chromium_bin" ]] || fail "chromium still missing at $chromium_bin"
+  command -v redis-server >/dev/null 2>&1 || fail "redis-server still missing"
+fi
+
+# --- MinIO (S3-compatible storage), built from source with go install --------
+minio_bin=""
+if command -v go >/dev/null 2>&1; then
+  minio_bin="$(go env GOPATH)/bin/minio"
+else
+  minio_bin="$HOME/go/bin/minio"
+fi
+if [[ ! -x "$minio_bin" && -x "$HOME/go/bin/minio" ]]; then
+  minio_bin="$HOME/go/bin/minio"
+fi
+if [[ ! -x "$minio_bin" ]]; then
+  if command -v go >/dev/null 2>&1; then
+    # A full build takes several minutes on 2 cores; later runs skip it.
+    say "installing MinIO: go install $MINIO_MODULE (slow the first time)"
+    if ! go install "$MINIO_MODULE"; then
+      fail "go install $MINIO_MODULE failed"
+    fi
+    [[ -x "$minio_bin" ]] || fail "MinIO not found at $minio_bin after go install"
+  else
+    fail "MinIO missing at $minio_bin and no Go toolchain to build it: install Go, then go install $MINIO_MODULE"
+  fi
+fi
+
+# --- Node 22 from the npm registry (cached in ~/.npm/_npx after the first run) ---
+if [[ -n "${HEAPCAP_TEST_NODE22:-}" ]]; then
+  [[ -x "$HEAPCAP_TEST_NODE22" ]] || fail "HEAPCAP_TEST_NODE22=$HEAPCAP_TEST_NODE22 is not executable"
+else
+  # cwd outside the workspace so npx does not consult its package.json.
+  if ! node22_version="$(cd /tmp && NODE_OPTIONS= npx -y node@22 --version 2>/dev/null)"; then
+    fail "cannot run Node 22 via 'npx -y node@22' (npm registry unreachable?); or set HEAPCAP_TEST_NODE22"
+  elif [[ "$node22_version" != v22.* ]]; then
+    fail "npx -y node@22 --version printed '$node22_version', expected v22.x"
+  fi
+fi
+
+if ((failed)); then
+  say "some test dependencies are missing (see above)"
+  exit 1
+fi
+say "ok (chromium, redis-server, minio at $minio_bin, node 22)"
