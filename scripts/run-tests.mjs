@@ -39,6 +39,6 @@ if (only.length === 0) {
 const res = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=1', ...files],
-  { stdio: 'inherit', env: { ...process.env, HEAPCAP_LOG_LEVEL: process.env.HEAPCAP_LOG_LEVEL ?? 'warn' } },
+  { stdio: 'inherit', env: { ...process.env, HEAPCAP_LOG_LEVEL: process.env.HEAPCAP_LOG_LEVEL ?? 'warn', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
 );
 process.exit(res.status ?? 1);

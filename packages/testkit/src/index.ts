@@ -14,3 +14,5 @@ export { peakRssKb, rssKb, freePort, waitFor, tmpDir } from './proc.ts';
 export type { WaitForOptions, TmpDir } from './proc.ts';
 export { OutputLog } from './output-log.ts';
 export { createMemoryCgroup, memoryCgroupLayout, type MemoryCgroup, type CgroupStats } from './cgroup.ts';
+export { startMinio, minioBinary } from './minio.ts';
+export type { MinioServer, MinioOptions } from './minio.ts';
