@@ -16,6 +16,8 @@ export class SnapshotDigest extends Transform {
   #bytes = 0;
   #head: Buffer[] = [];
   #headBytes = 0;
+  /** Parse again once this many head bytes arrived: doubling keeps tiny chunks from costing O(n²). */
+  #nextTryAt = 0;
   #header: SnapshotHeader | null | undefined = undefined;
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
@@ -24,7 +26,10 @@ export class SnapshotDigest extends Transform {
     if (this.#header === undefined && this.#headBytes < HEADER_LIMIT) {
       this.#head.push(chunk);
       this.#headBytes += chunk.length;
-      this.#tryHeader(false);
+      if (this.#headBytes >= this.#nextTryAt || this.#headBytes >= HEADER_LIMIT) {
+        this.#nextTryAt = this.#headBytes * 2;
+        this.#tryHeader(false);
+      }
     }
     callback(null, chunk);
   }
