@@ -19,6 +19,9 @@ import { decideWarm, runWarm, type WarmMethod, type WarmMode, type WarmReport } 
 import { SnapshotStream, type SnapshotStreamStats } from './snapshot-stream.ts';
 import { parseV8Version, compareVersions } from './v8-version.ts';
 import { throwIfAborted, withDeadline } from './deadline.ts';
+import { checkHeadroom, forcedFailure } from './headroom-gate.ts';
+import type { HeadroomOptions, HeadroomReport } from './headroom.ts';
+import { readPeak, type PeakReport } from './headroom-peak.ts';
 
 /** Deadlines, in milliseconds. */
 export interface CaptureTimeouts {
@@ -61,6 +64,12 @@ export interface CaptureOptions extends SnapshotFlags {
    * the target. Throwing refuses the capture (e.g. storage not writable).
    */
   beforeSnapshot?: (facts: RuntimeFacts, endpoint: ResolvedEndpoint) => Promise<void> | void;
+  /** Capture even when the headroom gate refuses (recorded as `headroom.forced`). */
+  force?: boolean;
+  /** The target's memory limit, per target in configuration (used beside what the target reports). */
+  memoryLimitBytes?: number;
+  /** Headroom gate tuning per target: safety margin, model coefficients. */
+  headroom?: Pick<HeadroomOptions, 'marginBytes' | 'model'>;
 }
 
 /** Everything the engine learnt and measured, plus what `consume` returned. */
@@ -73,6 +82,10 @@ export interface CaptureResult<T> {
   flags: SnapshotFlags;
   timings: PhaseTimings;
   stream: SnapshotStreamStats;
+  /** Preflight memory facts, the estimate and the gate's decision. */
+  headroom: HeadroomReport;
+  /** The target's peak memory during the capture against the estimate. */
+  peak: PeakReport;
   startedAt: Date;
   finishedAt: Date;
   consumed: T;
@@ -94,6 +107,7 @@ export async function captureHeapSnapshot<T>(
   };
   let session: CdpSession | undefined;
   let heapProfilerEnabled = false;
+  let headroom: HeadroomReport | undefined;
   try {
     enter('connect');
     throwIfAborted(signal);
@@ -111,6 +125,7 @@ export async function captureHeapSnapshot<T>(
         hint: 'another Node.js process already listens on that inspector port; pass the port of the intended process',
       });
     }
+    headroom = await checkHeadroom(session, endpoint, facts, { ...options.headroom, force: options.force === true, ...(options.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: options.memoryLimitBytes }) });
     await options.beforeSnapshot?.(facts, endpoint);
     throwIfAborted(signal);
 
@@ -134,6 +149,7 @@ export async function captureHeapSnapshot<T>(
     const { stats, finishedAtMs, consumed } = await streamSnapshot(session, flags, timeouts.snapshotMs, clock, progress, options, consume, facts);
 
     clock.stop(finishedAtMs);
+    const peak = await readPeak(session, endpoint, headroom, timeouts.commandMs);
     await releaseTarget(session, heapProfilerEnabled);
     heapProfilerEnabled = false;
     return {
@@ -144,13 +160,16 @@ export async function captureHeapSnapshot<T>(
       flags,
       timings: clock.timings(),
       stream: stats,
+      headroom,
+      peak,
       startedAt,
       finishedAt: new Date(),
       consumed,
     };
   } catch (err) {
     clock.stop();
-    const error = toCaptureError(err);
+    // A forced capture that fails says so: the record must show the gate was overridden.
+    const error = headroom?.forced === true ? forcedFailure(toCaptureError(err), headroom) : toCaptureError(err);
     error.phase ??= clock.current;
     error.timings ??= clock.timings();
     throw error;
@@ -203,6 +222,11 @@ async function streamSnapshot<T>(
     ...(options.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: options.memoryCeilingBytes }),
     ...(options.spillDir === undefined ? {} : { spillDir: options.spillDir }),
   });
+  // The engine reports failures through its own rejection; the sink may not have
+  // attached its pipeline yet (it may still be opening a file or an upload) when
+  // the stream is destroyed with an error, and an 'error' with no listener would
+  // crash the process.
+  stream.on('error', () => undefined);
   let firstChunkAt: number | undefined;
   let lastChunkAt: number | undefined;
   let head = '';

@@ -1,0 +1,56 @@
+/**
+ * The API as a Fastify plugin (fastify/demo layout): infrastructure plugins
+ * first (errors, auth, rate limit, OpenAPI, metrics), then the domain services
+ * the routes use (audit, readiness, targets, artifacts, captures), then the
+ * routes. Routes only use decorated services, never the queue or sink directly.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ApiDeps, HttpSettings } from './deps.ts';
+import errorHandler from './plugins/infra/error-handler.ts';
+import auth from './plugins/infra/auth.ts';
+import rateLimit from './plugins/infra/rate-limit.ts';
+import openapi from './plugins/infra/openapi.ts';
+import metrics from './plugins/infra/metrics.ts';
+import audit from './plugins/app/audit.ts';
+import readiness from './plugins/app/readiness.ts';
+import targets from './plugins/app/targets.ts';
+import artifacts from './plugins/app/artifacts.ts';
+import captures from './plugins/app/captures.ts';
+import healthRoutes from './routes/health.ts';
+import metricsRoutes from './routes/metrics.ts';
+import capturesRoutes from './routes/captures/index.ts';
+import artifactRoutes from './routes/captures/artifact.ts';
+import targetsRoutes from './routes/targets/index.ts';
+import { API_VERSION } from './version.ts';
+import './types.ts';
+
+/** Options of the app plugin: the dependencies with HTTP settings resolved. */
+export interface AppOptions {
+  deps: ApiDeps;
+  http: HttpSettings;
+}
+
+/** Registers the whole API on `app`. */
+export default async function serviceApp(app: FastifyInstance, { deps, http }: AppOptions): Promise<void> {
+  // Infrastructure.
+  await app.register(errorHandler, { bodyLimit: http.bodyLimitBytes });
+  await app.register(auth, { mode: deps.auth });
+  await app.register(openapi, { version: API_VERSION });
+  await app.register(metrics, { queue: deps.queue, observeDone: deps.observeFinishedCaptures ?? true });
+  // After auth (its key is the token name) and before any route it limits.
+  await app.register(rateLimit, { max: http.rateLimitMax, timeWindowMs: http.rateLimitWindowMs });
+
+  // Domain services.
+  await app.register(audit, { queue: deps.queue });
+  await app.register(readiness, { redis: deps.queue.redis, sink: deps.sink });
+  await app.register(targets, { queue: deps.queue });
+  await app.register(artifacts, { sink: deps.sink });
+  await app.register(captures, { queue: deps.queue });
+
+  // Routes.
+  await app.register(healthRoutes);
+  await app.register(metricsRoutes);
+  await app.register(capturesRoutes, { prefix: '/v1/captures' });
+  await app.register(artifactRoutes, { prefix: '/v1/captures' });
+  await app.register(targetsRoutes, { prefix: '/v1/targets' });
+}

@@ -1,0 +1,68 @@
+/**
+ * HTTP errors with stable codes. Every error response is
+ * `{ error: { code, message, details } }`; clients match on `code`, never on
+ * the message. 5xx responses never carry internal messages or stacks.
+ */
+
+/** Every code the API answers with, and its HTTP status. */
+export const API_ERROR_STATUS = {
+  validation_failed: 400,
+  malformed_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  target_not_found: 404,
+  conflict: 409,
+  artifact_not_available: 409,
+  idempotency_key_reused: 422,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+} as const;
+
+export type ApiErrorCode = keyof typeof API_ERROR_STATUS;
+
+/** One bad input field, as listed in `details.fields` of `validation_failed`. */
+export interface FieldIssue {
+  /** Which part of the request: body, querystring, params or headers. */
+  in: string;
+  /** Dotted path inside that part, e.g. `options.gc`; '' for the whole part. */
+  path: string;
+  message: string;
+}
+
+/** An error that becomes an HTTP response with a stable code. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly code: ApiErrorCode;
+  readonly statusCode: number;
+  readonly details: Record<string, unknown>;
+  /** Extra response headers (WWW-Authenticate, Retry-After). */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ApiErrorCode, message: string, details: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    super(message);
+    this.code = code;
+    this.statusCode = API_ERROR_STATUS[code];
+    this.details = details;
+    this.headers = headers;
+  }
+}
+
+/** The response body of every error. */
+export interface ErrorBody {
+  error: { code: ApiErrorCode; message: string; details: Record<string, unknown> };
+}
+
+/** Body of an ApiError response. */
+export function errorBody(err: ApiError): ErrorBody {
+  return { error: { code: err.code, message: err.message, details: err.details } };
+}
+
+/** `validation_failed` listing each bad field. */
+export function validationFailed(fields: FieldIssue[]): ApiError {
+  const summary = fields.map((f) => `${f.in}${f.path === '' ? '' : `.${f.path}`}: ${f.message}`).join('; ');
+  return new ApiError('validation_failed', `invalid request: ${summary}`, { fields });
+}

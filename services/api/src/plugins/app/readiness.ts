@@ -1,0 +1,90 @@
+/**
+ * Readiness: Redis answers PING and the artifact store accepts a probe write.
+ * The storage probe writes and deletes an object, so a successful result is
+ * reused for a few seconds: readiness probes every second must not turn into
+ * a write load on the store. A failure is never cached.
+ */
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { ArtifactSink } from '@heapcap/storage';
+
+/** The state of one dependency. */
+export type CheckState = 'ok' | 'unavailable';
+
+/** What `/readyz` reports. */
+export interface Readiness {
+  ready: boolean;
+  checks: { redis: CheckState; storage: CheckState };
+}
+
+/** Checks the API's dependencies. */
+export interface ReadinessService {
+  check(): Promise<Readiness>;
+}
+
+export interface ReadinessOptions {
+  redis: Redis;
+  sink: ArtifactSink;
+  /** Deadline of each check; default 2 s. */
+  timeoutMs?: number;
+  /** How long a successful storage check is reused; default 10 s. */
+  storageTtlMs?: number;
+}
+
+async function within(p: Promise<unknown>, ms: number): Promise<CheckState> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<CheckState>((resolve) => {
+    timer = setTimeout(() => resolve('unavailable'), ms);
+  });
+  try {
+    return await Promise.race([p.then(() => 'ok' as const, () => 'unavailable' as const), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A ReadinessService over `redis` and `sink`. */
+export function createReadiness(opts: ReadinessOptions): ReadinessService {
+  const timeoutMs = opts.timeoutMs ?? 2_000;
+  const ttlMs = opts.storageTtlMs ?? 10_000;
+  let storageOkUntil = 0;
+  return {
+    async check() {
+      // ioredis queues commands while reconnecting; a client known to be
+      // disconnected is reported at once instead of waiting out its retries.
+      const down = opts.redis.status === 'reconnecting' || opts.redis.status === 'end' || opts.redis.status === 'close';
+      const redisCheck = down ? Promise.resolve<CheckState>('unavailable') : within(opts.redis.ping(), timeoutMs);
+      const storageCheck =
+        Date.now() < storageOkUntil
+          ? Promise.resolve<CheckState>('ok')
+          : within(
+              (async () => {
+                const ac = new AbortController();
+                const timer = setTimeout(() => ac.abort(), timeoutMs);
+                try {
+                  await opts.sink.check(ac.signal);
+                } finally {
+                  clearTimeout(timer);
+                }
+              })(),
+              timeoutMs,
+            );
+      const [redis, storage] = await Promise.all([redisCheck, storageCheck]);
+      if (storage === 'ok' && Date.now() >= storageOkUntil) storageOkUntil = Date.now() + ttlMs;
+      return { ready: redis === 'ok' && storage === 'ok', checks: { redis, storage } };
+    },
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    readiness: ReadinessService;
+  }
+}
+
+const readinessPlugin: FastifyPluginAsync<ReadinessOptions> = async (app, opts) => {
+  app.decorate('readiness', createReadiness(opts));
+};
+
+export default fp(readinessPlugin, { name: 'heapcap-readiness' });

@@ -1,0 +1,62 @@
+/**
+ * Bearer-token authentication and scope checks, in `onRequest` so that an
+ * unauthenticated request is refused before its body is read or parsed.
+ *
+ * Every route says what it needs in its `config`: `public: true` (health,
+ * metrics, docs), or `scope: '…'`. A route that says neither still needs a
+ * valid token (deny by default; this also covers unknown URLs).
+ */
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ApiError } from '../../errors.ts';
+import { DEV_PRINCIPAL, type Principal } from '../../auth/scopes.ts';
+import { verifyToken, type TokenEntry } from '../../auth/tokens.ts';
+
+/** How callers are authenticated: tokens from the tokens file, or `--dev` (no auth, loopback only). */
+export type AuthMode = { kind: 'tokens'; tokens: readonly TokenEntry[] } | { kind: 'dev' };
+
+const CHALLENGE = 'Bearer realm="heapcap"';
+// RFC 6750: the token is base64-ish; anything else in the header is malformed.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+function unauthorized(message: string, invalid: boolean): ApiError {
+  return new ApiError('unauthorized', message, {}, {
+    'www-authenticate': invalid ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE,
+  });
+}
+
+/** Resolves the caller of `req` under `mode`; throws `unauthorized` when there is none. */
+export function authenticate(mode: AuthMode, req: FastifyRequest): Principal {
+  if (mode.kind === 'dev') return DEV_PRINCIPAL;
+  const header = req.headers.authorization;
+  if (header === undefined || header === '') {
+    throw unauthorized('this endpoint needs a bearer token: Authorization: Bearer <token>', false);
+  }
+  const token = BEARER.exec(header)?.[1];
+  if (token === undefined) throw unauthorized('malformed Authorization header: expected "Bearer <token>"', true);
+  const principal = verifyToken(mode.tokens, token);
+  if (principal === undefined) throw unauthorized('invalid token', true);
+  return principal;
+}
+
+/** The authenticated caller of a route that is not public (set by the auth hook). */
+export function principalOf(req: FastifyRequest): Principal {
+  if (req.principal === null) throw new ApiError('internal', 'route ran without an authenticated principal');
+  return req.principal;
+}
+
+const authPlugin: FastifyPluginAsync<{ mode: AuthMode }> = async (app, { mode }) => {
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (req) => {
+    const config = req.routeOptions.config;
+    if (config.public === true) return;
+    const principal = authenticate(mode, req);
+    req.principal = principal;
+    const scope = config.scope;
+    if (scope !== undefined && !principal.scopes.has(scope)) {
+      throw new ApiError('forbidden', `token "${principal.name}" lacks the ${scope} scope`, { requiredScope: scope });
+    }
+  });
+};
+
+export default fp(authPlugin, { name: 'heapcap-auth' });

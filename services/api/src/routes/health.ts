@@ -1,0 +1,45 @@
+/** Liveness (`/healthz`: the process answers) and readiness (`/readyz`: Redis and storage reachable). */
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { ApiError } from '../errors.ts';
+import { sendError } from '../plugins/infra/error-handler.ts';
+import { errorResponses } from '../schemas/common.ts';
+
+const CheckState = z.enum(['ok', 'unavailable']);
+
+const healthRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    '/healthz',
+    {
+      config: { public: true },
+      schema: { tags: ['health'], summary: 'The process is up', security: [], response: { 200: z.object({ status: z.literal('ok') }) } },
+    },
+    () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['health'],
+        summary: 'Redis and artifact storage are reachable',
+        security: [],
+        response: {
+          200: z.object({ status: z.literal('ready'), checks: z.object({ redis: CheckState, storage: CheckState }) }),
+          ...errorResponses(503),
+        },
+      },
+    },
+    async (_req, reply) => {
+      const r = await app.readiness.check();
+      if (!r.ready) {
+        // Which dependency is down is operational, not secret: the probe's reader needs it.
+        return sendError(reply, new ApiError('unavailable', 'not ready: a dependency is unreachable', { checks: r.checks }));
+      }
+      return { status: 'ready' as const, checks: r.checks };
+    },
+  );
+};
+
+export default healthRoutes;

@@ -1,0 +1,138 @@
+/**
+ * Test harness: the API built on a real Redis (one server per test file, a
+ * fresh key prefix per harness), real file storage in a temp dir, real tokens
+ * and, on request, a real CaptureWorker from services/worker.
+ */
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
+import { parseConfig } from '@heapcap/config';
+import { createQueue, type HeapcapQueue, type Target } from '@heapcap/queue';
+import { createFileSink, type ArtifactSink } from '@heapcap/storage';
+import { tmpDir, type TmpDir } from '@heapcap/testkit';
+import { CaptureWorker, type WorkerTuning } from '@heapcap/worker';
+import { buildApp, hashToken, parseTokens, type ApiInstance, type HttpSettings, type Scope } from '../src/index.ts';
+
+/** Token values by name; each name's scopes are in TOKEN_SCOPES. */
+export const TOKENS = {
+  admin: 'tok-admin-4f1c9a',
+  runbook: 'tok-runbook-77d2e0',
+  reader: 'tok-reader-a93b51',
+  writer: 'tok-writer-0c6e1d',
+} as const;
+
+const TOKEN_SCOPES: Record<keyof typeof TOKENS, Scope[]> = {
+  admin: ['captures:read', 'captures:write', 'artifacts:read', 'targets:admin'],
+  runbook: ['captures:read', 'captures:write', 'artifacts:read'],
+  reader: ['captures:read'],
+  writer: ['captures:write'],
+};
+
+/** `Authorization` header for a token name. */
+export function auth(name: keyof typeof TOKENS): { authorization: string } {
+  return { authorization: `Bearer ${TOKENS[name]}` };
+}
+
+/** The tokens file text for TOKENS. */
+export function tokensFileText(): string {
+  const lines = ['tokens:'];
+  for (const [name, token] of Object.entries(TOKENS)) {
+    lines.push(`  - name: ${name}`, `    sha256: "${hashToken(token)}"`, `    scopes: [${TOKEN_SCOPES[name as keyof typeof TOKENS].join(', ')}]`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Every log line the API wrote, as text (to check redaction and audit lines). */
+export class LogCapture {
+  readonly lines: string[] = [];
+  readonly logger: Logger;
+
+  constructor() {
+    const sink = new Writable({
+      write: (chunk: Buffer, _enc, cb) => {
+        this.lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+        cb();
+      },
+    });
+    this.logger = pino({ level: 'info' }, sink);
+  }
+
+  /** Parsed lines that carry an `audit` entry. */
+  audits(): { audit: { action: string; who: string; from?: string; captureId?: string } }[] {
+    return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((o) => 'audit' in o) as never;
+  }
+}
+
+export interface HarnessOptions {
+  redisUrl: string;
+  http?: Partial<HttpSettings>;
+  /** Start a real worker with this tuning (concurrency required). */
+  worker?: Partial<WorkerTuning> & { concurrency: number };
+  targets?: Target[];
+  /** Auth mode; default tokens (TOKENS). */
+  dev?: boolean;
+  /** Artifact storage; default a file sink in a temp dir. */
+  sink?: ArtifactSink;
+}
+
+/** One API (and optionally a worker) on its own Redis key prefix and storage dir. */
+export interface Harness {
+  app: ApiInstance;
+  queue: HeapcapQueue;
+  sink: ArtifactSink;
+  storage: TmpDir;
+  logs: LogCapture;
+  worker: CaptureWorker | undefined;
+  /** Closes app, worker, queue, storage dir; idempotent. */
+  close(): Promise<void>;
+}
+
+/** Builds a harness; the caller closes it in `after`/`finally`. */
+export async function startHarness(opts: HarnessOptions): Promise<Harness> {
+  const storage = await tmpDir('heapcap-api-test');
+  const queue = createQueue({ redisUrl: opts.redisUrl, prefix: `t${randomUUID().slice(0, 8)}`, redisTimeoutMs: 2_000 });
+  const sink = opts.sink ?? createFileSink({ dir: storage.path });
+  const logs = new LogCapture();
+  let app: ApiInstance | undefined;
+  let worker: CaptureWorker | undefined;
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closed ??= (async () => {
+      await app?.close().catch(() => undefined);
+      await worker?.close(10_000).catch(() => undefined);
+      await queue.close().catch(() => undefined);
+      await storage.cleanup();
+    })());
+  try {
+    for (const t of opts.targets ?? []) await queue.targets.put(t, 'file');
+    app = await buildApp({
+      config: parseConfig({ HEAPCAP_LOG_LEVEL: 'info', HEAPCAP_REDIS_URL: opts.redisUrl }),
+      queue,
+      sink,
+      auth: opts.dev === true ? { kind: 'dev' } : { kind: 'tokens', tokens: parseTokens(tokensFileText()) },
+      logger: logs.logger,
+      http: opts.http,
+    });
+    await app.ready();
+    if (opts.worker !== undefined) {
+      worker = new CaptureWorker({ queue, sink, log: logs.logger.child({ component: 'worker' }), tuning: opts.worker });
+      await worker.start();
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { app, queue, sink, storage, logs, worker, close };
+}
+
+/** Jobs and records in the queue (for "nothing was enqueued" assertions). */
+export async function queueState(queue: HeapcapQueue): Promise<string> {
+  const d = await queue.depth();
+  const audit = await queue.audit.recent(1000);
+  return JSON.stringify({ jobs: d.jobs, records: d.records, audit: audit.length });
+}
+
+/** A node target entry pointing at an inspector port. */
+export function nodeTarget(id: string, port: number): Target {
+  return { id, kind: 'node', inspect: `127.0.0.1:${port}`, labels: { service: 'test' } };
+}
