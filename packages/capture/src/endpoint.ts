@@ -9,6 +9,7 @@ import { readFile, readlink } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { CaptureError } from './errors.ts';
 import { sleep, throwIfAborted } from './deadline.ts';
+import { redactInspectorUrl } from './redact.ts';
 
 /** Which page or worker of a browser to capture. */
 export interface ChromiumSelector {
@@ -62,7 +63,7 @@ export interface ResolveOptions {
 export async function resolveEndpoint(spec: EndpointSpec, options: ResolveOptions): Promise<ResolvedEndpoint> {
   switch (spec.kind) {
     case 'node':
-      if ('ws' in spec) return { product: 'node', wsUrl: checkWsUrl(spec.ws), description: `node ${spec.ws}` };
+      if ('ws' in spec) return { product: 'node', wsUrl: checkWsUrl(spec.ws), description: `node ${redactInspectorUrl(spec.ws)}` };
       return resolveNodeHostPort(spec.inspect, options);
     case 'node-pid':
       return resolveNodePid(spec, options);
@@ -79,7 +80,7 @@ function checkWsUrl(url: string): string {
     throw new CaptureError('invalid_input', `"${url}" is not a URL`, { hint: 'pass the full ws://host:port/UUID URL the target printed' });
   }
   if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') {
-    throw new CaptureError('invalid_input', `"${url}" is not a ws:// URL`, { hint: 'use --node HOST:PORT for an inspector port' });
+    throw new CaptureError('invalid_input', `"${redactInspectorUrl(url)}" is not a ws:// URL`, { hint: 'use --node HOST:PORT for an inspector port' });
   }
   return url;
 }
@@ -241,7 +242,25 @@ async function listTargets(host: string, port: number, options: ResolveOptions):
 /** Errors that mean nothing is listening or the host cannot be reached. */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
 
+/**
+ * GET a JSON document from an inspector's HTTP endpoint, within the deadline.
+ *
+ * Node 20's fetch never settles when the peer accepts the connection and closes
+ * it at once (seen with a TCP server that destroys every socket), and the timer
+ * behind AbortSignal.timeout does not keep the process alive: `heapcap capture`
+ * exited 0 having printed and written nothing. A ref'd timer keeps the event
+ * loop, and with it the deadline, alive until the request settles.
+ */
 async function getJson<T>(host: string, port: number, path: string, options: ResolveOptions): Promise<T> {
+  const keepAlive = setTimeout(() => undefined, options.timeoutMs + 1_000);
+  try {
+    return await fetchJson<T>(host, port, path, options);
+  } finally {
+    clearTimeout(keepAlive);
+  }
+}
+
+async function fetchJson<T>(host: string, port: number, path: string, options: ResolveOptions): Promise<T> {
   const url = `http://${host}:${port}${path}`;
   const signals = [AbortSignal.timeout(options.timeoutMs), ...(options.signal === undefined ? [] : [options.signal])];
   let res: Response;

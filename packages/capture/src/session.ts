@@ -10,6 +10,7 @@ import CDP from 'chrome-remote-interface';
 import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping.js';
 import { CaptureError } from './errors.ts';
 import { cancelledError, withDeadline } from './deadline.ts';
+import { redactInspectorUrl } from './redact.ts';
 
 type Commands = ProtocolMapping.Commands;
 type Events = ProtocolMapping.Events;
@@ -54,11 +55,12 @@ export class CdpSession {
 
   private constructor(url: string, client: RawClient, options: SessionOptions) {
     this.url = url;
+    const shown = redactInspectorUrl(url);
     this.#client = client;
     this.#commandTimeoutMs = options.commandTimeoutMs;
     this.#signal = options.signal;
     client.on('disconnect', () => {
-      this.#fail(new CaptureError('target_closed', `the inspector connection to ${url} closed (the target exited or dropped the debugger)`, {
+      this.#fail(new CaptureError('target_closed', `the inspector connection to ${shown} closed (the target exited or dropped the debugger)`, {
         hint: 'check whether the target process crashed or was OOM-killed (dmesg, container events)',
       }));
     });
@@ -67,6 +69,7 @@ export class CdpSession {
 
   /** Open a session to an inspector WebSocket URL. */
   static async connect(url: string, options: SessionOptions): Promise<CdpSession> {
+    const shown = redactInspectorUrl(url);
     // `local: true` uses the protocol bundled with the client instead of fetching it from the target.
     const opening = CDP({ target: url, local: true }) as unknown as Promise<RawClient>;
     let client: RawClient;
@@ -74,7 +77,7 @@ export class CdpSession {
       client = await withDeadline(
         opening,
         options.connectTimeoutMs,
-        () => new CaptureError('target_unreachable', `opening the inspector WebSocket ${url} took longer than ${options.connectTimeoutMs} ms`, {
+        () => new CaptureError('target_unreachable', `opening the inspector WebSocket ${shown} took longer than ${options.connectTimeoutMs} ms`, {
           hint: 'the target may be frozen or another debugger may hold it; check it is responsive',
         }),
         options.signal,
@@ -83,7 +86,7 @@ export class CdpSession {
       // A connection that opens after we gave up must not linger.
       opening.then((late) => late.close(), () => undefined).catch(() => undefined);
       if (err instanceof CaptureError) throw err;
-      throw new CaptureError('target_unreachable', `could not open the inspector WebSocket ${url}: ${describe(err)}`, {
+      throw new CaptureError('target_unreachable', `could not open the inspector WebSocket ${shown}: ${describe(err)}`, {
         cause: err,
         hint: 'the target may have exited, or the URL is stale (inspector URLs change when the process restarts)',
       });
@@ -184,7 +187,7 @@ export class CdpSession {
 
   #assertOpen(): void {
     if (this.#state !== 'open') {
-      throw this.#closeError ?? new CaptureError('target_closed', `the inspector session to ${this.url} is closed`);
+      throw this.#closeError ?? new CaptureError('target_closed', `the inspector session to ${redactInspectorUrl(this.url)} is closed`);
     }
   }
 

@@ -2,6 +2,9 @@
 /** The `heapcap` command: entry point. Parses configuration once, then dispatches. */
 import { ConfigError, parseConfig, type HeapcapConfig } from '@heapcap/config';
 import { captureMain } from './capture-main.ts';
+import { serveMain } from './serve.ts';
+import { statusMain } from './status.ts';
+import { triggerMain } from './trigger.ts';
 import { EXIT } from './exit-codes.ts';
 import { HEAPCAP_VERSION } from './version.ts';
 
@@ -9,11 +12,19 @@ const USAGE = `heapcap ${HEAPCAP_VERSION}: V8 heap snapshots from running Node.j
 
 Usage:
   heapcap capture TARGET [options]   capture one snapshot now (see heapcap capture --help)
+  heapcap serve [--dev]              run the API and a worker (needs Redis; --dev: no auth, loopback only)
+  heapcap trigger TARGET [--wait S]  ask the API for a capture (HEAPCAP_API_URL, HEAPCAP_TOKEN)
+  heapcap status ID                  show a capture's record
   heapcap version
 
 Configuration comes from HEAPCAP_* environment variables (docs/configuration.md).
 Exit codes: 0 ok, 1 internal, 2 invalid input, 3 target, 4 snapshot, 5 storage, 6 refused, 130 cancelled.
 `;
+
+/** The client commands' view of the parsed configuration. */
+function clientEnv(config: HeapcapConfig): Record<string, string | undefined> {
+  return { HEAPCAP_API_URL: config.apiUrl, HEAPCAP_TOKEN: config.token };
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -30,6 +41,12 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'capture':
       return captureMain(rest, config, process.env);
+    case 'serve':
+      return serveMain(rest);
+    case 'trigger':
+      return triggerMain(rest, clientEnv(config));
+    case 'status':
+      return statusMain(rest, clientEnv(config));
     case 'version':
     case '--version':
       process.stdout.write(`${HEAPCAP_VERSION}\n`);

@@ -16,7 +16,7 @@ const EnvSchema = z.object({
   /** Where artifacts go: file://DIR (or a plain path) or s3://BUCKET/PREFIX. */
   HEAPCAP_STORAGE: z.string().min(1).default('file://./data/captures'),
   /** S3-compatible endpoint, e.g. http://127.0.0.1:9000 for MinIO; unset = AWS. */
-  HEAPCAP_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  HEAPCAP_S3_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL, e.g. http://127.0.0.1:9000' }).optional(),
   HEAPCAP_S3_REGION: z.string().min(1).optional(),
   /** Path-style addressing (MinIO needs it); defaults to true when an endpoint is set. */
   HEAPCAP_S3_FORCE_PATH_STYLE: bool.optional(),
@@ -35,6 +35,10 @@ const EnvSchema = z.object({
   HEAPCAP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HEAPCAP_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   HEAPCAP_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Where `heapcap trigger` and `heapcap status` find the API. */
+  HEAPCAP_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL, e.g. http://127.0.0.1:8080' }).default('http://127.0.0.1:8080'),
+  /** Bearer token for `heapcap trigger` and `heapcap status` (a secret: never logged). */
+  HEAPCAP_TOKEN: z.string().min(16, 'must be the bearer token (at least 16 characters)').optional(),
   /** Snapshot bytes held in memory before spilling to disk, MiB. */
   HEAPCAP_MEMORY_CEILING_MB: z.coerce.number().int().min(1).max(4096).default(32),
   /** Directory for spill files (default: the OS temp dir). */
@@ -53,6 +57,10 @@ export interface HeapcapConfig {
   logLevel: z.infer<typeof EnvSchema>['HEAPCAP_LOG_LEVEL'];
   memoryCeilingBytes: number;
   spillDir: string | undefined;
+  /** The API base URL for the client commands. */
+  apiUrl: string;
+  /** The client commands' bearer token. */
+  token: string | undefined;
 }
 
 /** A configuration error naming every bad variable. */
@@ -78,6 +86,14 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
   ];
   if (!parsed.success || issues.length > 0) throw new ConfigError(issues);
   const e = parsed.data;
+  // SSE settings that contradict each other name the variable to fix (a key id without
+  // aws:kms would otherwise be ignored, and the objects stored unencrypted).
+  if (e.HEAPCAP_S3_SSE === 'aws:kms' && e.HEAPCAP_S3_KMS_KEY_ID === undefined) {
+    throw new ConfigError([{ variable: 'HEAPCAP_S3_KMS_KEY_ID', message: 'required when HEAPCAP_S3_SSE=aws:kms (the KMS key id or ARN)' }]);
+  }
+  if (e.HEAPCAP_S3_KMS_KEY_ID !== undefined && e.HEAPCAP_S3_SSE !== 'aws:kms') {
+    throw new ConfigError([{ variable: 'HEAPCAP_S3_KMS_KEY_ID', message: 'only used with HEAPCAP_S3_SSE=aws:kms; set that too, or unset this' }]);
+  }
   let storage: StorageConfig;
   try {
     storage = parseStorageUrl(e.HEAPCAP_STORAGE, {
@@ -104,5 +120,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     logLevel: e.HEAPCAP_LOG_LEVEL,
     memoryCeilingBytes: e.HEAPCAP_MEMORY_CEILING_MB * 1024 * 1024,
     spillDir: e.HEAPCAP_SPILL_DIR,
+    apiUrl: e.HEAPCAP_API_URL,
+    token: e.HEAPCAP_TOKEN,
   };
 }

@@ -13,7 +13,8 @@ export interface S3StorageConfig {
   bucket: string;
   prefix: string;
   endpoint: string | undefined;
-  region: string;
+  /** Undefined: the AWS chain decides (AWS_REGION, ~/.aws/config); us-east-1 when an endpoint is set. */
+  region: string | undefined;
   forcePathStyle: boolean;
   sse: { kind: 'AES256' } | { kind: 'aws:kms'; kmsKeyId: string } | undefined;
   storageClass: string | undefined;
@@ -35,7 +36,18 @@ export interface S3Settings {
   queueSize?: number | undefined;
 }
 
+// S3 bucket naming rules: 3-63 lowercase letters, digits, dots and hyphens,
+// starting and ending with a letter or digit, no "..", not an IPv4 address.
 const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const IPV4_RE = /^\d+\.\d+\.\d+\.\d+$/;
+
+/** Why `bucket` is not a valid S3 bucket name, or undefined when it is. */
+function bucketProblem(bucket: string): string | undefined {
+  if (!BUCKET_RE.test(bucket)) return '3-63 lowercase letters, digits, dots, hyphens; starting and ending with a letter or digit';
+  if (bucket.includes('..')) return 'two dots in a row';
+  if (IPV4_RE.test(bucket)) return 'formatted like an IP address';
+  return undefined;
+}
 
 /** Parse a storage URL; throws an Error whose message says how to fix it. */
 export function parseStorageUrl(value: string, s3: S3Settings = {}): StorageConfig {
@@ -44,8 +56,14 @@ export function parseStorageUrl(value: string, s3: S3Settings = {}): StorageConf
     const slash = rest.indexOf('/');
     const bucket = slash < 0 ? rest : rest.slice(0, slash);
     const prefix = slash < 0 ? '' : rest.slice(slash + 1).replace(/^\/+|\/+$/g, '');
-    if (!BUCKET_RE.test(bucket)) {
-      throw new Error(`"${bucket}" is not a valid bucket name in ${value} (3-63 lowercase letters, digits, dots, hyphens): use s3://BUCKET/PREFIX`);
+    const problem = bucketProblem(bucket);
+    if (problem !== undefined) {
+      throw new Error(`"${bucket}" is not a valid bucket name in ${value} (${problem}): use s3://BUCKET/PREFIX`);
+    }
+    // Keys are <prefix>/<target>/…: an empty, "." or ".." segment makes keys that
+    // S3 stores literally but tools and MinIO's filesystem layout treat differently.
+    if (prefix !== '' && prefix.split('/').some((part) => part === '' || part === '.' || part === '..')) {
+      throw new Error(`the key prefix "${prefix}" in ${value} has an empty, "." or ".." segment: use s3://BUCKET/PREFIX with plain segments`);
     }
     if (s3.sse === 'aws:kms' && s3.kmsKeyId === undefined) {
       throw new Error('SSE aws:kms needs a KMS key id (HEAPCAP_S3_KMS_KEY_ID)');
@@ -55,7 +73,8 @@ export function parseStorageUrl(value: string, s3: S3Settings = {}): StorageConf
       bucket,
       prefix,
       endpoint: s3.endpoint,
-      region: s3.region ?? 'us-east-1',
+      // Without an endpoint this is AWS: leave the region to the AWS chain (AWS_REGION, profile).
+      region: s3.region ?? (s3.endpoint !== undefined ? 'us-east-1' : undefined),
       forcePathStyle: s3.forcePathStyle ?? s3.endpoint !== undefined,
       sse: s3.sse === undefined ? undefined : s3.sse === 'AES256' ? { kind: 'AES256' } : { kind: 'aws:kms', kmsKeyId: s3.kmsKeyId ?? '' },
       storageClass: s3.storageClass,

@@ -28,8 +28,12 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-/** Codes worth retrying later: the target or store may come back. */
-const RETRIABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['target_unreachable', 'storage_unavailable', 'protocol_timeout']);
+/**
+ * Codes worth retrying later: the target or store may come back. Nothing else:
+ * a target that closed or truncated its snapshot is in trouble, and retrying
+ * would hammer it.
+ */
+const RETRIABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['target_unreachable', 'storage_unavailable']);
 
 export interface CaptureErrorOptions {
   /** What the operator should check or do next. */

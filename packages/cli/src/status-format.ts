@@ -1,0 +1,30 @@
+/** Human-readable lines for a capture record (`heapcap trigger` and `heapcap status`). */
+
+interface RecordView {
+  id: string;
+  targetId: string;
+  status: string;
+  phase?: string | null;
+  attempts?: number;
+  coalesced?: number;
+  error?: { code: string; message: string; hint?: string } | null;
+  timings?: Record<string, number> | null;
+  artifact?: { location: string; bytesStored: number } | null;
+  createdAt?: string;
+  finishedAt?: string | null;
+}
+
+/** A few lines: id, target, status, phase/error, timings, artifact. */
+export function formatRecord(r: RecordView): string {
+  const lines = [`capture ${r.id}  target ${r.targetId}  ${r.status}${r.phase ? ` (${r.phase})` : ''}`];
+  if (r.attempts !== undefined && r.attempts > 1) lines.push(`  attempts  ${r.attempts}`);
+  if (r.coalesced !== undefined && r.coalesced > 0) lines.push(`  joined by ${r.coalesced} other request(s)`);
+  if (r.error) lines.push(`  error     ${r.error.code}: ${r.error.message}${r.error.hint ? `\n  check     ${r.error.hint}` : ''}`);
+  if (r.timings) {
+    const t = r.timings;
+    const order = ['queued', 'connect', 'preflight', 'warm', 'gc', 'generate', 'serialize', 'sink', 'total'];
+    lines.push(`  timings   ${order.filter((k) => t[k] !== undefined).map((k) => `${k} ${Math.round(t[k]!)} ms`).join(', ')}`);
+  }
+  if (r.artifact) lines.push(`  artifact  ${r.artifact.location} (${(r.artifact.bytesStored / 1048576).toFixed(1)} MiB stored)`);
+  return lines.join('\n');
+}

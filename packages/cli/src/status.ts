@@ -1,0 +1,34 @@
+/** `heapcap status ID [--json]`: GET /v1/captures/ID. */
+import type { CliIo } from './status-client.ts';
+import { EXIT } from './exit-codes.ts';
+import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
+import { formatRecord } from './status-format.ts';
+
+export const STATUS_USAGE = `heapcap status ID [--json]: show one capture (status, phase, timings, artifact)
+
+API: HEAPCAP_API_URL (default http://127.0.0.1:8080), token: HEAPCAP_TOKEN.
+`;
+
+/** Run `heapcap status`; returns the exit code (0 when the API answered). */
+export async function statusMain(argv: string[], env: Record<string, string | undefined>, io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.stdout.write(STATUS_USAGE);
+    return EXIT.ok;
+  }
+  const json = argv.includes('--json');
+  const ids = argv.filter((a) => a !== '--json');
+  if (ids.length !== 1 || ids[0]!.startsWith('-')) {
+    io.stderr.write(`invalid_input: heapcap status takes one capture id\n\n${STATUS_USAGE}`);
+    return EXIT.usage;
+  }
+  try {
+    const res = await callApi(apiTargetFrom(env), 'GET', `/v1/captures/${encodeURIComponent(ids[0]!)}`, undefined, 30_000);
+    const data = res.body as { capture: Parameters<typeof formatRecord>[0] };
+    io.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${formatRecord(data.capture)}\n`);
+    return EXIT.ok;
+  } catch (err) {
+    if (!(err instanceof RestError)) throw err;
+    io.stderr.write(`${err.code}: ${err.message}\n`);
+    return exitCodeForRest(err);
+  }
+}

@@ -1,0 +1,99 @@
+/** `heapcap trigger TARGET [--reason TEXT] [--wait SECONDS] [--force] [--json]`: POST /v1/captures. */
+import type { CliIo } from './status-client.ts';
+import { EXIT, exitCodeFor } from './exit-codes.ts';
+import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
+import { formatRecord } from './status-format.ts';
+import { ERROR_CODES, type ErrorCode } from '@heapcap/errors';
+
+export const TRIGGER_USAGE = `heapcap trigger TARGET [options]: ask the heapcap API for a capture of a registered target
+
+  --reason TEXT     why (audit log, manifest)
+  --wait SECONDS    block until the capture ends (max 600); exit code reflects its outcome
+  --force           a new capture even if one of TARGET is queued or running
+  --json            print the API's JSON
+
+API: HEAPCAP_API_URL (default http://127.0.0.1:8080), token: HEAPCAP_TOKEN.
+`;
+
+/** Parsed `heapcap trigger` arguments. */
+export interface TriggerArgs {
+  target: string;
+  reason: string | undefined;
+  waitSeconds: number | undefined;
+  force: boolean;
+  json: boolean;
+}
+
+/** Parse arguments; throws Error with a usage message. */
+export function parseTriggerArgs(argv: string[]): TriggerArgs {
+  const out: TriggerArgs = { target: '', reason: undefined, waitSeconds: undefined, force: false, json: false };
+  const rest = [...argv];
+  while (rest.length > 0) {
+    const a = rest.shift() as string;
+    const value = (): string => {
+      const v = rest.shift();
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--reason') out.reason = value();
+    else if (a === '--wait') {
+      const v = value();
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 600) throw new Error(`--wait takes whole seconds 0..600, got "${v}"`);
+      out.waitSeconds = n;
+    } else if (a === '--force') out.force = true;
+    else if (a === '--json') out.json = true;
+    else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
+    else if (out.target === '') out.target = a;
+    else throw new Error(`unexpected argument "${a}"`);
+  }
+  if (out.target === '') throw new Error('which target? heapcap trigger TARGET');
+  return out;
+}
+
+interface CaptureBody {
+  capture: Parameters<typeof formatRecord>[0];
+  coalesced: boolean;
+  replayed: boolean;
+}
+
+/** Exit code for a final record: 0 succeeded, else the code of its error. */
+export function exitCodeForRecord(r: CaptureBody['capture']): number {
+  if (r.status === 'succeeded' || r.status === 'queued' || r.status === 'running') return EXIT.ok;
+  if (r.status === 'cancelled') return EXIT.cancelled;
+  const code = r.error?.code;
+  return code !== undefined && (ERROR_CODES as readonly string[]).includes(code) ? exitCodeFor(code as ErrorCode) : EXIT.internal;
+}
+
+/** Run `heapcap trigger`; returns the exit code. */
+export async function triggerMain(argv: string[], env: Record<string, string | undefined>, io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.stdout.write(TRIGGER_USAGE);
+    return EXIT.ok;
+  }
+  let args: TriggerArgs;
+  try {
+    args = parseTriggerArgs(argv);
+  } catch (err) {
+    io.stderr.write(`invalid_input: ${(err as Error).message}\n\n${TRIGGER_USAGE}`);
+    return EXIT.usage;
+  }
+  try {
+    const api = apiTargetFrom(env);
+    const query = args.waitSeconds === undefined ? '' : `?wait=${args.waitSeconds}`;
+    const body = { target: args.target, force: args.force, ...(args.reason === undefined ? {} : { reason: args.reason }) };
+    // The API holds the request up to --wait seconds; allow for the round trip on top.
+    const res = await callApi(api, 'POST', `/v1/captures${query}`, body, ((args.waitSeconds ?? 0) + 30) * 1000);
+    const data = res.body as CaptureBody;
+    if (args.json) io.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+    else {
+      const how = data.coalesced ? 'joined the capture already in progress' : data.replayed ? 'same request as before' : res.status === 202 ? 'queued' : 'done';
+      io.stdout.write(`${formatRecord(data.capture)}\n  (${how}${args.waitSeconds !== undefined && res.status === 202 ? `; still ${data.capture.status} after ${args.waitSeconds} s: heapcap status ${data.capture.id}` : ''})\n`);
+    }
+    return args.waitSeconds === undefined ? EXIT.ok : exitCodeForRecord(data.capture);
+  } catch (err) {
+    if (!(err instanceof RestError)) throw err;
+    io.stderr.write(`${err.code}: ${err.message}\n`);
+    return exitCodeForRest(err);
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The worker's side of a record: start an attempt, report phases, finish.
+ * Every write after start carries the attempt number it got; a write from an
+ * attempt that is no longer current (its worker stalled and the job moved on)
+ * is refused, and a terminal status is never overwritten.
+ */
+import type { QueueContext } from './context.ts';
+import { withRedisDeadline } from './connection.ts';
+import { TRANSITION_SCRIPT } from './lua-captures.ts';
+import { encodeUpdate } from './record-codec.ts';
+import { getCapture } from './records.ts';
+import { replyStrings } from './script.ts';
+import type { CaptureRecord, CaptureStatus } from './schemas.ts';
+
+/** Result of a transition: applied, or why not (with the status found). */
+export type TransitionResult =
+  | { ok: true; status: CaptureStatus; attempts: number }
+  | { ok: false; reason: 'missing' | 'terminal' | 'conflict' | 'stale'; status: CaptureStatus | null; attempts: number };
+
+export type CaptureErrorInfo = NonNullable<CaptureRecord['error']>;
+export type CaptureArtifactInfo = NonNullable<CaptureRecord['artifact']>;
+
+/** Worker-side record transitions (see the module comment). */
+export class AttemptRecorder {
+  readonly #ctx: QueueContext;
+
+  constructor(ctx: QueueContext) {
+    this.#ctx = ctx;
+  }
+
+  /** queued (or running, left by a dead worker) → running; increments `attempts`. The new attempt number is `attempts`. */
+  start(captureId: string, targetId: string): Promise<TransitionResult> {
+    const now = new Date().toISOString();
+    return this.#transition(captureId, targetId, 'running', ['queued', 'running'], undefined, true, { startedAt: now, phase: null, error: null });
+  }
+
+  /** Record the phase running now. */
+  phase(captureId: string, targetId: string, attempt: number, phase: string): Promise<TransitionResult> {
+    return this.#transition(captureId, targetId, 'running', ['running'], attempt, false, { phase });
+  }
+
+  /** running → succeeded with timings and artifact. */
+  succeed(captureId: string, targetId: string, attempt: number, timings: Record<string, number>, artifact: CaptureArtifactInfo): Promise<TransitionResult> {
+    return this.#transition(captureId, targetId, 'succeeded', ['running'], attempt, false, {
+      phase: null,
+      error: null,
+      timings,
+      artifact,
+      finishedAt: new Date().toISOString(),
+    });
+  }
+
+  /** running → failed (final) or → queued (a retry follows); the error stays visible either way. */
+  fail(
+    captureId: string,
+    targetId: string,
+    attempt: number,
+    error: CaptureErrorInfo,
+    timings: Record<string, number> | null,
+    retry: boolean,
+  ): Promise<TransitionResult> {
+    const fields = { phase: error.phase ?? null, error, timings };
+    return retry
+      ? this.#transition(captureId, targetId, 'queued', ['running'], attempt, false, fields)
+      : this.#transition(captureId, targetId, 'failed', ['running'], attempt, false, { ...fields, finishedAt: new Date().toISOString() });
+  }
+
+  /** running → cancelled (the cancel request reached the worker). */
+  cancelled(captureId: string, targetId: string, attempt: number, phase: string | null, timings: Record<string, number> | null): Promise<TransitionResult> {
+    return this.#transition(captureId, targetId, 'cancelled', ['running'], attempt, false, {
+      phase,
+      timings,
+      error: { code: 'cancelled', message: 'cancelled while running', ...(phase === null ? {} : { phase }) },
+      finishedAt: new Date().toISOString(),
+    });
+  }
+
+  /** running → queued without an error: the worker is shutting down and hands the capture back. */
+  release(captureId: string, targetId: string, attempt: number): Promise<TransitionResult> {
+    return this.#transition(captureId, targetId, 'queued', ['running'], attempt, false, { phase: null });
+  }
+
+  /** queued|running → failed without attempt fencing: the reconciler ends a capture whose job is gone. */
+  abandon(captureId: string, targetId: string, error: CaptureErrorInfo): Promise<TransitionResult> {
+    return this.#transition(captureId, targetId, 'failed', ['queued', 'running'], undefined, false, { error, finishedAt: new Date().toISOString() });
+  }
+
+  /** True when a cancel was requested for this (running) capture. */
+  async cancelRequested(captureId: string): Promise<boolean> {
+    const v = await withRedisDeadline(this.#ctx.redis.hget(this.#ctx.keys.record(captureId), 'cancelRequested'), this.#ctx.settings.redisTimeoutMs, 'HGET');
+    return v === '1';
+  }
+
+  /** The record (for the worker's pre-checks). */
+  get(captureId: string): Promise<CaptureRecord | null> {
+    return getCapture(this.#ctx, captureId);
+  }
+
+  async #transition(
+    captureId: string,
+    targetId: string,
+    to: CaptureStatus,
+    from: CaptureStatus[],
+    attempt: number | undefined,
+    incrementAttempts: boolean,
+    update: Parameters<typeof encodeUpdate>[0],
+  ): Promise<TransitionResult> {
+    const { keys, redis, settings } = this.#ctx;
+    const reply = replyStrings(
+      await withRedisDeadline(
+        TRANSITION_SCRIPT.run(
+          redis,
+          [keys.record(captureId), keys.active(targetId), ...keys.statusIndexes()],
+          [to, from.join(','), attempt === undefined ? '' : String(attempt), new Date().toISOString(), keys.doneChannel(), incrementAttempts ? '1' : '0', ...encodeUpdate(update)],
+        ),
+        settings.redisTimeoutMs,
+        `transition to ${to}`,
+      ),
+    );
+    const [word, status, attempts] = reply;
+    if (word === 'ok') return { ok: true, status: status as CaptureStatus, attempts: Number(attempts) };
+    return {
+      ok: false,
+      reason: word as 'missing' | 'terminal' | 'conflict' | 'stale',
+      status: (status as CaptureStatus | undefined) ?? null,
+      attempts: Number(attempts ?? 0),
+    };
+  }
+}

@@ -1,0 +1,24 @@
+/** What the parts of a HeapcapQueue share: connections, key layout and settings. */
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { CaptureEvents } from './events.ts';
+import type { Keys } from './keys.ts';
+import type { CaptureJob } from './schemas.ts';
+
+/** Settings with their defaults applied (see QueueOptions for the meaning). */
+export interface QueueSettings {
+  attempts: number;
+  backoffMs: number;
+  idempotencyTtlMs: number;
+  redisTimeoutMs: number;
+  auditMaxLen: number;
+}
+
+export interface QueueContext {
+  redisUrl: string;
+  redis: Redis;
+  keys: Keys;
+  bull: Queue<CaptureJob, void, string>;
+  events: CaptureEvents;
+  settings: QueueSettings;
+}

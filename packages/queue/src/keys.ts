@@ -1,0 +1,79 @@
+/**
+ * Redis key layout under one prefix (a fresh prefix per test keeps tests apart).
+ * BullMQ's own keys live under `<prefix>:<queue name>:…`, ours under `<prefix>:hc:…`.
+ *
+ * Scripts touch keys derived from ids (a coalesced record, status indexes), so
+ * the layout targets a single Redis (or a primary with replicas), not Redis Cluster.
+ */
+import { createHash } from 'node:crypto';
+import { CAPTURE_STATUSES, type CaptureStatus } from './schemas.ts';
+
+/** Every key name the queue package uses, derived from one prefix. */
+export class Keys {
+  readonly prefix: string;
+  readonly base: string;
+
+  constructor(prefix: string) {
+    this.prefix = prefix;
+    this.base = `${prefix}:hc`;
+  }
+
+  /** Hash: one capture record. */
+  record(id: string): string {
+    return `${this.base}:rec:${id}`;
+  }
+  /** Prefix of record keys, for scripts that read a record by id. */
+  get recordPrefix(): string {
+    return `${this.base}:rec:`;
+  }
+  /** Sorted sets (score = createdAt ms) used by list filters. */
+  indexAll(): string {
+    return `${this.base}:idx:all`;
+  }
+  indexTarget(targetId: string): string {
+    return `${this.base}:idx:target:${targetId}`;
+  }
+  indexStatus(status: CaptureStatus): string {
+    return `${this.base}:idx:status:${status}`;
+  }
+  /** The five status indexes in CAPTURE_STATUSES order (scripts rely on the order). */
+  statusIndexes(): string[] {
+    return CAPTURE_STATUSES.map((s) => this.indexStatus(s));
+  }
+  indexTrigger(kind: string): string {
+    return `${this.base}:idx:trigger:${kind}`;
+  }
+  /** Sorted set of the queued/running captures of a target: what a new request may join. */
+  active(targetId: string): string {
+    return `${this.base}:active:${targetId}`;
+  }
+  /** Idempotency key, scoped to the caller so one caller cannot replay another's key. */
+  idempotency(who: string, key: string): string {
+    const digest = createHash('sha256').update(who).update('\n').update(key).digest('hex');
+    return `${this.base}:idem:${digest}`;
+  }
+  /** The per-target lock (value: the holder's token). */
+  targetLock(targetId: string): string {
+    return `${this.base}:lock:${targetId}`;
+  }
+  /** Hash: target id → registry entry JSON. */
+  targets(): string {
+    return `${this.base}:targets`;
+  }
+  /** Stream: the audit log. */
+  audit(): string {
+    return `${this.base}:audit`;
+  }
+  /** Hash of monotonic counters (lock waits…). */
+  counters(): string {
+    return `${this.base}:counters`;
+  }
+  /** Pub/sub: `<id> <status>` when a capture reaches a terminal status. */
+  doneChannel(): string {
+    return `${this.base}:ev:done`;
+  }
+  /** Pub/sub: `<id>` when a running capture should be cancelled. */
+  cancelChannel(): string {
+    return `${this.base}:ev:cancel`;
+  }
+}

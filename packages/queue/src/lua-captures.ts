@@ -1,0 +1,121 @@
+/**
+ * The Lua scripts that make capture state changes atomic. Redis runs a script
+ * without interleaving other commands, so "look for a capture to join, else
+ * create one" cannot race: 50 concurrent requests for one target create one.
+ */
+import { LuaScript } from './script.ts';
+
+/** Shared Lua: status names in CAPTURE_STATUSES order, matching the status index KEYS. */
+const STATUS_HELPERS = `
+local STATUSES = {'queued', 'running', 'succeeded', 'failed', 'cancelled'}
+local function statusIndex(st, first)
+  for i, s in ipairs(STATUSES) do if s == st then return KEYS[first + i - 1] end end
+  return nil
+end
+local function isTerminal(st) return st == 'succeeded' or st == 'failed' or st == 'cancelled' end
+`;
+
+/**
+ * Join, replay or create a capture.
+ * KEYS: 1 idempotency key, 2 active set of the target, 3 new record, 4 index all,
+ *       5 index target, 6 index status queued, 7 index trigger kind.
+ * ARGV: 1 use idempotency (0|1), 2 request fingerprint, 3 idempotency TTL ms, 4 force (0|1),
+ *       5 new id, 6 createdAt ms, 7 record key prefix, 8 now (ISO), 9.. record fields.
+ * Reply: {'created'|'replayed'|'reused', id} | {'joined', id, ...HGETALL of the joined record}.
+ */
+export const REQUEST_SCRIPT = new LuaScript(`
+local useIdem = ARGV[1] == '1'
+if useIdem then
+  local v = redis.call('GET', KEYS[1])
+  if v then
+    local sep = string.find(v, '|', 1, true)
+    local id = string.sub(v, 1, sep - 1)
+    if string.sub(v, sep + 1) ~= ARGV[2] then return {'reused', id} end
+    return {'replayed', id}
+  end
+end
+if ARGV[4] ~= '1' then
+  -- Newest first: a queued capture is the likeliest not to have started yet.
+  local ids = redis.call('ZREVRANGE', KEYS[2], 0, -1)
+  for _, id in ipairs(ids) do
+    local rk = ARGV[7] .. id
+    local st = redis.call('HGET', rk, 'status')
+    if st == 'queued' or st == 'running' then
+      redis.call('HINCRBY', rk, 'coalesced', 1)
+      redis.call('HSET', rk, 'updatedAt', ARGV[8])
+      if useIdem then redis.call('SET', KEYS[1], id .. '|' .. ARGV[2], 'PX', ARGV[3]) end
+      return {'joined', id, unpack(redis.call('HGETALL', rk))}
+    end
+    -- Finished (or expired) without leaving the set: drop the stale member.
+    redis.call('ZREM', KEYS[2], id)
+  end
+end
+local fields = {}
+for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('HSET', KEYS[3], unpack(fields))
+local score, id = ARGV[6], ARGV[5]
+redis.call('ZADD', KEYS[4], score, id)
+redis.call('ZADD', KEYS[5], score, id)
+redis.call('ZADD', KEYS[6], score, id)
+redis.call('ZADD', KEYS[7], score, id)
+redis.call('ZADD', KEYS[2], score, id)
+if useIdem then redis.call('SET', KEYS[1], id .. '|' .. ARGV[2], 'PX', ARGV[3]) end
+return {'created', id}
+`);
+
+/**
+ * Move a record between statuses. A terminal status is never overwritten, and
+ * a worker's update carries its attempt number so a worker that lost the job
+ * (stalled, then picked up elsewhere) cannot write over the new attempt.
+ * KEYS: 1 record, 2 active set of the target, 3..7 status indexes.
+ * ARGV: 1 to status, 2 allowed from (comma list), 3 expected attempts ('' = any),
+ *       4 now ISO, 5 done channel, 6 increment attempts (0|1), 7.. fields to set.
+ * Reply: {'ok', status, attempts} | {'missing'} | {'terminal'|'conflict'|'stale', status, attempts}.
+ */
+export const TRANSITION_SCRIPT = new LuaScript(`${STATUS_HELPERS}
+local cur = redis.call('HMGET', KEYS[1], 'status', 'attempts', 'createdAtMs', 'id')
+local st, attempts = cur[1], cur[2]
+if not st then return {'missing'} end
+if isTerminal(st) then return {'terminal', st, attempts} end
+if ARGV[3] ~= '' and attempts ~= ARGV[3] then return {'stale', st, attempts} end
+if not string.find(',' .. ARGV[2] .. ',', ',' .. st .. ',', 1, true) then return {'conflict', st, attempts} end
+local to = ARGV[1]
+if ARGV[6] == '1' then attempts = tostring(redis.call('HINCRBY', KEYS[1], 'attempts', 1)) end
+local fields = {'status', to, 'updatedAt', ARGV[4]}
+for i = 7, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('HSET', KEYS[1], unpack(fields))
+if to ~= st then
+  redis.call('ZREM', statusIndex(st, 3), cur[4])
+  redis.call('ZADD', statusIndex(to, 3), cur[3], cur[4])
+end
+if isTerminal(to) then
+  redis.call('ZREM', KEYS[2], cur[4])
+  redis.call('PUBLISH', ARGV[5], cur[4] .. ' ' .. to)
+end
+return {'ok', to, attempts}
+`);
+
+/**
+ * Cancel: a queued capture becomes cancelled here; a running one is flagged and
+ * its worker told over pub/sub (the flag also reaches a worker that missed the message).
+ * KEYS: 1 record, 2 active set, 3..7 status indexes.
+ * ARGV: 1 now ISO, 2 done channel, 3 cancel channel, 4 error JSON for the record.
+ * Reply: {'cancelled'|'cancelling'|'finished', status} | {'missing'}.
+ */
+export const CANCEL_SCRIPT = new LuaScript(`${STATUS_HELPERS}
+local cur = redis.call('HMGET', KEYS[1], 'status', 'createdAtMs', 'id')
+local st = cur[1]
+if not st then return {'missing'} end
+if isTerminal(st) then return {'finished', st} end
+if st == 'running' then
+  redis.call('HSET', KEYS[1], 'cancelRequested', '1', 'updatedAt', ARGV[1])
+  redis.call('PUBLISH', ARGV[3], cur[3])
+  return {'cancelling', st}
+end
+redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updatedAt', ARGV[1], 'finishedAt', ARGV[1], 'error', ARGV[4])
+redis.call('ZREM', statusIndex(st, 3), cur[3])
+redis.call('ZADD', statusIndex('cancelled', 3), cur[2], cur[3])
+redis.call('ZREM', KEYS[2], cur[3])
+redis.call('PUBLISH', ARGV[2], cur[3] .. ' cancelled')
+return {'cancelled', 'cancelled'}
+`);

@@ -1,0 +1,167 @@
+/** HeapcapQueue: the one object the api and the worker hold; see index.ts for the API summary. */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { AttemptRecorder } from './attempts.ts';
+import { AuditLog } from './audit.ts';
+import { cancelCapture, type CancelResult } from './cancel.ts';
+import { closeRedis, createRedis, withRedisDeadline } from './connection.ts';
+import type { QueueContext, QueueSettings } from './context.ts';
+import { CaptureEvents } from './events.ts';
+import { Keys } from './keys.ts';
+import { TargetLocks } from './locks.ts';
+import { getCapture, listCaptures, type CapturePage, type ListCapturesFilter } from './records.ts';
+import { TargetRegistry } from './registry.ts';
+import { requestCapture, type RequestCaptureInput, type RequestCaptureResult } from './requests.ts';
+import { CAPTURE_QUEUE, CAPTURE_STATUSES, type CaptureJob, type CaptureRecord, type CaptureStatus } from './schemas.ts';
+import { waitForCapture } from './wait.ts';
+
+/** How to open a queue. Only `redisUrl` is required. */
+export interface QueueOptions {
+  redisUrl: string;
+  /** Prefix of every Redis key (ours and BullMQ's); default `heapcap`. Tests use a fresh one each. */
+  prefix?: string | undefined;
+  /** BullMQ attempts per capture (only retriable codes use them); default 3. */
+  attempts?: number | undefined;
+  /** First retry delay, doubled each retry; default 5000 ms. */
+  backoffMs?: number | undefined;
+  /** How long an Idempotency-Key maps to its capture; default 24 h. */
+  idempotencyTtlMs?: number | undefined;
+  /** Deadline of each Redis operation; default 3000 ms. */
+  redisTimeoutMs?: number | undefined;
+  /** Approximate cap of the audit stream; default 100 000 entries. */
+  auditMaxLen?: number | undefined;
+}
+
+/** BullMQ job counts and record counts by status (for /metrics). */
+export interface QueueDepth {
+  jobs: Record<'waiting' | 'active' | 'delayed' | 'prioritized' | 'paused' | 'completed' | 'failed', number>;
+  records: Record<CaptureStatus, number>;
+}
+
+/** Counters kept in Redis so every process reports the same totals. */
+export type QueueCounter = 'lock_waits';
+
+/** Records, requests, locks, registry and audit log over one Redis. */
+export class HeapcapQueue {
+  readonly keys: Keys;
+  readonly redisUrl: string;
+  /** The command connection (not for blocking commands). */
+  readonly redis: Redis;
+  /** The BullMQ producer of `capture` jobs. */
+  readonly bull: Queue<CaptureJob, void, string>;
+  readonly targets: TargetRegistry;
+  readonly locks: TargetLocks;
+  readonly audit: AuditLog;
+  /** Worker-side transitions of records. */
+  readonly attempts: AttemptRecorder;
+  /** Pub/sub: capture done, cancel requests. */
+  readonly events: CaptureEvents;
+  readonly #ctx: QueueContext;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: QueueOptions) {
+    const prefix = options.prefix ?? 'heapcap';
+    const settings: QueueSettings = {
+      attempts: options.attempts ?? 3,
+      backoffMs: options.backoffMs ?? 5_000,
+      idempotencyTtlMs: options.idempotencyTtlMs ?? 24 * 3600 * 1000,
+      redisTimeoutMs: options.redisTimeoutMs ?? 3_000,
+      auditMaxLen: options.auditMaxLen ?? 100_000,
+    };
+    this.keys = new Keys(prefix);
+    this.redisUrl = options.redisUrl;
+    this.redis = createRedis(options.redisUrl, 'command', `${prefix}:cmd`);
+    // BullMQ shares the command connection for a producer (it only duplicates for blocking workers).
+    this.bull = new Queue<CaptureJob, void, string>(CAPTURE_QUEUE, { connection: this.redis, prefix });
+    this.bull.on('error', () => {});
+    this.events = new CaptureEvents(options.redisUrl, this.keys);
+    this.#ctx = { redisUrl: options.redisUrl, redis: this.redis, keys: this.keys, bull: this.bull, events: this.events, settings };
+    this.targets = new TargetRegistry(this.#ctx);
+    this.locks = new TargetLocks(this.#ctx);
+    this.audit = new AuditLog(this.#ctx);
+    this.attempts = new AttemptRecorder(this.#ctx);
+  }
+
+  /** The settings in force (defaults applied). */
+  get settings(): Readonly<QueueSettings> {
+    return this.#ctx.settings;
+  }
+
+  /** Create a capture, join a queued/running one of the same target, or replay an Idempotency-Key. */
+  requestCapture(input: RequestCaptureInput): Promise<RequestCaptureResult> {
+    return requestCapture(this.#ctx, async (id) => (await this.targets.get(id))?.target ?? null, input);
+  }
+
+  /** One record, or null. */
+  getCapture(id: string): Promise<CaptureRecord | null> {
+    return getCapture(this.#ctx, id);
+  }
+
+  /** A page of records, newest first. Throws QueueError invalid_cursor / invalid_input. */
+  listCaptures(filter?: ListCapturesFilter): Promise<CapturePage> {
+    return listCaptures(this.#ctx, filter);
+  }
+
+  /** Cancel a queued or running capture. */
+  cancelCapture(id: string): Promise<CancelResult> {
+    return cancelCapture(this.#ctx, id);
+  }
+
+  /** The record once terminal, or as it is at the deadline / when `signal` aborts; null if unknown. */
+  waitForCapture(id: string, timeoutMs: number, signal?: AbortSignal): Promise<CaptureRecord | null> {
+    return waitForCapture(this.#ctx, id, timeoutMs, signal);
+  }
+
+  /** Forget the artifact of a finished capture (after the API deleted the objects). */
+  async clearArtifact(id: string): Promise<void> {
+    await withRedisDeadline(this.redis.hset(this.keys.record(id), 'artifact', '', 'updatedAt', new Date().toISOString()), this.settings.redisTimeoutMs, 'clearArtifact');
+  }
+
+  /** Job counts by BullMQ state and record counts by status. */
+  async depth(): Promise<QueueDepth> {
+    const [jobs, cards] = await withRedisDeadline(
+      Promise.all([
+        this.bull.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'completed', 'failed'),
+        Promise.all(CAPTURE_STATUSES.map((s) => this.redis.zcard(this.keys.indexStatus(s)))),
+      ]),
+      this.settings.redisTimeoutMs,
+      'depth',
+    );
+    const records = Object.fromEntries(CAPTURE_STATUSES.map((s, i) => [s, cards[i] ?? 0])) as Record<CaptureStatus, number>;
+    const j = (k: string): number => jobs[k] ?? 0;
+    return {
+      jobs: { waiting: j('waiting'), active: j('active'), delayed: j('delayed'), prioritized: j('prioritized'), paused: j('paused'), completed: j('completed'), failed: j('failed') },
+      records,
+    };
+  }
+
+  /** Add 1 to a shared counter. */
+  async increment(counter: QueueCounter): Promise<void> {
+    await withRedisDeadline(this.redis.hincrby(this.keys.counters(), counter, 1), this.settings.redisTimeoutMs, 'counter');
+  }
+
+  /** The shared counters. */
+  async counters(): Promise<Record<QueueCounter, number>> {
+    const all = await withRedisDeadline(this.redis.hgetall(this.keys.counters()), this.settings.redisTimeoutMs, 'counters');
+    return { lock_waits: Number(all['lock_waits'] ?? 0) };
+  }
+
+  /** Resolves when Redis answers PING within `timeoutMs` (default 1000); throws QueueError redis_unavailable otherwise. */
+  async ping(timeoutMs = 1_000): Promise<void> {
+    await withRedisDeadline(this.redis.ping(), timeoutMs, 'PING');
+  }
+
+  /** Close the producer, the subscriber and the connection; idempotent, every step runs. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await Promise.allSettled([this.bull.close(), this.events.close()]);
+      await closeRedis(this.redis);
+    })();
+    return this.#closing;
+  }
+}
+
+/** Open a queue (connects lazily; call `ping()` to check Redis). */
+export function createQueue(options: QueueOptions): HeapcapQueue {
+  return new HeapcapQueue(options);
+}

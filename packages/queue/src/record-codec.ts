@@ -1,0 +1,68 @@
+/**
+ * Capture records are Redis hashes: scalar fields stay scalar so scripts can
+ * HINCRBY/HSET them atomically; nested fields are JSON strings. An empty string
+ * stands for null. Fields outside the schema (`createdAtMs`, `cancelRequested`,
+ * `forced`) are bookkeeping and never leave this package.
+ */
+import { CaptureRecordSchema, type CaptureRecord } from './schemas.ts';
+
+/** Hash fields and values of a new record, flattened for HSET. */
+export function encodeRecord(record: CaptureRecord, extra: Record<string, string> = {}): string[] {
+  const fields: Record<string, string> = {
+    id: record.id,
+    targetId: record.targetId,
+    labels: JSON.stringify(record.labels),
+    trigger: JSON.stringify(record.trigger),
+    options: JSON.stringify(record.options),
+    status: record.status,
+    phase: record.phase ?? '',
+    error: record.error === null ? '' : JSON.stringify(record.error),
+    timings: record.timings === null ? '' : JSON.stringify(record.timings),
+    artifact: record.artifact === null ? '' : JSON.stringify(record.artifact),
+    attempts: String(record.attempts),
+    coalesced: String(record.coalesced),
+    createdAt: record.createdAt,
+    createdAtMs: String(Date.parse(record.createdAt)),
+    startedAt: record.startedAt ?? '',
+    finishedAt: record.finishedAt ?? '',
+    updatedAt: record.updatedAt,
+    ...extra,
+  };
+  return Object.entries(fields).flat();
+}
+
+const json = (v: string | undefined): unknown => (v === undefined || v === '' ? null : JSON.parse(v));
+const str = (v: string | undefined): string | null => (v === undefined || v === '' ? null : v);
+
+/** The record stored in `hash` (HGETALL result), or null for a missing key. Throws if the stored record is corrupt. */
+export function decodeRecord(hash: Record<string, string>): CaptureRecord | null {
+  if (hash['id'] === undefined) return null;
+  return CaptureRecordSchema.parse({
+    id: hash['id'],
+    targetId: hash['targetId'],
+    labels: json(hash['labels']) ?? {},
+    trigger: json(hash['trigger']),
+    options: json(hash['options']),
+    status: hash['status'],
+    phase: str(hash['phase']),
+    error: json(hash['error']),
+    timings: json(hash['timings']),
+    artifact: json(hash['artifact']),
+    attempts: Number(hash['attempts'] ?? 0),
+    coalesced: Number(hash['coalesced'] ?? 0),
+    createdAt: hash['createdAt'],
+    startedAt: str(hash['startedAt']),
+    finishedAt: str(hash['finishedAt']),
+    updatedAt: hash['updatedAt'],
+  });
+}
+
+/** Flatten a partial update for HSET; null becomes the empty string (stored null). */
+export function encodeUpdate(update: Partial<Pick<CaptureRecord, 'phase' | 'error' | 'timings' | 'artifact' | 'startedAt' | 'finishedAt'>>): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(update)) {
+    if (v === undefined) continue;
+    out.push(k, v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+  }
+  return out;
+}

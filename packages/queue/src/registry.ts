@@ -1,0 +1,116 @@
+/**
+ * The target registry: the allowlist of what may be captured. Loaded from the
+ * targets file at start-up and edited through the admin API; kept in one Redis
+ * hash (id → entry JSON) so every api and worker process sees the same list.
+ */
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import type { QueueContext } from './context.ts';
+import { withRedisDeadline } from './connection.ts';
+import { QueueError } from './errors.ts';
+import { TargetSchema, TargetsFileSchema, type Target } from './schemas.ts';
+
+/** A registry entry: the target, where it came from and when it last changed. */
+export interface RegisteredTarget {
+  target: Target;
+  /** `file`: the targets file (re-synced at every start); `api`: the admin API. */
+  source: 'file' | 'api';
+  updatedAt: string;
+}
+
+/** Read and validate a targets file (YAML or JSON). With `missingOk`, a missing file is an empty list. */
+export async function loadTargetsFile(path: string, options: { missingOk?: boolean } = {}): Promise<Target[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if (options.missingOk === true && (err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new QueueError('targets_file_unreadable', `cannot read the targets file ${path}: ${(err as Error).message}`, { path }, err);
+  }
+  let raw: unknown;
+  try {
+    // YAML is a superset of JSON: one parser reads both.
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new QueueError('invalid_input', `${path} is not valid YAML/JSON: ${(err as Error).message}`, { path }, err);
+  }
+  const parsed = TargetsFileSchema.safeParse(raw ?? {});
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    throw new QueueError('invalid_input', `${path}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { path, issues });
+  }
+  const seen = new Set<string>();
+  for (const t of parsed.data.targets) {
+    if (seen.has(t.id)) throw new QueueError('invalid_input', `${path}: target id "${t.id}" appears twice`, { path, id: t.id });
+    seen.add(t.id);
+  }
+  return parsed.data.targets;
+}
+
+/** CRUD over the registry hash. */
+export class TargetRegistry {
+  readonly #ctx: QueueContext;
+
+  constructor(ctx: QueueContext) {
+    this.#ctx = ctx;
+  }
+
+  /**
+   * Make the file's targets the registry's file-sourced entries: add/replace
+   * each, remove file entries no longer in the file, keep API-added entries
+   * (an API entry with the same id as a file entry is replaced by the file's).
+   */
+  async syncFromFile(targets: Target[]): Promise<{ added: number; removed: number }> {
+    const key = this.#ctx.keys.targets();
+    const current = await this.list();
+    const ids = new Set(targets.map((t) => t.id));
+    const stale = current.filter((e) => e.source === 'file' && !ids.has(e.target.id)).map((e) => e.target.id);
+    const now = new Date().toISOString();
+    const multi = this.#ctx.redis.multi();
+    for (const t of targets) multi.hset(key, t.id, JSON.stringify({ target: t, source: 'file', updatedAt: now } satisfies RegisteredTarget));
+    if (stale.length > 0) multi.hdel(key, ...stale);
+    await withRedisDeadline(multi.exec(), this.#ctx.settings.redisTimeoutMs, 'targets sync');
+    return { added: targets.length, removed: stale.length };
+  }
+
+  /** Every registered target, sorted by id. */
+  async list(): Promise<RegisteredTarget[]> {
+    const all = await withRedisDeadline(this.#ctx.redis.hgetall(this.#ctx.keys.targets()), this.#ctx.settings.redisTimeoutMs, 'targets list');
+    return Object.values(all)
+      .map(decodeEntry)
+      .sort((a, b) => a.target.id.localeCompare(b.target.id));
+  }
+
+  /** One entry, or null. */
+  async get(id: string): Promise<RegisteredTarget | null> {
+    const v = await withRedisDeadline(this.#ctx.redis.hget(this.#ctx.keys.targets(), id), this.#ctx.settings.redisTimeoutMs, 'targets get');
+    return v === null ? null : decodeEntry(v);
+  }
+
+  /** Create or replace a target (validated); `created` is false for a replacement. */
+  async put(input: unknown, source: 'file' | 'api' = 'api'): Promise<{ entry: RegisteredTarget; created: boolean }> {
+    const parsed = TargetSchema.safeParse(input);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+      throw new QueueError('invalid_input', 'invalid target', { issues });
+    }
+    const entry: RegisteredTarget = { target: parsed.data, source, updatedAt: new Date().toISOString() };
+    const added = await withRedisDeadline(
+      this.#ctx.redis.hset(this.#ctx.keys.targets(), parsed.data.id, JSON.stringify(entry)),
+      this.#ctx.settings.redisTimeoutMs,
+      'targets put',
+    );
+    return { entry, created: added === 1 };
+  }
+
+  /** Remove a target; false when there was none. Captures still queued for it then fail with target_not_found. */
+  async remove(id: string): Promise<boolean> {
+    const n = await withRedisDeadline(this.#ctx.redis.hdel(this.#ctx.keys.targets(), id), this.#ctx.settings.redisTimeoutMs, 'targets delete');
+    return n === 1;
+  }
+}
+
+function decodeEntry(json: string): RegisteredTarget {
+  const v = JSON.parse(json) as { target: unknown; source: 'file' | 'api'; updatedAt: string };
+  return { target: TargetSchema.parse(v.target), source: v.source, updatedAt: v.updatedAt };
+}

@@ -1,0 +1,117 @@
+/** requestCapture: join a queued/running capture, replay an Idempotency-Key, or create and enqueue. */
+import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import type { QueueContext } from './context.ts';
+import { withRedisDeadline } from './connection.ts';
+import { QueueError } from './errors.ts';
+import { newCaptureId } from './ids.ts';
+import { enqueueCapture } from './jobs.ts';
+import { decodeRecord, encodeRecord } from './record-codec.ts';
+import { REQUEST_SCRIPT } from './lua-captures.ts';
+import { hashFromReply } from './reply.ts';
+import { CaptureOptionsSchema, TriggerSchema, type CaptureRecord, type Target, type Trigger } from './schemas.ts';
+
+/** Input of requestCapture. */
+export interface RequestCaptureInput {
+  /** A registered target id (the registry is the allowlist). */
+  targetId: string;
+  /** Capture options; omitted fields take their defaults. */
+  options?: z.input<typeof CaptureOptionsSchema> | undefined;
+  trigger: Trigger;
+  /** Start a new capture even when one of this target is queued or running (it then waits for the target lock). */
+  force?: boolean | undefined;
+  /** Same key (per trigger.who) within the TTL (24 h) → the same capture; a different request with it → QueueError idempotency_key_reused. */
+  idempotencyKey?: string | undefined;
+}
+
+/** Outcome of requestCapture; exactly one of created / coalesced / replayed is true. */
+export interface RequestCaptureResult {
+  record: CaptureRecord;
+  /** A new capture was created and enqueued (HTTP 202). */
+  created: boolean;
+  /** Joined a queued or running capture of the same target (HTTP 200, `coalesced: true`). */
+  coalesced: boolean;
+  /** The Idempotency-Key was seen before: this is the capture it created or joined. */
+  replayed: boolean;
+}
+
+/** Create, join or replay a capture; see RequestCaptureInput. Resolves the target through `lookup`. */
+export async function requestCapture(
+  ctx: QueueContext,
+  lookup: (id: string) => Promise<Target | null>,
+  input: RequestCaptureInput,
+): Promise<RequestCaptureResult> {
+  const options = CaptureOptionsSchema.parse(input.options ?? {});
+  const trigger = TriggerSchema.parse(input.trigger);
+  const target = await lookup(input.targetId);
+  if (target === null) throw new QueueError('target_not_found', `no target "${input.targetId}" in the registry`, { targetId: input.targetId });
+  const force = input.force === true;
+  const now = Date.now();
+  const iso = new Date(now).toISOString();
+  const record: CaptureRecord = {
+    id: newCaptureId(now),
+    targetId: target.id,
+    labels: target.labels,
+    trigger,
+    options,
+    status: 'queued',
+    phase: null,
+    error: null,
+    timings: null,
+    artifact: null,
+    attempts: 0,
+    coalesced: 0,
+    createdAt: iso,
+    startedAt: null,
+    finishedAt: null,
+    updatedAt: iso,
+  };
+  const { keys, settings } = ctx;
+  const idemKey = input.idempotencyKey === undefined ? keys.idempotency('', 'none') : keys.idempotency(trigger.who, input.idempotencyKey);
+  // What makes two requests "the same" for an Idempotency-Key.
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify([target.id, options, force, trigger.reason ?? null]))
+    .digest('hex')
+    .slice(0, 32);
+  const reply = await withRedisDeadline(
+    REQUEST_SCRIPT.run(
+      ctx.redis,
+      [idemKey, keys.active(target.id), keys.record(record.id), keys.indexAll(), keys.indexTarget(target.id), keys.indexStatus('queued'), keys.indexTrigger(trigger.kind)],
+      [
+        input.idempotencyKey === undefined ? '0' : '1',
+        fingerprint,
+        settings.idempotencyTtlMs,
+        force ? '1' : '0',
+        record.id,
+        now,
+        keys.recordPrefix,
+        iso,
+        ...encodeRecord(record, force ? { forced: '1' } : {}),
+      ],
+    ),
+    settings.redisTimeoutMs,
+    'requestCapture',
+  );
+  const [outcome, id, ...rest] = Array.isArray(reply) ? (reply as unknown[]) : [];
+  if (outcome === 'created') {
+    // Not atomic with the script: if this add fails, the record stays queued without a job
+    // until a replay of the same Idempotency-Key or the worker's reconciler enqueues it.
+    await enqueueCapture(ctx, record.id, target.id);
+    return { record, created: true, coalesced: false, replayed: false };
+  }
+  if (outcome === 'joined') {
+    const joined = decodeRecord(hashFromReply(rest));
+    if (joined === null) throw new Error(`joined capture ${String(id)} vanished`);
+    return { record: joined, created: false, coalesced: true, replayed: false };
+  }
+  if (typeof id !== 'string') throw new Error(`unexpected requestCapture reply ${JSON.stringify(reply)}`);
+  if (outcome === 'reused') {
+    throw new QueueError('idempotency_key_reused', 'this Idempotency-Key was used with a different request in the last 24 h', { captureId: id });
+  }
+  const hash = await ctx.redis.hgetall(keys.record(id));
+  const existing = decodeRecord(hash);
+  if (existing === null) throw new Error(`capture ${id} of an Idempotency-Key vanished`);
+  // A replay is the client retrying, maybe because our enqueue failed: make sure the job exists.
+  if (existing.status === 'queued') await enqueueCapture(ctx, existing.id, existing.targetId);
+  return { record: existing, created: false, coalesced: false, replayed: true };
+}

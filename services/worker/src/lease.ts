@@ -1,0 +1,57 @@
+/**
+ * While a capture runs: renew the target lock's lease, and look for a cancel
+ * flag (in case the pub/sub message was missed during a reconnect). Losing the
+ * lock aborts the capture: another worker may now own the target.
+ */
+import type { Logger } from 'pino';
+import type { HeapcapQueue } from '@heapcap/queue';
+
+export interface LeaseHandle {
+  /** Stop renewing (idempotent). */
+  stop(): void;
+}
+
+export interface LeaseOptions {
+  queue: HeapcapQueue;
+  targetId: string;
+  captureId: string;
+  token: string;
+  leaseMs: number;
+  log: Logger;
+  onLost: () => void;
+  onCancelFlag: () => void;
+}
+
+/** Start the renew/poll timer; ticks every third of the lease. */
+export function startLease(o: LeaseOptions): LeaseHandle {
+  let stopped = false;
+  let busy = false;
+  let failures = 0;
+  const tick = async (): Promise<void> => {
+    if (busy || stopped) return;
+    busy = true;
+    try {
+      const ours = await o.queue.locks.extend(o.targetId, o.token, o.leaseMs);
+      failures = 0;
+      if (!ours && !stopped) {
+        o.log.error('lost the target lock (lease expired); aborting the capture');
+        o.onLost();
+        return;
+      }
+      if (await o.queue.attempts.cancelRequested(o.captureId)) o.onCancelFlag();
+    } catch (err) {
+      // Redis hiccup: the lease still has up to two thirds left; the next tick retries.
+      failures++;
+      o.log.warn({ err, failures }, 'could not renew the target lock');
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void tick(), Math.max(50, Math.floor(o.leaseMs / 3)));
+  return {
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}

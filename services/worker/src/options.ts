@@ -1,0 +1,50 @@
+/** Worker tuning, with the reasoning behind each default. */
+
+export interface WorkerTuning {
+  /** Captures in flight in this process (HEAPCAP_WORKER_CONCURRENCY). */
+  concurrency: number;
+  /**
+   * BullMQ job lock. BullMQ renews it every half of this while the process is
+   * alive; a worker that dies loses it after this long, and the job counts as
+   * stalled. Our event loop never blocks for long (snapshot bytes stream), so
+   * 30 s only has to cover GC pauses and a slow Redis.
+   */
+  lockDurationMs: number;
+  /** How often live workers look for stalled jobs: recovery after a crash takes ≤ lockDuration + stalledInterval. */
+  stalledIntervalMs: number;
+  /**
+   * A job whose worker died more than this many times fails (a capture that
+   * kills its worker, e.g. by memory, must not kill every worker in turn).
+   */
+  maxStalledCount: number;
+  /** Lease of the per-target lock; renewed every third of it while the capture runs. */
+  targetLeaseMs: number;
+  /** When the target is locked by another capture, retry after this (plus up to 50 % jitter). */
+  lockRetryMs: number;
+  /**
+   * After a capture stopped during generate/serialize (cancel, error), the
+   * target may still be producing that snapshot: keep its lock until it answers
+   * again, at most this long (a 76 MB snapshot took 92 s without the warm step).
+   */
+  settleTimeoutMs: number;
+  /** SIGTERM: finish running captures for this long, then cancel them and hand them back to the queue. */
+  shutdownTimeoutMs: number;
+  /** Run the record/job reconciler this often (and once at start). */
+  reconcileIntervalMs: number;
+}
+
+/** Defaults that suit one worker per node next to its targets. */
+export const DEFAULT_TUNING: Omit<WorkerTuning, 'concurrency'> = {
+  lockDurationMs: 30_000,
+  stalledIntervalMs: 15_000,
+  maxStalledCount: 1,
+  targetLeaseMs: 30_000,
+  lockRetryMs: 1_000,
+  settleTimeoutMs: 120_000,
+  shutdownTimeoutMs: 20_000,
+  reconcileIntervalMs: 60_000,
+};
+
+/** Only these codes are retried: the target or the store may come back. `target_closed` and
+ * `snapshot_truncated` mean a dying target, which must not be hammered. */
+export const RETRY_CODES: ReadonlySet<string> = new Set(['target_unreachable', 'storage_unavailable']);
