@@ -9,3 +9,9 @@ export { decideWarm, runWarm, type WarmMode, type WarmMethod, type WarmReport } 
 export { SnapshotStream, type SnapshotStreamOptions, type SnapshotStreamStats } from './snapshot-stream.ts';
 export { parseV8Version, compareVersions, needsLineEndsWarm, LINE_ENDS_CACHED_SINCE } from './v8-version.ts';
 export { withDeadline, sleep, throwIfAborted, cancelledError } from './deadline.ts';
+export { preflightOnly, type PreflightOptions, type PreflightReport } from './preflight.ts';
+export { decideHeadroom, headroomConstraints, headroomError, type HeadroomOptions, type HeadroomReport, type HeadroomConstraint } from './headroom.ts';
+export { gatherMemoryFacts, type MemoryFacts, type CgroupFacts } from './headroom-facts.ts';
+export { headroomLines, decisionText } from './headroom-text.ts';
+export type { PeakReport } from './headroom-peak.ts';
+export { MEMORY_MODELS, modelFamily, modelFor, estimateExtraBytes, type MemoryModel, type MemoryModelOverride, type ModelFamily } from './memory-model.ts';

@@ -20,6 +20,12 @@ export interface CaptureCommand {
   memoryCeilingBytes: number;
   spillDir: string | undefined;
   snapshotTimeoutMs: number | undefined;
+  /** Capture even when the headroom gate refuses. */
+  force: boolean;
+  /** Print the preflight facts and the headroom decision; take nothing. */
+  dryRun: boolean;
+  /** The target's memory limit when it cannot tell (or a tighter budget). */
+  memoryLimitBytes: number | undefined;
 }
 
 export const CAPTURE_USAGE = `Usage: heapcap capture TARGET [options]
@@ -49,6 +55,12 @@ Options:
   --reason TEXT           why (goes into the manifest)
   --json                  print the manifest as JSON on stdout
   --quiet                 no progress output
+
+Headroom (a snapshot makes the target's RSS grow ~7-20x its heap used, outside the JS heap):
+  --dry-run               print the preflight facts and the decision; take nothing
+                          (exit 0 if it would capture, 6 if it would be refused)
+  --force                 capture even when the estimate exceeds the available memory
+  --memory-limit MB       the target's memory limit, when it cannot tell (a remote browser)
 `;
 
 /** Parse `heapcap capture` argv (without the subcommand). Throws CaptureError('invalid_input'). */
@@ -83,6 +95,9 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
         reason: { type: 'string' },
         json: { type: 'boolean' },
         quiet: { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+        force: { type: 'boolean' },
+        'memory-limit': { type: 'string' },
       },
     }));
   } catch (err) {
@@ -94,6 +109,9 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
   if (values['url-pattern'] !== undefined || values['title-pattern'] !== undefined || values['target-type'] !== undefined) {
     if (which !== 'chromium') throw invalid('--url-pattern, --title-pattern and --target-type go with --chromium');
   }
+  // Bad input is reported as such before anything touches the network (the
+  // engine compiles the patterns only after reaching the browser).
+  for (const flag of ['url-pattern', 'title-pattern'] as const) checkPattern(values[flag], flag);
   if (values.port !== undefined && which !== 'pid') throw invalid('--port goes with --pid');
   if (values.warm === true && values['no-warm'] === true) throw invalid('--warm and --no-warm contradict each other');
 
@@ -164,6 +182,9 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
     memoryCeilingBytes: values['memory-ceiling'] === undefined ? defaults.memoryCeilingBytes : positiveInt(values['memory-ceiling'], '--memory-ceiling', 4096) * 1024 * 1024,
     spillDir: values['spill-dir'] ?? defaults.spillDir,
     snapshotTimeoutMs: values.timeout === undefined ? undefined : positiveInt(values.timeout, '--timeout', 86_400) * 1000,
+    force: values.force === true,
+    dryRun: values['dry-run'] === true,
+    memoryLimitBytes: values['memory-limit'] === undefined ? undefined : positiveInt(values['memory-limit'], '--memory-limit', 16 * 1024 * 1024) * 1024 * 1024,
   };
 }
 
@@ -171,6 +192,17 @@ function positiveInt(value: string, flag: string, max = 2 ** 31 - 1): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n <= 0 || n > max) throw invalid(`${flag} "${value}" must be a whole number from 1 to ${max}`);
   return n;
+}
+
+function checkPattern(pattern: string | undefined, flag: string): void {
+  if (pattern === undefined) return;
+  try {
+    new RegExp(pattern);
+  } catch (err) {
+    throw new CaptureError('invalid_input', `--${flag} "${pattern}" is not a valid regular expression: ${(err as Error).message}`, {
+      hint: 'escape special characters, e.g. shop\\.example',
+    });
+  }
 }
 
 function safeHost(url: string): string {

@@ -1,12 +1,14 @@
 /** `heapcap capture`: one capture straight from the command line (no Redis, no service). */
 import { CaptureError, toCaptureError } from '@heapcap/errors';
+import { headroomLines, preflightOnly } from '@heapcap/capture';
 import { createSink, newCaptureId } from '@heapcap/storage';
 import type { HeapcapConfig } from '@heapcap/config';
 import { parseCaptureArgs, CAPTURE_USAGE } from './capture-args.ts';
 import { runCapture } from './run-capture.ts';
-import { ProgressLine, summaryTable } from './format.ts';
+import { mb, ProgressLine, summaryTable } from './format.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
+import type { CaptureCommand } from './capture-args.ts';
 
 /** Run `heapcap capture`; returns the exit code. */
 export async function captureMain(argv: string[], config: HeapcapConfig, env: Record<string, string | undefined>): Promise<number> {
@@ -36,6 +38,7 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
   process.once('SIGTERM', onSignal);
   const progress = !cmd.quiet && process.stderr.isTTY ? new ProgressLine(process.stderr) : undefined;
   try {
+    if (cmd.dryRun) return await dryRun(cmd, controller.signal);
     const out = await runCapture({
       captureId: newCaptureId(),
       targetId: cmd.targetId,
@@ -49,6 +52,8 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
       memoryCeilingBytes: cmd.memoryCeilingBytes,
       spillDir: cmd.spillDir,
       snapshotTimeoutMs: cmd.snapshotTimeoutMs,
+      force: cmd.force,
+      memoryLimitBytes: cmd.memoryLimitBytes,
       trigger: { kind: 'cli', who: env['USER'] ?? env['LOGNAME'] ?? 'unknown', reason: cmd.reason },
       signal: controller.signal,
       ...(progress === undefined ? {} : { onProgress: (p) => progress.update(p) }),
@@ -59,6 +64,9 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
     } else {
       const manifestLocation = out.manifest.artifact.location.replace(/\.heapsnapshot(\.gz)?$/, '.manifest.json');
       process.stdout.write(`${summaryTable(out.manifest, manifestLocation)}\n`);
+      const { estimate, peak, forced } = out.manifest;
+      const actual = peak.actualExtraBytes === null ? `unknown (${peak.note ?? ''})` : `+${mb(peak.actualExtraBytes)}`;
+      process.stdout.write(`  headroom   estimate +${mb(estimate.extraBytes)}, actual ${actual}${forced ? ' (forced)' : ''}\n`);
     }
     return EXIT.ok;
   } catch (err) {
@@ -70,4 +78,22 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** `--dry-run`: the preflight facts and the headroom decision; nothing is taken. */
+async function dryRun(cmd: CaptureCommand, signal: AbortSignal): Promise<number> {
+  const report = await preflightOnly({
+    endpoint: cmd.endpoint,
+    force: cmd.force,
+    ...(cmd.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: cmd.memoryLimitBytes }),
+    signal,
+  });
+  if (cmd.json) {
+    process.stdout.write(`${JSON.stringify({ dryRun: true, target: report.endpoint.description, runtime: report.facts, ...report.headroom }, null, 2)}\n`);
+  } else {
+    const f = report.facts;
+    process.stdout.write(`dry run: ${report.endpoint.description} (${f.product} ${f.version}, V8 ${f.v8Version ?? '?'}${f.pid === undefined ? '' : `, pid ${f.pid}`}); nothing taken\n`);
+    process.stdout.write(`${headroomLines(report.headroom).join('\n')}\n`);
+  }
+  return report.headroom.action === 'refuse' ? EXIT.refused : EXIT.ok;
 }

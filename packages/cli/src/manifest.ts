@@ -32,6 +32,22 @@ export function buildManifest(input: CaptureManifestInput) {
     heap: result.facts.heap,
     timings: result.timings,
     stream: result.stream,
+    // The headroom gate: what preflight saw, what it expected, what it decided, what happened.
+    preflight: result.headroom.memory,
+    estimate: {
+      model: result.headroom.model,
+      heapUsedBytes: result.headroom.heapUsedBytes,
+      extraBytes: result.headroom.estimate.extraBytes,
+      peakBytes: result.headroom.estimate.peakBytes,
+    },
+    decision: {
+      verdict: result.headroom.verdict,
+      action: result.headroom.action,
+      binding: result.headroom.binding,
+      constraints: result.headroom.constraints,
+    },
+    forced: result.headroom.forced,
+    peak: result.peak,
     artifact: {
       key: stored.key,
       location: stored.location,

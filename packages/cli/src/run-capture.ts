@@ -23,6 +23,10 @@ export interface RunCaptureInput {
   memoryCeilingBytes?: number;
   spillDir?: string | undefined;
   snapshotTimeoutMs?: number | undefined;
+  /** Capture even when the headroom gate refuses. */
+  force?: boolean;
+  /** The target's configured memory limit. */
+  memoryLimitBytes?: number | undefined;
   trigger?: CaptureManifestInput['trigger'];
   signal?: AbortSignal;
   onProgress?: (p: CaptureProgress) => void;
@@ -48,6 +52,8 @@ export async function runCapture(input: RunCaptureInput): Promise<RunCaptureOutp
     ...(input.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: input.memoryCeilingBytes }),
     ...(input.spillDir === undefined ? {} : { spillDir: input.spillDir }),
     ...(input.snapshotTimeoutMs === undefined ? {} : { timeouts: { snapshotMs: input.snapshotTimeoutMs } }),
+    force: input.force === true,
+    ...(input.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: input.memoryLimitBytes }),
     ...(input.signal === undefined ? {} : { signal: input.signal }),
     ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
     // Prove the store can take the artifact before the target is paused for it.

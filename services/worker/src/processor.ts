@@ -137,6 +137,9 @@ async function runAttempt(a: AttemptInput): Promise<void> {
       gc: options.gc,
       exposeInternals: options.exposeInternals,
       captureNumericValue: options.captureNumericValue,
+      // The headroom gate: `forceHeadroom` overrides a refusal (recorded in the manifest).
+      force: options.forceHeadroom,
+      ...(target.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: target.memoryLimitBytes }),
       ...(deps.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: deps.memoryCeilingBytes }),
       spillDir: deps.spillDir,
       trigger: a.record.trigger,

@@ -1,0 +1,136 @@
+// The gate's arithmetic on given facts: which limit binds, when it refuses,
+// what force changes, what the refusal tells the operator. No target needed.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  decideHeadroom,
+  headroomError,
+  MEMORY_MODELS,
+  modelFamily,
+  type MemoryFacts,
+  type RuntimeFacts,
+} from '../src/index.ts';
+
+const MiB = 1024 * 1024;
+
+function node(heapUsedMb: number, v8 = '11.3.244.8-node.38'): RuntimeFacts {
+  return { product: 'node', version: 'v20.20.2', v8Version: v8, pid: 1, heap: { usedBytes: heapUsedMb * MiB, totalBytes: heapUsedMb * 1.2 * MiB } };
+}
+
+function memory(over: Partial<MemoryFacts> = {}): MemoryFacts {
+  return {
+    access: 'getBuiltinModule',
+    rssBytes: 200 * MiB,
+    maxRssBytes: 220 * MiB,
+    heapLimitBytes: 4096 * MiB,
+    constrainedMemoryBytes: null,
+    availableMemoryBytes: null,
+    cgroup: null,
+    host: { totalBytes: 16384 * MiB, availableBytes: 12000 * MiB, source: 'target' },
+    warnings: [],
+    ...over,
+  };
+}
+
+function cgroup(limitMb: number | null, usageMb: number, inactiveMb = 0): MemoryFacts['cgroup'] {
+  return {
+    version: 2,
+    path: '/kubepods/pod/ctr',
+    dir: '/sys/fs/cgroup/kubepods/pod/ctr',
+    limitBytes: limitMb === null ? null : limitMb * MiB,
+    limitDir: limitMb === null ? null : '/sys/fs/cgroup/kubepods/pod',
+    usageBytes: usageMb * MiB,
+    inactiveFileBytes: inactiveMb * MiB,
+  };
+}
+
+void describe('headroom decision', () => {
+  void it('refuses a 300 MB heap in a 2 GB container (the issue’s example) and says what to do', () => {
+    const report = decideHeadroom(node(300), memory({ cgroup: cgroup(2048, 450) }));
+    assert.equal(report.verdict, 'exceeds');
+    assert.equal(report.action, 'refuse');
+    assert.equal(report.forced, false);
+    assert.equal(report.binding?.source, 'cgroup');
+    const err = headroomError(report);
+    assert.equal(err.code, 'insufficient_headroom');
+    assert.equal(err.details?.['limitBytes'], 2048 * MiB);
+    assert.equal(err.details?.['usageBytes'], 450 * MiB);
+    assert.equal(err.details?.['heapUsedBytes'], 300 * MiB);
+    assert.equal(err.details?.['estimateBytes'], report.estimate.extraBytes);
+    assert.ok((err.details?.['requiredLimitBytes'] as number) > 2048 * MiB);
+    assert.match(err.hint ?? '', /raise the target's memory limit to at least \d+ MB, capture a replica with more room, or force it/);
+  });
+
+  void it('lets the same heap through when the container has room', () => {
+    const report = decideHeadroom(node(300), memory({ cgroup: cgroup(8192, 450) }));
+    assert.equal(report.verdict, 'fits');
+    assert.equal(report.action, 'capture');
+    assert.ok(report.binding !== null && report.estimate.extraBytes <= report.binding.availableBytes);
+  });
+
+  void it('force takes a capture that does not fit and records it; force on one that fits records nothing', () => {
+    const forced = decideHeadroom(node(300), memory({ cgroup: cgroup(2048, 450) }), { force: true });
+    assert.deepEqual([forced.verdict, forced.action, forced.forced], ['exceeds', 'capture', true]);
+    const fits = decideHeadroom(node(300), memory({ cgroup: cgroup(8192, 450) }), { force: true });
+    assert.deepEqual([fits.verdict, fits.action, fits.forced], ['fits', 'capture', false]);
+  });
+
+  void it('counts the cgroup working set (usage minus inactive file cache), not the page cache', () => {
+    // 1 GB limit, 900 MB usage of which 700 MB is reclaimable file cache.
+    const withCache = decideHeadroom(node(40), memory({ cgroup: cgroup(1024, 900, 700), host: null }));
+    assert.equal(withCache.binding?.usageBytes, 200 * MiB);
+    assert.equal(withCache.verdict, 'fits');
+    const without = decideHeadroom(node(40), memory({ cgroup: cgroup(1024, 900, 0), host: null }));
+    assert.equal(without.verdict, 'exceeds');
+  });
+
+  void it('the tightest of cgroup, configured limit and host binds', () => {
+    const report = decideHeadroom(node(50), memory({ cgroup: cgroup(4096, 300) }), { memoryLimitBytes: 600 * MiB });
+    assert.deepEqual(
+      report.constraints.map((c) => c.source),
+      ['cgroup', 'configured', 'host'],
+    );
+    assert.equal(report.binding?.source, 'configured');
+    // configured limit − target RSS − margin (64 MiB floor).
+    assert.equal(report.binding?.availableBytes, 600 * MiB - 200 * MiB - 64 * MiB);
+    assert.equal(report.verdict, 'exceeds');
+  });
+
+  void it('falls back to process.constrainedMemory() when no cgroup files could be read', () => {
+    const report = decideHeadroom(node(50), memory({ constrainedMemoryBytes: 512 * MiB, availableMemoryBytes: 100 * MiB, host: null }));
+    assert.equal(report.binding?.source, 'constrained-memory');
+    assert.equal(report.binding?.usageBytes, 412 * MiB);
+    assert.equal(report.verdict, 'exceeds');
+  });
+
+  void it('with no limit known it captures and says so (verdict unknown)', () => {
+    const chromium: RuntimeFacts = { product: 'chromium', version: 'HeadlessChrome/156', v8Version: '15.6.75.27', heap: { usedBytes: 30 * MiB, totalBytes: 40 * MiB } };
+    const report = decideHeadroom(chromium, memory({ access: 'browser', rssBytes: null, maxRssBytes: null, host: null }));
+    assert.deepEqual([report.verdict, report.action, report.binding], ['unknown', 'capture', null]);
+    assert.equal(report.estimate.peakBytes, null);
+    // A configured limit for a remote browser: usage is the JS heap (the page cannot see its RSS).
+    const limited = decideHeadroom(chromium, memory({ access: 'browser', rssBytes: null, maxRssBytes: null, host: null }), { memoryLimitBytes: 256 * MiB });
+    assert.equal(limited.binding?.usageBytes, 40 * MiB);
+    assert.equal(limited.verdict, 'exceeds');
+  });
+
+  void it('picks the model by runtime and V8 version, and a per-target override replaces it', () => {
+    assert.equal(modelFamily('node', '11.3.244.8-node.38'), 'node-v8-11');
+    assert.equal(modelFamily('node', '10.2.154.26-node.36'), 'node-v8-11');
+    assert.equal(modelFamily('node', '12.4.254.21-node.33'), 'node-v8-12');
+    assert.equal(modelFamily('node', '13.6.233.10-node.21'), 'node-v8-12');
+    assert.equal(modelFamily('chromium', '15.6.75.27'), 'chromium');
+    const report = decideHeadroom(node(100), memory(), { model: { factor: 2, constantBytes: 0 } });
+    assert.equal(report.estimate.extraBytes, 200 * MiB);
+    assert.equal(report.estimate.peakBytes, 400 * MiB);
+    const fitted = decideHeadroom(node(100), memory());
+    const m = MEMORY_MODELS['node-v8-11'];
+    assert.equal(fitted.estimate.extraBytes, Math.round(m.factor * 100 * MiB + m.constantBytes));
+  });
+
+  void it('a configured margin replaces the default one', () => {
+    const report = decideHeadroom(node(10), memory({ cgroup: cgroup(1024, 100), host: null }), { marginBytes: 0 });
+    assert.equal(report.binding?.marginBytes, 0);
+    assert.equal(report.binding?.availableBytes, 924 * MiB);
+  });
+});
