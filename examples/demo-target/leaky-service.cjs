@@ -35,9 +35,11 @@ setInterval(() => {
   for (let i = 0; i < rate; i++) handle(served);
 }, 1000).unref();
 
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+// HOST: 0.0.0.0 in a container (docker-compose.yml); loopback everywhere else.
+const host = process.env.HOST ?? '127.0.0.1';
+server.listen(Number(process.env.PORT ?? 0), host, () => {
   const { port } = server.address();
-  console.log(`leaky-service listening on http://127.0.0.1:${port} (${sessions.size} sessions cached)`);
+  console.log(`leaky-service listening on http://${host}:${port} (${sessions.size} sessions cached)`);
   console.log('READY');
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

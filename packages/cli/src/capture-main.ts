@@ -1,7 +1,8 @@
 /** `heapcap capture`: one capture straight from the command line (no Redis, no service). */
 import { CaptureError, toCaptureError } from '@heapcap/errors';
 import { headroomLines, preflightOnly } from '@heapcap/capture';
-import { createSink, newCaptureId } from '@heapcap/storage';
+import { createFileSink, newCaptureId, type ArtifactSink } from '@heapcap/storage/file';
+import type { StorageConfig } from '@heapcap/config';
 import type { HeapcapConfig } from '@heapcap/config';
 import { parseCaptureArgs, CAPTURE_USAGE } from './capture-args.ts';
 import { runCapture } from './run-capture.ts';
@@ -43,7 +44,7 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
       captureId: newCaptureId(),
       targetId: cmd.targetId,
       endpoint: cmd.endpoint,
-      sink: createSink(cmd.storage),
+      sink: await sinkFor(cmd.storage),
       gzip: cmd.gzip,
       warm: cmd.warm,
       gc: cmd.gc,
@@ -96,4 +97,11 @@ async function dryRun(cmd: CaptureCommand, signal: AbortSignal): Promise<number>
     process.stdout.write(`${headroomLines(report.headroom).join('\n')}\n`);
   }
   return report.headroom.action === 'refuse' ? EXIT.refused : EXIT.ok;
+}
+
+/** The sink for this capture; the S3 client is loaded only when S3 is the target. */
+async function sinkFor(storage: StorageConfig): Promise<ArtifactSink> {
+  if (storage.kind === 'file') return createFileSink({ dir: storage.dir });
+  const { createSink } = await import('@heapcap/storage');
+  return createSink(storage);
 }

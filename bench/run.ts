@@ -1,0 +1,68 @@
+/**
+ * Runs the benches of this workspace in sequence, or the ones named:
+ *
+ *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3 ...]
+ *
+ * Exits non-zero when any bench check failed (each failure is printed as
+ * `FAIL [bench] ...` and summarised at the end) or a bench crashed.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Check } from './lib/report.ts';
+
+type Bench = () => Promise<Check[]>;
+
+/** gzip-level.ts is a standalone measurement script (no checks): it runs as a child process. */
+function script(file: string): Bench {
+  return () =>
+    new Promise((resolve, reject) => {
+      const path = fileURLToPath(new URL(file, import.meta.url));
+      if (!existsSync(path)) return reject(new Error(`${path} does not exist`));
+      const child = spawn(process.execPath, ['--import', 'tsx', path], { stdio: 'inherit' });
+      child.once('error', reject);
+      child.once('exit', (code, signal) => resolve([{ bench: file, what: 'script exits 0', ok: code === 0, detail: `exit ${code ?? signal}` }]));
+    });
+}
+
+const BENCHES: Record<string, () => Promise<Bench>> = {
+  warm: async () => (await import('./warm.ts')).warmBench,
+  safety: async () => (await import('./safety.ts')).safetyBench,
+  rss: async () => (await import('./rss.ts')).rssBench,
+  'gzip-level': async () => script('./gzip-level.ts'),
+  s3: async () => (await import('./s3.ts')).s3Bench,
+};
+
+// Ctrl-C / SIGTERM: exit through process.exit so the test kit's exit hook kills every target we started.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
+
+const names = process.argv.slice(2);
+for (const n of names) {
+  if (!(n in BENCHES)) {
+    console.error(`unknown bench "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);
+    process.exit(2);
+  }
+}
+
+const failed: Check[] = [];
+let crashed = false;
+for (const name of names.length > 0 ? names : Object.keys(BENCHES)) {
+  const t0 = performance.now();
+  console.log(`\n=== bench ${name} ===`);
+  try {
+    const bench = await (BENCHES[name] as () => Promise<Bench>)();
+    failed.push(...(await bench()).filter((c) => !c.ok));
+  } catch (err) {
+    crashed = true;
+    console.error(`bench ${name} crashed:`, err);
+  }
+  console.log(`=== bench ${name} done in ${((performance.now() - t0) / 1000).toFixed(0)} s ===`);
+}
+
+if (failed.length > 0 || crashed) {
+  console.log(`\nbenches FAILED:${crashed ? ' (a bench crashed, see above)' : ''}`);
+  for (const c of failed) console.log(`  FAIL [${c.bench}] ${c.what} (${c.detail})`);
+  process.exitCode = 1;
+} else {
+  console.log('\nall bench checks passed');
+}
