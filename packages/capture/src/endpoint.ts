@@ -6,6 +6,8 @@
  * - chromium:  a browser's remote debugging `host:port` plus a selector
  */
 import { readFile, readlink } from 'node:fs/promises';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import { basename } from 'node:path';
 import { CaptureError } from './errors.ts';
 import { sleep, throwIfAborted } from './deadline.ts';
@@ -243,6 +245,25 @@ async function listTargets(host: string, port: number, options: ResolveOptions):
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /**
+ * Node's inspector answers 400 to a Host header that is neither an IP address
+ * nor `localhost` (DNS-rebinding protection), so names are resolved here and
+ * the inspector is asked by address.
+ */
+async function addressOf(host: string): Promise<string> {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (isIP(bare) !== 0 || bare === 'localhost') return host;
+  try {
+    const { address, family } = await lookup(bare);
+    return family === 6 ? `[${address}]` : address;
+  } catch (err) {
+    throw new CaptureError('target_unreachable', `cannot resolve the host name "${bare}" (${(err as NodeJS.ErrnoException).code ?? 'lookup failed'})`, {
+      hint: 'check the name, or give the inspector address as an IP',
+      cause: err,
+    });
+  }
+}
+
+/**
  * GET a JSON document from an inspector's HTTP endpoint, within the deadline.
  *
  * Node 20's fetch never settles when the peer accepts the connection and closes
@@ -251,10 +272,10 @@ const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH'
  * exited 0 having printed and written nothing. A ref'd timer keeps the event
  * loop, and with it the deadline, alive until the request settles.
  */
-async function getJson<T>(host: string, port: number, path: string, options: ResolveOptions): Promise<T> {
+async function getJson<T>(hostName: string, port: number, path: string, options: ResolveOptions): Promise<T> {
   const keepAlive = setTimeout(() => undefined, options.timeoutMs + 1_000);
   try {
-    return await fetchJson<T>(host, port, path, options);
+    return await fetchJson<T>(await addressOf(hostName), port, path, options);
   } finally {
     clearTimeout(keepAlive);
   }
