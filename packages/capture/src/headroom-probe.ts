@@ -60,19 +60,24 @@ export function nodeMemoryProbe(procDir = '/proc/self'): string {
   out.cgroup = attempt('cgroup', () => {
     const fs = load('fs');
     const read = (p) => { try { return fs.readFileSync(p, 'utf8'); } catch (e) { return null; } };
-    const num = (p) => { const t = read(p); if (t === null) return null; const s = t.trim(); return s === 'max' ? Infinity : (/^\\d+$/.test(s) ? Number(s) : null); };
-    const stat = (p, key) => { const t = read(p); const m = t === null ? null : new RegExp('^' + key + ' (\\\\d+)$', 'm').exec(t); return m ? Number(m[1]) : 0; };
+    // No regular expressions in here: every match updates the target's legacy RegExp
+    // statics (RegExp.lastMatch, $1…), which would leave our strings in its heap.
+    const digits = (s) => s !== '' && s.split('').every((c) => c >= '0' && c <= '9');
+    const num = (p) => { const t = read(p); if (t === null) return null; const s = t.trim(); return s === 'max' ? Infinity : (digits(s) ? Number(s) : null); };
+    const stat = (p, key) => { const t = read(p); if (t === null) return 0; const line = t.split('\\n').find((l) => l.indexOf(key + ' ') === 0); const v = line === undefined ? '' : line.slice(key.length + 1).trim(); return digits(v) ? Number(v) : 0; };
     const self = read(procDir + '/cgroup');
     const mountinfo = read(procDir + '/mountinfo');
     if (self === null || mountinfo === null) return null;
     let v1 = null; let v2 = null;
     for (const line of self.split('\\n')) {
-      const m = /^(\\d+):([^:]*):(.*)$/.exec(line);
-      if (!m) continue;
-      if (m[2].split(',').indexOf('memory') >= 0) v1 = m[3];
-      else if (m[1] === '0' && m[2] === '') v2 = m[3];
+      const i = line.indexOf(':'); const j = i < 0 ? -1 : line.indexOf(':', i + 1);
+      if (j < 0 || !digits(line.slice(0, i))) continue;
+      const id = line.slice(0, i); const controllers = line.slice(i + 1, j); const cgPath = line.slice(j + 1);
+      if (controllers.split(',').indexOf('memory') >= 0) v1 = cgPath;
+      else if (id === '0' && controllers === '') v2 = cgPath;
     }
-    const unescape = (s) => s.replace(/\\\\(\\d{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+    // mountinfo escapes space, tab, newline and backslash as \\ooo (octal).
+    const unescape = (s) => s.split('\\\\').map((part, k) => (k === 0 ? part : String.fromCharCode(parseInt(part.slice(0, 3), 8)) + part.slice(3))).join('');
     const mounts = [];
     for (const line of mountinfo.split('\\n')) {
       const halves = line.split(' - ');
@@ -82,7 +87,7 @@ export function nodeMemoryProbe(procDir = '/proc/self'): string {
     }
     const dirOf = (mount, path) => {
       const rel = mount.root === '/' ? path : (path.indexOf(mount.root) === 0 ? path.slice(mount.root.length) : '');
-      return (mount.point + '/' + rel).replace(/\\/+/g, '/').replace(/\\/$/, '');
+      return '/' + (mount.point + '/' + rel).split('/').filter((x) => x !== '').join('/');
     };
     let version = null; let dir = null; let path = null; let mount = null;
     const m1 = mounts.find((m) => m.type === 'cgroup' && m.opts.indexOf('memory') >= 0);
