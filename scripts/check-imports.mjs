@@ -45,8 +45,9 @@ for (const file of files) {
     if (/^import\s+type|^export\s+type/.test(m[0].trim())) continue; // type-only imports cannot form runtime cycles
     let target;
     if (spec.startsWith('@heapcap/')) {
-      const pkg = spec.slice('@heapcap/'.length);
-      target = join(ROOT, 'packages', pkg, 'src', 'index.ts');
+      // `@heapcap/storage/file` is the subpath export packages/storage/src/file.ts.
+      const [pkg, sub] = spec.slice('@heapcap/'.length).split('/');
+      target = join(ROOT, 'packages', pkg, 'src', `${sub ?? 'index'}.ts`);
       if (from.area === 'packages') {
         // Tests and benches may use the test kit; sources may not.
         const isTest = relative(ROOT, file).split('/').includes('test');
