@@ -147,6 +147,9 @@ export async function s3Bench(): Promise<Check[]> {
   // Where the sinks differ: from the first chunk to the artifact complete (generation is the target's alone).
   const medStream = (mode: Mode): number => median(sinkRuns(mode).map((s) => s.timings.serialize + s.timings.sink));
   const medCpu = (mode: Mode): number => median(sinkRuns(mode).map((s) => s.cpuMs));
+  // Everything but generation: what a sink can make longer.
+  const medAfterGen = (mode: Mode): number => median(sinkRuns(mode).map((s) => s.timings.total - s.timings.generate));
+  const s3OverFsAfterGen = medAfterGen('s3') / medAfterGen('fs');
   const snapshotBytes = sinkRuns('s3')[0]?.bytes;
   const startRssKb = sinkRuns('s3')[0]?.startRssKb;
 
@@ -177,9 +180,6 @@ export async function s3Bench(): Promise<Check[]> {
     return s3 !== undefined && fs !== undefined ? s3.ms / fs.ms : Number.NaN;
   });
   const s3OverFs = med('s3') / med('fs');
-  // Everything but generation: what a sink can make longer.
-  const medAfterGen = (mode: Mode): number => median(sinkRuns(mode).map((s) => s.timings.total - s.timings.generate));
-  const s3OverFsAfterGen = medAfterGen('s3') / medAfterGen('fs');
   console.log(`\nsnapshot ${mb(snapshotBytes)} MB; s3 / fs: ${ratio(s3OverFs)} (per repetition ${pairRatios.map((r) => ratio(r)).join(', ')}); ` +
     `s3 / in-process: ${ratio(med('s3') / med('in-process'))}; fs / in-process: ${ratio(med('fs') / med('in-process'))}; ` +
     `after generation s3 / fs: ${ratio(s3OverFsAfterGen)} (serialize + tail ${ratio(medStream('s3') / medStream('fs'))}); capturer RSS before capturing ${mb(startRssKb === undefined ? undefined : startRssKb * 1024)} MB\n`);

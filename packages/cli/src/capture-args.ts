@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { CaptureError } from '@heapcap/errors';
 import type { EndpointSpec, WarmMode } from '@heapcap/capture';
-import { parseStorageUrl, type StorageConfig } from '@heapcap/config';
+import { parseStorageUrl, type S3Settings, type StorageConfig } from '@heapcap/config';
 
 /** A validated `heapcap capture` invocation. */
 export interface CaptureCommand {
@@ -64,7 +64,7 @@ Headroom (a snapshot makes the target's RSS grow ~7-20x its heap used, outside t
 `;
 
 /** Parse `heapcap capture` argv (without the subcommand). Throws CaptureError('invalid_input'). */
-export function parseCaptureArgs(argv: string[], defaults: { storage: StorageConfig; memoryCeilingBytes: number; spillDir: string | undefined; s3Endpoint?: string }): CaptureCommand {
+export function parseCaptureArgs(argv: string[], defaults: { storage: StorageConfig; memoryCeilingBytes: number; spillDir: string | undefined; s3?: S3Settings }): CaptureCommand {
   let values;
   try {
     ({ values } = parseArgs({
@@ -152,10 +152,11 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
   }
 
   let storage = defaults.storage;
-  const s3Endpoint = values['s3-endpoint'] ?? defaults.s3Endpoint;
+  // --out s3://… keeps every HEAPCAP_S3_* setting (encryption, storage class, part size…); --s3-endpoint overrides the endpoint.
+  const s3Endpoint = values['s3-endpoint'] ?? defaults.s3?.endpoint;
   if (values.out !== undefined) {
     try {
-      storage = parseStorageUrl(values.out, { endpoint: s3Endpoint });
+      storage = parseStorageUrl(values.out, { ...defaults.s3, endpoint: s3Endpoint });
     } catch (err) {
       throw invalid(`--out: ${(err as Error).message}`);
     }

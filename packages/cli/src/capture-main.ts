@@ -24,7 +24,7 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
       storage: config.storage,
       memoryCeilingBytes: config.memoryCeilingBytes,
       spillDir: config.spillDir,
-      ...(env['HEAPCAP_S3_ENDPOINT'] === undefined ? {} : { s3Endpoint: env['HEAPCAP_S3_ENDPOINT'] }),
+      s3: config.s3,
     });
   } catch (err) {
     const error = toCaptureError(err, 'invalid_input');

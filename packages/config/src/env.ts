@@ -4,7 +4,7 @@
  * Packages never read process.env; they receive the typed result.
  */
 import { z } from 'zod';
-import { parseStorageUrl, type StorageConfig } from './storage.ts';
+import { parseStorageUrl, type S3Settings, type StorageConfig } from './storage.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -49,6 +49,8 @@ const EnvSchema = z.object({
 export interface HeapcapConfig {
   redisUrl: string;
   storage: StorageConfig;
+  /** The HEAPCAP_S3_* settings, also for an s3:// URL given elsewhere (`heapcap capture --out`). */
+  s3: S3Settings;
   targetsFile: string;
   tokensFile: string | undefined;
   host: string;
@@ -94,24 +96,26 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
   if (e.HEAPCAP_S3_KMS_KEY_ID !== undefined && e.HEAPCAP_S3_SSE !== 'aws:kms') {
     throw new ConfigError([{ variable: 'HEAPCAP_S3_KMS_KEY_ID', message: 'only used with HEAPCAP_S3_SSE=aws:kms; set that too, or unset this' }]);
   }
+  const s3: S3Settings = {
+    endpoint: e.HEAPCAP_S3_ENDPOINT,
+    region: e.HEAPCAP_S3_REGION,
+    forcePathStyle: e.HEAPCAP_S3_FORCE_PATH_STYLE,
+    sse: e.HEAPCAP_S3_SSE,
+    kmsKeyId: e.HEAPCAP_S3_KMS_KEY_ID,
+    storageClass: e.HEAPCAP_S3_STORAGE_CLASS,
+    partSizeBytes: e.HEAPCAP_S3_PART_SIZE_MB * 1024 * 1024,
+    queueSize: e.HEAPCAP_S3_QUEUE_SIZE,
+  };
   let storage: StorageConfig;
   try {
-    storage = parseStorageUrl(e.HEAPCAP_STORAGE, {
-      endpoint: e.HEAPCAP_S3_ENDPOINT,
-      region: e.HEAPCAP_S3_REGION,
-      forcePathStyle: e.HEAPCAP_S3_FORCE_PATH_STYLE,
-      sse: e.HEAPCAP_S3_SSE,
-      kmsKeyId: e.HEAPCAP_S3_KMS_KEY_ID,
-      storageClass: e.HEAPCAP_S3_STORAGE_CLASS,
-      partSizeBytes: e.HEAPCAP_S3_PART_SIZE_MB * 1024 * 1024,
-      queueSize: e.HEAPCAP_S3_QUEUE_SIZE,
-    });
+    storage = parseStorageUrl(e.HEAPCAP_STORAGE, s3);
   } catch (err) {
     throw new ConfigError([{ variable: 'HEAPCAP_STORAGE', message: (err as Error).message }]);
   }
   return {
     redisUrl: e.HEAPCAP_REDIS_URL,
     storage,
+    s3,
     targetsFile: e.HEAPCAP_TARGETS_FILE,
     tokensFile: e.HEAPCAP_TOKENS_FILE,
     host: e.HEAPCAP_HOST,

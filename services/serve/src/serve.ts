@@ -12,7 +12,7 @@ import { ConfigError, parseConfig, type HeapcapConfig } from '@heapcap/config';
 import { REDACT_PATHS, resolveAuthMode, startApi, isLoopback, type AuthMode, type RunningApi } from '@heapcap/api';
 import { isQueueError } from '@heapcap/queue';
 import { createSink } from '@heapcap/storage';
-import { CaptureWorker, closeSink, connectQueue, exitAfter, RedisUnreachableError, shutdownSignal, syncTargetsFile, WORKER_REDACT_PATHS } from '@heapcap/worker';
+import { workerFromConfig, closeSink, connectQueue, exitAfter, RedisUnreachableError, shutdownSignal, syncTargetsFile, WORKER_REDACT_PATHS } from '@heapcap/worker';
 
 export const SERVE_USAGE = `heapcap serve [--dev]: run the API and a capture worker in one process
 
@@ -91,14 +91,7 @@ export async function runServe(argv: string[], env: Record<string, string | unde
     throw err;
   }
   const sink = createSink(config.storage);
-  const worker = new CaptureWorker({
-    queue,
-    sink,
-    log,
-    tuning: { concurrency: config.workerConcurrency },
-    memoryCeilingBytes: config.memoryCeilingBytes,
-    spillDir: config.spillDir,
-  });
+  const worker = workerFromConfig(config, queue, sink, log);
   let api: RunningApi | undefined;
   let code = 0;
   try {

@@ -8,7 +8,7 @@ import { ConfigError, parseConfig } from '@heapcap/config';
 import { createSink } from '@heapcap/storage';
 import { closeSink, connectQueue, exitAfter, RedisUnreachableError, shutdownSignal, syncTargetsFile } from './bootstrap.ts';
 import { createWorkerLogger } from './logger.ts';
-import { CaptureWorker } from './worker.ts';
+import { workerFromConfig } from './worker.ts';
 
 async function main(): Promise<number> {
   let config;
@@ -33,14 +33,7 @@ async function main(): Promise<number> {
     throw err;
   }
   const sink = createSink(config.storage);
-  const worker = new CaptureWorker({
-    queue,
-    sink,
-    log,
-    tuning: { concurrency: config.workerConcurrency },
-    memoryCeilingBytes: config.memoryCeilingBytes,
-    spillDir: config.spillDir,
-  });
+  const worker = workerFromConfig(config, queue, sink, log);
   try {
     await syncTargetsFile(queue, config.targetsFile, log);
     await worker.start();

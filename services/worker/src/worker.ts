@@ -9,6 +9,7 @@ import { Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { CAPTURE_QUEUE, reconcileCaptures, type HeapcapQueue } from '@heapcap/queue';
 import type { ArtifactSink } from '@heapcap/storage';
+import type { HeapcapConfig } from '@heapcap/config';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
 import { createProcessor } from './processor.ts';
 
@@ -143,4 +144,16 @@ export class CaptureWorker {
     await Promise.race([closing, grace]);
     await worker.close(true);
   }
+}
+
+/** A worker wired from the parsed configuration (shared by the worker's and serve's entry points). */
+export function workerFromConfig(config: HeapcapConfig, queue: HeapcapQueue, sink: ArtifactSink, log: Logger): CaptureWorker {
+  return new CaptureWorker({
+    queue,
+    sink,
+    log,
+    tuning: { concurrency: config.workerConcurrency },
+    memoryCeilingBytes: config.memoryCeilingBytes,
+    spillDir: config.spillDir,
+  });
 }
