@@ -7,6 +7,7 @@
  */
 import { readFile, readlink } from 'node:fs/promises';
 import { lookup } from 'node:dns/promises';
+import { get as httpGet } from 'node:http';
 import { isIP } from 'node:net';
 import { basename } from 'node:path';
 import { CaptureError } from './errors.ts';
@@ -242,7 +243,8 @@ async function listTargets(host: string, port: number, options: ResolveOptions):
 }
 
 /** Errors that mean nothing is listening or the host cannot be reached. */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+// ECONNRESET: something accepted and dropped the connection at once (a dying process, a proxy with no backend).
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EADDRNOTAVAIL']);
 
 /**
  * Node's inspector answers 400 to a Host header that is neither an IP address
@@ -266,38 +268,46 @@ async function addressOf(host: string): Promise<string> {
 /**
  * GET a JSON document from an inspector's HTTP endpoint, within the deadline.
  *
- * Node 20's fetch never settles when the peer accepts the connection and closes
- * it at once (seen with a TCP server that destroys every socket), and the timer
- * behind AbortSignal.timeout does not keep the process alive: `heapcap capture`
- * exited 0 having printed and written nothing. A ref'd timer keeps the event
- * loop, and with it the deadline, alive until the request settles.
+ * Plain `node:http`, not `fetch`: fetch refuses the "bad ports" of the Fetch
+ * standard (1, 6000, 6665-6669, 10080, … are legal inspector ports), and on
+ * Node 20 it never settled against a server that accepts and drops the
+ * connection (seen in the tests: the CLI exited 0 having done nothing).
  */
 async function getJson<T>(hostName: string, port: number, path: string, options: ResolveOptions): Promise<T> {
-  const keepAlive = setTimeout(() => undefined, options.timeoutMs + 1_000);
-  try {
-    return await fetchJson<T>(await addressOf(hostName), port, path, options);
-  } finally {
-    clearTimeout(keepAlive);
-  }
-}
-
-async function fetchJson<T>(host: string, port: number, path: string, options: ResolveOptions): Promise<T> {
-  const url = `http://${host}:${port}${path}`;
-  const signals = [AbortSignal.timeout(options.timeoutMs), ...(options.signal === undefined ? [] : [options.signal])];
-  let res: Response;
-  try {
-    res = await fetch(url, { signal: AbortSignal.any(signals) });
-  } catch (err) {
+  const host = await addressOf(hostName);
+  throwIfAborted(options.signal);
+  const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = httpGet({ host: host.replace(/^\[|\]$/g, ''), port, path, timeout: options.timeoutMs, headers: { accept: 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        // An inspector's target list is a few KiB; anything huge is not one.
+        if (text.length < 4 * 1024 * 1024) text += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      res.on('error', reject);
+    });
+    const deadline = setTimeout(() => req.destroy(Object.assign(new Error('deadline'), { code: 'DEADLINE' })), options.timeoutMs);
+    const onAbort = (): void => {
+      req.destroy(Object.assign(new Error('aborted'), { code: 'ABORTED' }));
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('timeout', () => req.destroy(Object.assign(new Error('socket timeout'), { code: 'DEADLINE' })));
+    req.on('error', reject);
+    req.on('close', () => {
+      clearTimeout(deadline);
+      options.signal?.removeEventListener('abort', onAbort);
+    });
+  }).catch((err: unknown) => {
     throwIfAborted(options.signal);
-    const cause = (err as { cause?: { code?: string } }).cause;
-    const code = cause?.code ?? (err as Error).name;
-    if (code === 'TimeoutError') {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'DEADLINE') {
       throw new CaptureError('target_unreachable', `${host}:${port} did not answer ${path} within ${options.timeoutMs} ms`, {
         hint: 'the target may be frozen, or a firewall drops the connection',
       });
     }
     if (code !== undefined && !UNREACHABLE_CODES.has(code)) {
-      // Something accepted the connection but did not speak HTTP/JSON like an inspector.
+      // Something accepted the connection but did not speak HTTP like an inspector.
       throw new CaptureError('target_not_found', `${host}:${port} accepted the connection but did not answer like a V8 inspector (${code})`, {
         hint: 'check the port: it should be the inspector (--inspect) or remote debugging port, not the app port',
         cause: err,
@@ -307,10 +317,9 @@ async function fetchJson<T>(host: string, port: number, path: string, options: R
       hint: 'is the process running with --inspect (or the browser with --remote-debugging-port) on that address?',
       cause: err,
     });
-  }
-  const body = await res.text().catch(() => '');
-  if (!res.ok) {
-    throw new CaptureError('target_not_found', `${host}:${port} answered ${path} with HTTP ${res.status}: it is not a V8 inspector`, {
+  });
+  if (status < 200 || status >= 300) {
+    throw new CaptureError('target_not_found', `${host}:${port} answered ${path} with HTTP ${status}: it is not a V8 inspector`, {
       hint: 'check the port: it should be the inspector (--inspect) or remote debugging port, not the app port',
     });
   }

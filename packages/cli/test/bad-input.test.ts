@@ -98,10 +98,11 @@ void describe('bad input', { timeout: 120_000, concurrency: 3 }, () => {
     assert.match(stderr, /did not answer like a V8 inspector/);
   });
 
-  void test('a TCP service that drops the connection → target_unreachable at the deadline, not a silent exit 0', async () => {
+  void test('a TCP service that drops the connection → target_unreachable, not a silent exit 0', async () => {
     // Regression: Node 20's fetch never settled here and the CLI exited 0 with no output.
+    // Discovery now uses node:http, which sees the reset at once.
     const stderr = await expectFailure(work, 'dropper', ['--node', `127.0.0.1:${ports.dropper}`], EXIT.target, 'target_unreachable');
-    assert.match(stderr, /did not answer \/json\/list within/);
+    assert.match(stderr, /cannot reach an inspector at 127\.0\.0\.1:\d+ \(ECONNRESET\)/);
   });
 
   void test('bad flags → invalid_input (exit 2)', async () => {
