@@ -31,6 +31,8 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   rss: async () => (await import('./rss.ts')).rssBench,
   'gzip-level': async () => script('./gzip-level.ts'),
   s3: async () => (await import('./s3.ts')).s3Bench,
+  api: async () => (await import('./api.ts')).apiBench,
+  'headroom-model': async () => (await import('./headroom-model.ts')).headroomModelBench,
 };
 
 // Ctrl-C / SIGTERM: exit through process.exit so the test kit's exit hook kills every target we started.
