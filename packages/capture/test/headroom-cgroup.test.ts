@@ -10,13 +10,11 @@
 // the snapshot. 160 MiB is far below ~450 MB (killed for sure), 2 GiB far above.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { runCli as runCliWithin, type CliRun } from './run-cli.ts';
 import { captureHeapSnapshot, CaptureError, CdpSession } from '../src/index.ts';
 import {
-  childEnv,
   createMemoryCgroup,
   fixturePath,
   memoryCgroupLayout,
@@ -31,35 +29,8 @@ const MiB = 1024 * 1024;
 const LOW = 160 * MiB;
 const HIGH = 2048 * MiB;
 const HEAP_MB = '60';
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
 
-interface CliRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `heapcap capture ARGS` as a child process, killed at the deadline. */
-function runCli(args: string[], timeoutMs = 180_000): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'capture', ...args], { cwd: ROOT, env: childEnv({ HEAPCAP_LOG_LEVEL: 'warn' }) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`heapcap capture ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
+const runCli = (args: string[]): Promise<CliRun> => runCliWithin(args, 180_000);
 
 /** The target's peak RSS so far, read over a separate short session. */
 async function maxRss(t: NodeTarget): Promise<number> {

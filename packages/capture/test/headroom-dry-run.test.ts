@@ -4,13 +4,11 @@
 // move (a snapshot of these heaps raises it by hundreds of MB).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { runCli as runCliWithin, type CliRun } from './run-cli.ts';
 import { CdpSession } from '../src/index.ts';
 import {
-  childEnv,
   fixturePath,
   freePort,
   rssKb,
@@ -25,34 +23,8 @@ import {
 } from '@heapcap/testkit';
 
 const MiB = 1024 * 1024;
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `heapcap capture ARGS` as a child process, killed at the deadline. */
-function runCli(args: string[], timeoutMs = 60_000): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'capture', ...args], { cwd: ROOT, env: childEnv({ HEAPCAP_LOG_LEVEL: 'warn' }) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`heapcap capture ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const runCli = (args: string[]): Promise<CliRun> => runCliWithin(args, 60_000);
 
 async function maxRss(wsUrl: string): Promise<number> {
   const s = await CdpSession.connect(wsUrl, { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000 });
