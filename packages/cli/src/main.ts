@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** The `heapcap` command: entry point. Parses configuration once, then dispatches. */
-import { ConfigError, parseConfig, type HeapcapConfig } from '@heapcap/config';
+import { parseConfigAtEntry, type HeapcapConfig } from '@heapcap/config';
 import { captureMain } from './capture-main.ts';
 import { serveMain } from './serve.ts';
 import { statusMain } from './status.ts';
@@ -28,16 +28,8 @@ function clientEnv(config: HeapcapConfig): Record<string, string | undefined> {
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  let config: HeapcapConfig;
-  try {
-    config = parseConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`invalid_config: ${err.message}\n  check: docs/configuration.md lists every HEAPCAP_* variable\n`);
-      return EXIT.usage;
-    }
-    throw err;
-  }
+  const config = parseConfigAtEntry(process.env, (text) => process.stderr.write(text));
+  if (config === undefined) return EXIT.usage;
   switch (command) {
     case 'capture':
       return captureMain(rest, config, process.env);

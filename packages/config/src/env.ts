@@ -128,3 +128,17 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     token: e.HEAPCAP_TOKEN,
   };
 }
+
+/**
+ * Parse at a process entry point: the configuration, or undefined after
+ * writing every problem (each names its variable) through `write`.
+ */
+export function parseConfigAtEntry(env: Record<string, string | undefined>, write: (text: string) => void): HeapcapConfig | undefined {
+  try {
+    return parseConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    write(`invalid_config: ${err.message}\n  check: docs/configuration.md lists every HEAPCAP_* variable\n`);
+    return undefined;
+  }
+}

@@ -4,7 +4,7 @@
  * Parses configuration once, connects, syncs the targets file into the
  * registry, listens; on SIGTERM/SIGINT stops within a time limit.
  */
-import { parseConfig, ConfigError } from '@heapcap/config';
+import { parseConfigAtEntry } from '@heapcap/config';
 import { createQueue, loadTargetsFile } from '@heapcap/queue';
 import { createSink, S3Sink } from '@heapcap/storage';
 import { resolveAuthMode } from './auth/mode.ts';
@@ -14,16 +14,8 @@ import { startApi } from './start.ts';
 const SHUTDOWN_MS = 10_000;
 
 async function main(): Promise<number> {
-  let config;
-  try {
-    config = parseConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  const config = parseConfigAtEntry(process.env, (text) => process.stderr.write(text));
+  if (config === undefined) return 2;
   const logger = createLogger(config.logLevel);
   const auth = await resolveAuthMode(config, { dev: process.argv.includes('--dev') });
   const queue = createQueue({ redisUrl: config.redisUrl });

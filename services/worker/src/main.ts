@@ -4,23 +4,15 @@
  * Parses configuration once, connects, syncs the targets file, consumes
  * captures; on SIGTERM finishes or hands back its captures within the limit.
  */
-import { ConfigError, parseConfig } from '@heapcap/config';
+import { parseConfigAtEntry } from '@heapcap/config';
 import { createSink } from '@heapcap/storage';
 import { closeSink, connectQueue, exitAfter, RedisUnreachableError, shutdownSignal, syncTargetsFile } from './bootstrap.ts';
 import { createWorkerLogger } from './logger.ts';
 import { workerFromConfig } from './worker.ts';
 
 async function main(): Promise<number> {
-  let config;
-  try {
-    config = parseConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  const config = parseConfigAtEntry(process.env, (text) => process.stderr.write(text));
+  if (config === undefined) return 2;
   const log = createWorkerLogger(config.logLevel);
   let queue;
   try {
