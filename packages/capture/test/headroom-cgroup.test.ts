@@ -10,10 +10,10 @@
 // the snapshot. 160 MiB is far below ~450 MB (killed for sure), 2 GiB far above.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { filesUnder, maxRss as maxRssOf } from './probes.ts';
 import { runCli as runCliWithin, type CliRun } from './run-cli.ts';
-import { captureHeapSnapshot, CaptureError, CdpSession } from '../src/index.ts';
+import { captureHeapSnapshot, CaptureError } from '../src/index.ts';
 import {
   createMemoryCgroup,
   fixturePath,
@@ -31,23 +31,6 @@ const HIGH = 2048 * MiB;
 const HEAP_MB = '60';
 
 const runCli = (args: string[]): Promise<CliRun> => runCliWithin(args, 180_000);
-
-/** The target's peak RSS so far, read over a separate short session. */
-async function maxRss(t: NodeTarget): Promise<number> {
-  const s = await CdpSession.connect(t.wsUrl!, { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000 });
-  try {
-    const r = await s.send('Runtime.evaluate', { expression: 'process.resourceUsage().maxRSS * 1024', returnByValue: true });
-    return r.result.value as number;
-  } finally {
-    await s.close();
-  }
-}
-
-/** Files (not directories: the sink may leave its empty date folders) under `dir`. */
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries.filter((e) => !e.isDirectory()).map((e) => join(e.parentPath, e.name));
-}
 
 const support = memoryCgroupLayout();
 
@@ -73,7 +56,7 @@ void describe('headroom gate in a memory-limited cgroup', { skip: 'unsupported' 
   });
 
   void it('refuses in preflight with insufficient_headroom and the numbers; no snapshot started, the target unchanged', async () => {
-    const peakBefore = await maxRss(target);
+    const peakBefore = await maxRssOf(target.wsUrl!);
     let consumed = false;
     await assert.rejects(
       captureHeapSnapshot({ endpoint: { kind: 'node', inspect: `127.0.0.1:${target.port}` } }, async () => {
@@ -96,7 +79,7 @@ void describe('headroom gate in a memory-limited cgroup', { skip: 'unsupported' 
     // Unchanged and alive: it answers on its command channel, its peak RSS did not move,
     // and the kernel saw no allocation against the limit (a snapshot would have hit it).
     assert.equal(await target.request('ping', 'ERR ', 10_000), 'ERR ping');
-    const grew = (await maxRss(target)) - peakBefore;
+    const grew = (await maxRssOf(target.wsUrl!)) - peakBefore;
     assert.ok(grew < 32 * MiB, `target peak RSS grew by ${grew} bytes`);
     const stats = await low.stats();
     assert.equal(stats.limitHits, 0);

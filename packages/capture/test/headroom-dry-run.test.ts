@@ -4,10 +4,8 @@
 // move (a snapshot of these heaps raises it by hundreds of MB).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { filesUnder, maxRss as maxRssOf } from './probes.ts';
 import { runCli as runCliWithin, type CliRun } from './run-cli.ts';
-import { CdpSession } from '../src/index.ts';
 import {
   fixturePath,
   freePort,
@@ -25,21 +23,6 @@ import {
 const MiB = 1024 * 1024;
 
 const runCli = (args: string[]): Promise<CliRun> => runCliWithin(args, 60_000);
-
-async function maxRss(wsUrl: string): Promise<number> {
-  const s = await CdpSession.connect(wsUrl, { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000 });
-  try {
-    const r = await s.send('Runtime.evaluate', { expression: 'process.resourceUsage().maxRSS * 1024', returnByValue: true });
-    return r.result.value as number;
-  } finally {
-    await s.close();
-  }
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries.filter((e) => !e.isDirectory()).map((e) => join(e.parentPath, e.name));
-}
 
 /** The lines every dry run prints, whatever the target. */
 function assertFactsPrinted(stdout: string): void {
@@ -63,7 +46,7 @@ void describe('heapcap capture --dry-run', () => {
   void it('node: prints facts (rss, cgroup, host) and "capture (fits)", takes nothing', async () => {
     const t = await startNodeTarget({ node: 'system', script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '40' } });
     targets.push(t);
-    const peakBefore = await maxRss(t.wsUrl!);
+    const peakBefore = await maxRssOf(t.wsUrl!);
     const run = await runCli(['--node', `127.0.0.1:${t.port}`, '--out', out.path, '--dry-run']);
     assert.equal(run.code, 0, run.stderr);
     assertFactsPrinted(run.stdout);
@@ -73,7 +56,7 @@ void describe('heapcap capture --dry-run', () => {
     assert.match(run.stdout, /^ {2}facts via +getBuiltinModule$/m);
     assert.match(run.stdout, /^ {2}decision +capture \(fits\)$/m);
     assert.deepEqual(await filesUnder(out.path), []);
-    const grew = (await maxRss(t.wsUrl!)) - peakBefore;
+    const grew = (await maxRssOf(t.wsUrl!)) - peakBefore;
     assert.ok(grew < 32 * MiB, `target peak RSS grew by ${grew} bytes`);
   });
 
@@ -102,7 +85,7 @@ void describe('heapcap capture --dry-run', () => {
     assert.match(run.stdout, /^ {2}rss +\d+\.\d MB/m);
     assert.deepEqual(await filesUnder(out.path), []);
     const [, wsUrl] = await t.waitForStderr(/Debugger listening on (ws:\/\/\S+)/, 5_000);
-    const peak = await maxRss(wsUrl!);
+    const peak = await maxRssOf(wsUrl!);
     const rssNow = rssKb(t.pid) * 1024;
     // 40 MB of heap: a snapshot would have pushed the peak ~300 MB above the current RSS.
     assert.ok(peak - rssNow < 64 * MiB, `peak ${peak} vs rss ${rssNow}`);
