@@ -2,7 +2,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/fixtures/**', 'data/**', 'bench/out/**', '**/*.cjs', '**/*.mjs'] },
+  { ignores: ['**/node_modules/**', '**/fixtures/**', 'data/**', 'dist/**', 'bench/out/**', '**/*.cjs'] },
   {
     files: ['**/*.ts', '**/*.mts'],
     languageOptions: {
@@ -18,6 +18,21 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-constant-condition': ['error', { checkLoops: false }],
+    },
+  },
+  {
+    // The plain-JS scripts (build, test runner, checks): syntax-level rules, no type information.
+    files: ['**/*.mjs'],
+    languageOptions: { parser: tseslint.parser, sourceType: 'module', ecmaVersion: 'latest' },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      'no-constant-condition': ['error', { checkLoops: false }],
+      'no-unreachable': 'error',
+      'no-dupe-keys': 'error',
+      'no-self-assign': 'error',
+      'no-unsafe-finally': 'error',
+      eqeqeq: ['error', 'always'],
     },
   },
 );

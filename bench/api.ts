@@ -20,11 +20,11 @@ import { openSync, closeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Checks, ms, printTable, type Check } from './lib/report.ts';
-import { startRedis, waitFor } from '../packages/testkit/src/index.ts';
-import { createQueue } from '../packages/queue/src/index.ts';
+import { startRedis, waitFor } from '@heapcap/testkit';
+import { createQueue } from '@heapcap/queue';
 
-// autocannon is a devDependency of @heapcap/api: resolve it from there.
-const requireFromApi = createRequire(new URL('../services/api/package.json', import.meta.url));
+// autocannon is CommonJS without types we use: required through the bench package's own dependencies.
+const requireFromApi = createRequire(import.meta.url);
 
 /** The part of autocannon's API this bench uses. */
 interface AcRequest {
@@ -66,9 +66,10 @@ const SEQUENTIAL = 200;
 
 /** `--serve`: the API process. Prints `LISTENING <url>` on stderr. */
 async function serve(): Promise<void> {
-  const { parseConfig } = await import('../packages/config/src/index.ts');
-  const { createFileSink } = await import('../packages/storage/src/index.ts');
-  const { startApi, parseTokens, hashToken, createLogger } = await import('../services/api/src/index.ts');
+  const { parseConfig } = await import('@heapcap/config');
+  const { createFileSink } = await import('@heapcap/storage');
+  const { startApi, parseTokens, hashToken } = await import('@heapcap/api');
+  const { createLogger } = await import('@heapcap/service');
   const redisUrl = process.env['BENCH_REDIS_URL'] ?? '';
   const queue = createQueue({ redisUrl, prefix: 'bench' });
   const tokens = parseTokens(`tokens:\n  - {name: bench, sha256: "${hashToken(TOKEN)}", scopes: [captures:read, captures:write]}\n`);

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants, createGzip, type ZlibOptions } from 'node:zlib';
-import { SnapshotDigest } from '../packages/storage/src/digest.ts';
+import { SnapshotDigest } from '@heapcap/storage';
 
 /** CDP delivers chunks of at most 100 KiB; feed gzip the same way. */
 const CDP_CHUNK = 100 * 1024;

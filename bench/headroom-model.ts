@@ -28,9 +28,9 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { captureHeapSnapshot } from '../packages/capture/src/index.ts';
-import { estimateExtraBytes, modelFamily, MEMORY_MODELS, type ModelFamily } from '../packages/capture/src/memory-model.ts';
-import { startChromium, startNodeTarget, startPageServer, type Chromium, type PageServer } from '../packages/testkit/src/index.ts';
+import { captureHeapSnapshot } from '@heapcap/capture';
+import { estimateExtraBytes, modelFamily, MEMORY_MODELS, type ModelFamily } from '@heapcap/capture';
+import { startChromium, startNodeTarget, startPageServer, type Chromium, type PageServer } from '@heapcap/testkit';
 import { heapHolderTarget, withTarget } from './lib/targets.ts';
 import { withScratchDir } from './lib/tmp.ts';
 import { Checks, mb, ms, printTable, type Check } from './lib/report.ts';

@@ -23,7 +23,7 @@ import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startMinio, type MinioServer } from '../packages/testkit/src/index.ts';
+import { startMinio, type MinioServer } from '@heapcap/testkit';
 import { runHelper } from './lib/child.ts';
 import { heapHolderTarget, withTarget, type BenchTarget } from './lib/targets.ts';
 import { withScratchDir } from './lib/tmp.ts';

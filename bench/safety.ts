@@ -25,7 +25,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runWarm, type WarmMethod } from '../packages/capture/src/index.ts';
+import { runWarm, type WarmMethod } from '@heapcap/capture';
 import { captureToFile } from './lib/capture-file.ts';
 import { heapHolderTarget, withTarget, type BenchTarget } from './lib/targets.ts';
 import { cpuDeltaMs, sampleCpu } from './lib/thread-cpu.ts';

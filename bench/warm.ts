@@ -22,8 +22,8 @@
  */
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { NodeVersion } from '../packages/testkit/src/index.ts';
-import type { CaptureOptions } from '../packages/capture/src/index.ts';
+import type { NodeVersion } from '@heapcap/testkit';
+import type { CaptureOptions } from '@heapcap/capture';
 import { captureToFile } from './lib/capture-file.ts';
 import { bundleTarget, withTarget } from './lib/targets.ts';
 import { withScratchDir } from './lib/tmp.ts';

@@ -1,21 +1,48 @@
-// Bundles the `heapcap` command into dist/heapcap.mjs, dependencies included
-// (pnpm does not hoist them where a root-level bundle could find them). Running the
-// bundle with plain `node` avoids tsx's loader thread (~50 MB of RSS), which
-// matters on a host whose process is already short of memory.
+// Bundles the `heapcap` command into dist/: one bundle for every command
+// (capture, trigger, status, serve, api, worker), dependencies included, so
+// dist/ runs on plain `node` without the TypeScript sources or node_modules
+// (the Docker image ships dist/ alone). Code splitting keeps the service
+// commands' dependencies (Fastify, BullMQ, pino, the AWS SDK) in chunks that
+// `heapcap capture` never loads: tsx's loader thread costs ~50 MB of RSS and
+// the service stack more, on a host whose process is already short of memory.
 import { build } from 'esbuild';
+import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = join(ROOT, 'dist');
+// Built beside dist/ and swapped in at the end: a command already running from dist/ keeps its files.
+const OUT = join(ROOT, `.dist-build-${process.pid}`);
 
 // ws's optional native speed-ups; it falls back to JS without them.
 const optionalNative = new Set(['bufferutil', 'utf-8-validate']);
+
+rmSync(OUT, { recursive: true, force: true });
 await build({
-  entryPoints: { heapcap: 'packages/cli/src/main.ts' },
-  outdir: 'dist',
+  entryPoints: { heapcap: join(ROOT, 'services/serve/src/heapcap.ts') },
+  outdir: OUT,
   outExtension: { '.js': '.mjs' },
+  // Flat: every chunk sits beside heapcap.mjs, so `new URL('./x', import.meta.url)` means dist/x from any of them.
+  chunkNames: 'chunk-[hash]',
   bundle: true,
+  splitting: true,
   platform: 'node',
   target: 'node20',
   format: 'esm',
   sourcemap: true,
-  banner: { js: "import { createRequire as __heapcapCreateRequire } from 'node:module'; const require = __heapcapCreateRequire(import.meta.url);" },
+  // CommonJS dependencies inside an ES module bundle still call require() and read __dirname.
+  banner: {
+    js: [
+      "import { createRequire as __heapcapCreateRequire } from 'node:module';",
+      "import { fileURLToPath as __heapcapFileURLToPath } from 'node:url';",
+      'const require = __heapcapCreateRequire(import.meta.url);',
+      'const __filename = __heapcapFileURLToPath(import.meta.url);',
+      "const __dirname = __heapcapFileURLToPath(new URL('.', import.meta.url));",
+    ].join(' '),
+  },
+  define: { HEAPCAP_BUNDLED: 'true' },
   plugins: [
     {
       name: 'optional-native',
@@ -26,4 +53,17 @@ await build({
   ],
   logLevel: 'warning',
 });
+
+// Swagger UI's static files (the API serves them at /docs): beside the chunks, where the bundled API looks.
+const requireFromApi = createRequire(join(ROOT, 'services/api/package.json'));
+const swaggerUi = dirname(requireFromApi.resolve('@fastify/swagger-ui/package.json'));
+const assets = join(swaggerUi, 'static');
+if (!existsSync(assets)) throw new Error(`Swagger UI assets missing at ${assets}`);
+// dist/static: where the bundled plugin's own __dirname-relative reads (its logo) land too.
+cpSync(assets, join(OUT, 'static'), { recursive: true });
+
+const old = join(ROOT, `.dist-old-${process.pid}`);
+if (existsSync(DIST)) renameSync(DIST, old);
+renameSync(OUT, DIST);
+rmSync(old, { recursive: true, force: true });
 console.log('built dist/heapcap.mjs');

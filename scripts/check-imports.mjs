@@ -1,25 +1,56 @@
-// Fails on import cycles (between files and between workspace packages) and on
-// imports the architecture forbids: packages never import services, and the
-// low-level packages import only the leaves (errors, config).
-import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+// The architecture's import rules, enforced. One table (ALLOWED) says which
+// workspace unit may import which; every .ts file under packages/, services/,
+// bench/ and scripts/ is checked against it, and the check fails on any import
+// cycle between files or between units. `--graph` prints the graph of units
+// (docs/architecture.md shows it).
+//
+// A unit is a package (packages/NAME), a service (services/NAME), the benches
+// (bench) or the scripts (scripts). Imports of another unit go through its
+// `@heapcap/NAME` entry point (or a subpath export); a relative import never
+// leaves its unit. Files under a `test/` folder may also import the test kit,
+// and a service's tests may start the other services.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
-/** Which workspace packages each package may import. */
-const ALLOWED = {
+
+/** Which units each unit's sources may import (besides itself). The one table of the architecture. */
+export const ALLOWED = {
+  // Leaves.
   errors: [],
   config: ['errors'],
+  // The engine and the backing stores know nothing of each other.
   capture: ['errors', 'config'],
   storage: ['errors', 'config'],
   queue: ['errors', 'config'],
-  cli: ['errors', 'config', 'capture', 'storage', 'queue'],
-  testkit: ['errors', 'config', 'capture', 'storage', 'queue'],
+  analysis: ['errors'],
+  // The capture job, and how a service starts and stops.
+  pipeline: ['errors', 'config', 'capture', 'storage', 'analysis'],
+  service: ['errors', 'config', 'queue', 'storage'],
+  // The command (services are passed in by the entry point, never imported).
+  cli: ['errors', 'config', 'capture', 'storage', 'pipeline', 'analysis'],
+  // Test-only: real targets, browsers and servers.
+  testkit: ['errors', 'config', 'queue', 'storage'],
+  // Composition roots.
+  api: ['errors', 'config', 'queue', 'storage', 'pipeline', 'service', 'analysis'],
+  worker: ['errors', 'config', 'capture', 'queue', 'storage', 'pipeline', 'service', 'analysis'],
+  serve: ['errors', 'config', 'cli', 'service', 'api', 'worker'],
+  bench: ['errors', 'config', 'capture', 'storage', 'queue', 'analysis', 'pipeline', 'service', 'api', 'worker', 'testkit'],
+  scripts: ['errors', 'config', 'testkit'],
 };
+/** What a file under a `test/` folder may import besides its unit's sources' allowance. */
+const TEST_EXTRA = {
+  packages: ['testkit'],
+  services: ['testkit', 'api', 'worker', 'cli'],
+};
+
+const PACKAGES = new Set(readdirSync(join(ROOT, 'packages')).filter((n) => statSync(join(ROOT, 'packages', n)).isDirectory()));
+const SERVICES = new Set(readdirSync(join(ROOT, 'services')).filter((n) => statSync(join(ROOT, 'services', n)).isDirectory()));
 
 function walk(dir, out = []) {
   if (!existsSync(dir)) return out;
   for (const name of readdirSync(dir)) {
-    if (name === 'node_modules') continue;
+    if (name === 'node_modules' || name === 'out') continue;
     const p = join(dir, name);
     if (statSync(p).isDirectory()) walk(p, out);
     else if (/\.(ts|mts)$/.test(name) && !name.endsWith('.d.ts')) out.push(p);
@@ -27,69 +58,100 @@ function walk(dir, out = []) {
   return out;
 }
 
-const files = [...walk(join(ROOT, 'packages')), ...walk(join(ROOT, 'services'))];
-const importRe = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^'"]*?\sfrom\s+)?['"]([^'"]+)['"]/g;
-const owner = (file) => {
+/** The unit a file belongs to: { area: packages|services|bench|scripts, name }. */
+function unitOf(file) {
   const [area, name] = relative(ROOT, file).split('/');
-  return { area, name };
-};
+  return area === 'packages' || area === 'services' ? { area, name } : { area, name: area };
+}
+
+/** Where `@heapcap/NAME[/sub]` lives: its unit and the entry file (package.json exports). */
+function resolveWorkspace(spec) {
+  const [name, sub] = spec.slice('@heapcap/'.length).split('/');
+  const area = PACKAGES.has(name) ? 'packages' : SERVICES.has(name) ? 'services' : undefined;
+  if (area === undefined) return { name, area, file: undefined };
+  const pkgJson = join(ROOT, area, name, 'package.json');
+  let entry = `./src/${sub ?? 'index'}.ts`;
+  if (existsSync(pkgJson)) {
+    const exp = JSON.parse(readFileSync(pkgJson, 'utf8')).exports ?? {};
+    entry = exp[sub === undefined ? '.' : `./${sub}`] ?? entry;
+  }
+  return { name, area, file: join(ROOT, area, name, entry) };
+}
+
+const files = [...walk(join(ROOT, 'packages')), ...walk(join(ROOT, 'services')), ...walk(join(ROOT, 'bench')), ...walk(join(ROOT, 'scripts'))];
+const importRe = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^'"]*?\sfrom\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 const problems = [];
-const graph = new Map();
+/** file → files it imports at run time (type-only imports cannot form run-time cycles). */
+const fileGraph = new Map();
+/** unit → units its sources import (tests excluded: they may use the kit that imports them back). */
+const unitGraph = new Map();
 
 for (const file of files) {
   const src = readFileSync(file, 'utf8');
-  const from = owner(file);
+  const from = unitOf(file);
+  const rel = relative(ROOT, file);
+  const isTest = rel.split('/').includes('test');
+  const allowed = new Set([...(ALLOWED[from.name] ?? []), ...(isTest ? (TEST_EXTRA[from.area] ?? []) : [])]);
+  if (ALLOWED[from.name] === undefined) problems.push(`${rel}: unit "${from.name}" is not in the ALLOWED table of scripts/check-imports.mjs`);
   const edges = [];
   for (const m of src.matchAll(importRe)) {
-    const spec = m[1];
-    if (/^import\s+type|^export\s+type/.test(m[0].trim())) continue; // type-only imports cannot form runtime cycles
+    const spec = m[1] ?? m[2];
+    const typeOnly = /^\s*(import|export)\s+type\b/.test(m[0].trimStart());
     let target;
     if (spec.startsWith('@heapcap/')) {
-      // `@heapcap/storage/file` is the subpath export packages/storage/src/file.ts.
-      const [pkg, sub] = spec.slice('@heapcap/'.length).split('/');
-      target = join(ROOT, 'packages', pkg, 'src', `${sub ?? 'index'}.ts`);
-      if (from.area === 'packages') {
-        // Tests and benches may use the test kit; sources may not.
-        const isTest = relative(ROOT, file).split('/').includes('test');
-        const allowed = [...(ALLOWED[from.name] ?? []), ...(isTest ? ['testkit'] : [])];
-        if (ALLOWED[from.name] !== undefined && pkg !== from.name && !allowed.includes(pkg)) {
-          problems.push(`${relative(ROOT, file)}: @heapcap/${from.name} may not import @heapcap/${pkg}`);
-        }
+      const to = resolveWorkspace(spec);
+      if (to.area === undefined) {
+        problems.push(`${rel}: imports ${spec}, which is not a workspace package or service`);
+        continue;
+      }
+      target = to.file;
+      if (to.name !== from.name && !allowed.has(to.name)) {
+        problems.push(`${rel}: ${from.name} may not import @heapcap/${to.name} (see ALLOWED in scripts/check-imports.mjs and docs/architecture.md)`);
+      }
+      if (!isTest && !typeOnly && to.name !== from.name) {
+        if (!unitGraph.has(from.name)) unitGraph.set(from.name, new Set());
+        unitGraph.get(from.name).add(to.name);
       }
     } else if (spec.startsWith('.')) {
       target = resolve(dirname(file), spec);
-      if (from.area === 'packages' && relative(ROOT, target).startsWith('services/')) {
-        problems.push(`${relative(ROOT, file)}: a package may not import a service (${spec})`);
-      }
-      const fromPkg = `${from.area}/${from.name}`;
-      const toRel = relative(ROOT, target);
-      if (!toRel.startsWith(`${fromPkg}/`)) problems.push(`${relative(ROOT, file)}: relative import leaves its package (${spec}); import @heapcap/… instead`);
+      const toUnit = unitOf(target);
+      if (toUnit.name !== from.name) problems.push(`${rel}: relative import leaves its unit (${spec}); import @heapcap/${toUnit.name} instead`);
     } else continue;
-    if (existsSync(target)) edges.push(target);
+    if (!typeOnly && target !== undefined && existsSync(target)) edges.push(target);
   }
-  graph.set(file, edges);
+  fileGraph.set(file, edges);
 }
 
-// Tarjan-free cycle search: DFS with colours.
-const colour = new Map();
-const stack = [];
-function visit(node) {
-  colour.set(node, 'grey');
-  stack.push(node);
-  for (const next of graph.get(node) ?? []) {
-    const c = colour.get(next);
-    if (c === 'grey') {
-      const cycle = stack.slice(stack.indexOf(next)).concat(next).map((f) => relative(ROOT, f));
-      problems.push(`import cycle: ${cycle.join(' → ')}`);
-    } else if (c === undefined) visit(next);
-  }
-  stack.pop();
-  colour.set(node, 'black');
+/** Depth-first search with colours; reports each cycle found. */
+function findCycles(graph, label) {
+  const colour = new Map();
+  const stack = [];
+  const visit = (node) => {
+    colour.set(node, 'grey');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      const c = colour.get(next);
+      if (c === 'grey') problems.push(`import cycle: ${stack.slice(stack.indexOf(next)).concat(next).map(label).join(' → ')}`);
+      else if (c === undefined) visit(next);
+    }
+    stack.pop();
+    colour.set(node, 'black');
+  };
+  for (const node of graph.keys()) if (!colour.has(node)) visit(node);
 }
-for (const f of graph.keys()) if (!colour.has(f)) visit(f);
+findCycles(fileGraph, (f) => relative(ROOT, f));
+findCycles(unitGraph, (u) => u);
 
+if (process.argv.includes('--graph')) {
+  const order = Object.keys(ALLOWED);
+  console.log('unit → what its sources import (allowed by the table)');
+  for (const unit of order) {
+    const used = [...(unitGraph.get(unit) ?? [])].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    console.log(`  ${unit.padEnd(9)} → ${used.length === 0 ? '(nothing)' : used.join(', ')}`);
+  }
+}
 if (problems.length > 0) {
   console.error(problems.join('\n'));
   process.exit(1);
 }
-console.log(`imports ok: ${files.length} files, no cycles`);
+console.log(`imports ok: ${files.length} files in ${unitGraph.size} units, no cycles`);

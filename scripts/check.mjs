@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 
 const steps = [
   ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json']],
-  ['lint', ['node_modules/eslint/bin/eslint.js', '--max-warnings=0', 'packages', 'services', 'bench', 'scripts']],
+  ['lint', ['node_modules/eslint/bin/eslint.js', '--max-warnings=0', 'packages', 'services', 'bench', 'scripts', 'eslint.config.mjs']],
   ['imports', ['scripts/check-imports.mjs']],
 ];
 for (const [name, args] of steps) {

@@ -2,11 +2,9 @@
  * Child processes of the demo (target, Redis, service): started in their own
  * process group so a terminal's Ctrl-C reaches only the demo, which then stops
  * them in order (service first, so it never sees its Redis vanish mid-shutdown).
- * Every wait here has a deadline and gives up when the demo is being stopped.
+ * (The target and the private Redis are the test kit's own processes.)
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
 
 /** A child the demo started, and how to stop it. */
 export interface DemoChild {
@@ -88,45 +86,3 @@ export async function stopAll(): Promise<string[]> {
 process.on('exit', () => {
   for (const child of running) signalGroup(child.proc, 'SIGKILL');
 });
-
-/**
- * Resolve with the first match of `re` in `stream`'s lines. Rejects after
- * `ms`, when `proc` exits first, or when `signal` aborts. `onLine` sees every line.
- */
-export function waitForLine(stream: Readable, re: RegExp, what: string, opts: { proc: ChildProcess; ms: number; signal: AbortSignal; onLine?: (line: string) => void }): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: stream });
-    let done = false;
-    const finish = (fn: () => void): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      opts.proc.off('exit', onExit);
-      opts.signal.removeEventListener('abort', onAbort);
-      fn();
-    };
-    const timer = setTimeout(() => finish(() => reject(new Error(`${what}: nothing within ${opts.ms / 1000} s`))), opts.ms);
-    const onExit = (code: number | null, sig: NodeJS.Signals | null): void => finish(() => reject(new Error(`${what}: the process exited (${sig ?? code}) first`)));
-    const onAbort = (): void => finish(() => reject(new Error('stopped')));
-    opts.proc.once('exit', onExit);
-    opts.signal.addEventListener('abort', onAbort, { once: true });
-    rl.on('line', (line) => {
-      opts.onLine?.(line);
-      const m = re.exec(line);
-      if (m !== null) finish(() => resolve(m));
-    });
-  });
-}
-
-/** Sleep `ms`, or less when `signal` aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

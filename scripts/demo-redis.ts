@@ -1,12 +1,12 @@
 /**
- * Redis for the demo: the one at HEAPCAP_REDIS_URL when something answers
- * there, else a private `redis-server` on a free loopback port with a
- * throw-away data directory (no RDB, no AOF: nothing outlives the demo).
+ * Redis for the demo: is one answering at HEAPCAP_REDIS_URL, is redis-server
+ * installed, and installing it when it is not. (The private redis-server the
+ * demo starts otherwise is the test kit's: a free loopback port, a throw-away
+ * data directory, no RDB, no AOF.)
  */
 import { spawnSync } from 'node:child_process';
 import { createServer, connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { alive, startChild, sleep, stopChild, type DemoChild } from './demo-procs.ts';
 
 /** One RESP command (an array of bulk strings). */
 function resp(...args: string[]): string {
@@ -51,18 +51,6 @@ export function probeRedis(url: string, ms = 1_500): Promise<RedisProbe> {
   });
 }
 
-/** A free TCP port on 127.0.0.1 (free now; a race with another process is possible, callers retry). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr !== null ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
 /** True when nothing listens on 127.0.0.1:`port`. */
 export function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -77,28 +65,17 @@ export function haveRedisServer(): boolean {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
-/** A running private Redis. */
-export interface PrivateRedis {
-  url: string;
-  child: DemoChild;
-}
-
-/** Start `redis-server` on a free loopback port with `dir` as its data directory; waits until it answers (10 s). */
-export async function startPrivateRedis(dir: string, signal: AbortSignal): Promise<PrivateRedis> {
-  let lastError = 'did not answer';
-  // Three tries: the free port can be taken between choosing it and redis binding it.
-  for (let attempt = 0; attempt < 3 && !signal.aborted; attempt++) {
-    const port = await freePort();
-    const child = startChild('redis', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'], { stdio: 'ignore' }, 5_000);
-    const url = `redis://127.0.0.1:${port}`;
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && !signal.aborted) {
-      if ((await probeRedis(url, 500)).ok) return { url, child };
-      if (!alive(child.proc)) break;
-      await sleep(100, signal);
-    }
-    lastError = child.proc.exitCode !== null ? `exited with code ${child.proc.exitCode}` : 'did not answer within 10 s';
-    await stopChild(child);
-  }
-  throw new Error(`redis-server ${lastError}`);
+/**
+ * Install redis-server with apt-get when this process may (root, Debian-like),
+ * as `npm test` does for its own dependencies. Returns what happened, for the
+ * demo to say; never throws.
+ */
+export function installRedisServer(): { installed: boolean; why: string } {
+  if (process.getuid?.() !== 0) return { installed: false, why: 'not root (install it with: sudo apt-get install redis-server)' };
+  if (spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status !== 0) return { installed: false, why: 'no apt-get on this machine' };
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const update = spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env, timeout: 300_000 });
+  const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', 'redis-server'], { stdio: 'ignore', env, timeout: 600_000 }) : update;
+  if (install.status !== 0 || !haveRedisServer()) return { installed: false, why: `apt-get ${update.status === 0 ? 'install' : 'update'} failed (exit ${install.status ?? install.signal})` };
+  return { installed: true, why: 'installed with apt-get' };
 }

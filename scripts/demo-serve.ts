@@ -1,10 +1,12 @@
 /**
- * `heapcap serve --dev` for the demo: started through the CLI like a user
- * would, its JSON logs to a file (they would drown the demo's output), its
- * operator messages (the auth-off banner, errors) straight to the terminal.
+ * `heapcap serve --dev` for the demo: started as a user would, through
+ * bin/heapcap (the bundled command), its JSON logs to a file (they would
+ * drown the demo's output), its operator messages (the auth-off banner,
+ * errors) straight to the terminal.
  */
 import { createWriteStream } from 'node:fs';
-import { startChild, sleep, waitForLine, type DemoChild } from './demo-procs.ts';
+import { OutputLog, waitFor } from '@heapcap/testkit';
+import { alive, startChild, type DemoChild } from './demo-procs.ts';
 
 /** What the demo runs the service with. */
 export interface ServeSetup {
@@ -24,7 +26,7 @@ export interface RunningService {
   url: string;
 }
 
-/** Start `heapcap serve --dev`; resolves once it says where it listens (60 s: the first tsx load is slow on 2 cores). */
+/** Start `bin/heapcap serve --dev`; resolves once it says where it listens (60 s: the first run builds the bundle). */
 export async function startService(s: ServeSetup): Promise<RunningService> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -38,31 +40,39 @@ export async function startService(s: ServeSetup): Promise<RunningService> {
   delete env['HEAPCAP_TOKENS_FILE'];
   const log = createWriteStream(s.logFile);
   // Shutdown is bounded inside the service (API 10 s + worker's own limit); 40 s before SIGKILL covers it.
-  const child = startChild('heapcap serve', process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', 'serve', '--dev'], { env, stdio: ['ignore', 'pipe', 'pipe'] }, 40_000);
+  const child = startChild('heapcap serve', 'bin/heapcap', ['serve', '--dev'], { env, stdio: ['ignore', 'pipe', 'pipe'] }, 40_000);
   child.proc.stdout?.pipe(log);
-  const m = await waitForLine(child.proc.stderr!, /^heapcap serving on (http:\/\/\S+)/, 'heapcap serve did not start', {
-    proc: child.proc,
-    ms: 60_000,
-    signal: s.signal,
-    onLine: (line) => process.stderr.write(`  ${line}\n`),
-  });
-  return { child, url: m[1]! };
+  const stderr = new OutputLog(child.proc.stderr!);
+  let shown = 0;
+  const line = await waitFor(
+    () => {
+      for (const l of stderr.lines().slice(shown)) process.stderr.write(`  ${l}\n`);
+      shown = stderr.lineCount();
+      if (s.signal.aborted) throw new Error('stopped');
+      const found = stderr.lines().find((l) => l.startsWith('heapcap serving on '));
+      if (found === undefined && !alive(child.proc)) throw new Error(`heapcap serve exited (${child.proc.signalCode ?? child.proc.exitCode})`);
+      return found;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, what: 'heapcap serve to listen' },
+  );
+  return { child, url: /^heapcap serving on (http:\/\/\S+)/.exec(line)![1]! };
 }
 
-/** Poll GET /readyz until 200 (Redis and storage reachable); throws after `ms`. */
+/** Poll GET /readyz until 200 (Redis, the registry and storage ready); throws after `ms`. */
 export async function waitReady(url: string, signal: AbortSignal, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
   let last = 'no answer';
-  while (Date.now() < deadline && !signal.aborted) {
-    try {
-      const res = await fetch(`${url}/readyz`, { signal: AbortSignal.any([signal, AbortSignal.timeout(2_000)]) });
-      const body = await res.text();
-      if (res.status === 200) return;
-      last = `${res.status} ${body}`;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await sleep(250, signal);
-  }
-  throw new Error(signal.aborted ? 'stopped' : `${url}/readyz not ready within ${ms / 1000} s (${last})`);
+  await waitFor(
+    async () => {
+      if (signal.aborted) throw new Error('stopped');
+      try {
+        const res = await fetch(`${url}/readyz`, { signal: AbortSignal.any([signal, AbortSignal.timeout(2_000)]) });
+        last = `${res.status} ${await res.text()}`;
+        return res.status === 200;
+      } catch (err) {
+        last = (err as Error).message;
+        return false;
+      }
+    },
+    { timeoutMs: ms, intervalMs: 250, what: `${url}/readyz to answer 200 (last: ${last})` },
+  );
 }

@@ -2,24 +2,26 @@
  * `npm run demo`, the README's quick start: start the leaky demo service with
  * its inspector on a free loopback port, register it in a temporary targets
  * file, make sure a Redis answers (the configured one, else a private
- * redis-server), start `heapcap serve --dev`, trigger a capture with the
- * runbook's one curl and show the record and the artifact on disk. Then keep
- * the service up until Ctrl-C, or stop at once with --once (also when CI=true
- * or stdin is not a terminal). Without any Redis it still captures something
- * real: `heapcap capture` straight at the target.
+ * redis-server, installed with apt-get first when missing and allowed), start
+ * `bin/heapcap serve --dev`, trigger a capture with the runbook's one curl and
+ * show the record and the artifact on disk. Then keep the service up until
+ * Ctrl-C, or stop at once with --once (also when CI=true or stdin is not a
+ * terminal). Only where no Redis can be had does it fall back to `heapcap
+ * capture` straight at the target, saying why.
  *
- * Everything it starts runs in its own process group and is stopped on exit,
- * Ctrl-C, SIGTERM and SIGHUP (scripts/demo-procs.ts).
+ * The target and the private Redis are the test kit's processes (killed with
+ * the demo, whatever ends it); the service runs in its own process group and is
+ * stopped first, in order (scripts/demo-procs.ts).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { curlCommand, haveCurl, post, shq } from './demo-curl.ts';
+import { startNodeTarget, startRedis, type NodeTarget, type RedisServer } from '@heapcap/testkit';
 import { alive, exited, startChild, stopAll } from './demo-procs.ts';
-import { haveRedisServer, portFree, probeRedis, startPrivateRedis } from './demo-redis.ts';
+import { haveRedisServer, installRedisServer, portFree, probeRedis } from './demo-redis.ts';
 import { fileSize, formatResponse, shortPath, type CaptureResponse } from './demo-report.ts';
 import { startService, waitReady, type RunningService } from './demo-serve.ts';
-import { startDemoTarget, type DemoTarget } from './demo-target.ts';
 
 const USAGE = `npm run demo [-- --once]
 
@@ -66,8 +68,11 @@ const step = (s: string): void => say(`\n▸ ${s}`);
 /** A Redis URL without its password, for printing. */
 const safeUrl = (u: string): string => u.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 
-/** Find a Redis for the service: the configured one if it answers, else a private redis-server, else null. */
-async function findRedis(dir: string): Promise<string | null> {
+/** Started by the demo, stopped at its end (after the service). */
+const owned: { redis?: RedisServer; target?: NodeTarget } = {};
+
+/** Find a Redis for the service: the configured one if it answers, else a private redis-server (installed first if need be), else null. */
+async function findRedis(): Promise<string | null> {
   const configured = process.env['HEAPCAP_REDIS_URL'] ?? DEFAULT_REDIS;
   const probe = await probeRedis(configured);
   if (probe.ok) {
@@ -76,17 +81,22 @@ async function findRedis(dir: string): Promise<string | null> {
     return configured;
   }
   if (!haveRedisServer()) {
-    say(`  no Redis at ${safeUrl(configured)} (${probe.why}) and redis-server is not installed`);
-    return null;
+    say(`  no Redis at ${safeUrl(configured)} (${probe.why}) and redis-server is not installed: installing it (apt-get install redis-server)…`);
+    const got = installRedisServer();
+    if (!got.installed) {
+      say(`  could not install redis-server: ${got.why}`);
+      return null;
+    }
+    say(`  redis-server ${got.why}`);
   }
-  mkdirSync(dir, { recursive: true });
-  const redis = await startPrivateRedis(dir, signal);
-  say(`  no Redis at ${safeUrl(configured)} (${probe.why}): started a private redis-server at ${redis.url} (pid ${redis.child.proc.pid}, data in ${dir}, removed at exit)`);
+  const redis = await startRedis();
+  owned.redis = redis;
+  say(`  no Redis at ${safeUrl(configured)} (${probe.why}): started a private redis-server at ${redis.url} (no persistence, removed at exit)`);
   return redis.url;
 }
 
 /** No Redis anywhere: capture the target directly so the one command still produces a real snapshot. */
-async function directCapture(target: DemoTarget): Promise<number> {
+async function directCapture(target: NodeTarget): Promise<number> {
   say(
     [
       '',
@@ -99,9 +109,9 @@ async function directCapture(target: DemoTarget): Promise<number> {
       '  Meanwhile, the same capture without the service: heapcap capture straight at the target.',
     ].join('\n'),
   );
-  const args = ['capture', '--node', `127.0.0.1:${target.inspectPort}`, '--target-id', TARGET_ID, '--reason', 'README demo'];
+  const args = ['capture', '--node', `127.0.0.1:${target.port}`, '--target-id', TARGET_ID, '--reason', 'README demo'];
   say(`\n$ heapcap ${args.map(shq).join(' ')}`);
-  const cli = startChild('heapcap capture', process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], { stdio: 'inherit' }, 10_000);
+  const cli = startChild('heapcap capture', 'bin/heapcap', args, { stdio: 'inherit' }, 10_000);
   while (!(await exited(cli.proc, 1_000)) && !signal.aborted);
   if (signal.aborted) return 130;
   return cli.proc.exitCode ?? 1;
@@ -143,7 +153,7 @@ async function triggerWithCurl(service: RunningService): Promise<string | null> 
 }
 
 /** Keep the service up until Ctrl-C (0) or until it or the target exits on its own (1). */
-async function serveUntilStopped(service: RunningService, target: DemoTarget, captureId: string): Promise<number> {
+async function serveUntilStopped(service: RunningService, target: NodeTarget, captureId: string): Promise<number> {
   const env = service.url === DEFAULT_API ? '' : `HEAPCAP_API_URL=${service.url} `;
   say(
     [
@@ -160,10 +170,10 @@ async function serveUntilStopped(service: RunningService, target: DemoTarget, ca
       'Ctrl-C stops the service, the demo target and everything else this demo started.',
     ].join('\n'),
   );
-  const ended = (what: string, proc: DemoTarget['child']['proc']): Promise<string> =>
+  const ended = (what: string, proc: RunningService['child']['proc'] | NodeTarget['child']): Promise<string> =>
     new Promise((resolve) => (alive(proc) ? proc.once('exit', (code, sig) => resolve(`${what} exited (${sig ?? code})`)) : resolve(`${what} is not running`)));
   const stoppedByUser = new Promise<null>((resolve) => (signal.aborted ? resolve(null) : signal.addEventListener('abort', () => resolve(null), { once: true })));
-  const why = await Promise.race([stoppedByUser, ended('heapcap serve', service.child.proc), ended('the demo target', target.child.proc)]);
+  const why = await Promise.race([stoppedByUser, ended('heapcap serve', service.child.proc), ended('the demo target', target.child)]);
   if (why === null) return 0;
   say(`\n${why}; stopping the rest`);
   return 1;
@@ -174,11 +184,13 @@ async function run(tmp: string): Promise<number> {
   mkdirSync(LOG_DIR, { recursive: true });
 
   step('Starting the demo target (examples/demo-target/leaky-service.cjs)');
-  const target = await startDemoTarget(signal);
-  say(`  pid ${target.child.proc.pid}, inspector on 127.0.0.1:${target.inspectPort}`);
+  // The demo target prints READY once it listens; its inspector port is read back from its stderr.
+  const target = await startNodeTarget({ script: resolve('examples/demo-target/leaky-service.cjs'), readyTimeoutMs: 20_000 });
+  owned.target = target;
+  say(`  pid ${target.pid}, inspector on 127.0.0.1:${target.port}`);
 
   step('Redis (queue, capture records, target locks)');
-  const redisUrl = await findRedis(join(tmp, 'redis'));
+  const redisUrl = await findRedis();
   if (redisUrl === null) return directCapture(target);
 
   step(`Registering the target as "${TARGET_ID}"`);
@@ -188,7 +200,7 @@ async function run(tmp: string): Promise<number> {
     'targets:',
     `  - id: ${TARGET_ID}`,
     '    kind: node',
-    `    inspect: 127.0.0.1:${target.inspectPort}`,
+    `    inspect: 127.0.0.1:${target.port}`,
     '    labels: { service: demo-leaky-service, env: local, owner: you }',
     '',
   ].join('\n');
@@ -231,7 +243,16 @@ async function main(): Promise<number> {
       code = 1;
     }
   } finally {
+    // The service first: it must not see its Redis vanish mid-shutdown.
     const stopped = await stopAll();
+    if (owned.target !== undefined) {
+      await owned.target.kill();
+      stopped.push('demo target');
+    }
+    if (owned.redis !== undefined) {
+      await owned.redis.stop();
+      stopped.push('redis');
+    }
     rmSync(tmp, { recursive: true, force: true });
     if (stopped.length > 0) say(`stopped: ${stopped.join(', ')}`);
   }

@@ -6,7 +6,7 @@
 import { createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import { captureHeapSnapshot, type CaptureOptions, type CaptureResult } from '../../packages/capture/src/index.ts';
+import { captureHeapSnapshot, type CaptureOptions, type CaptureResult } from '@heapcap/capture';
 
 /** A finished capture and the size of the file it wrote. */
 export interface FileCapture {

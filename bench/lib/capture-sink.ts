@@ -1,5 +1,5 @@
 /**
- * One capture through the CLI's runner (engine → sink → manifest) into a
+ * One capture through the pipeline (engine → store → manifest) into a
  * storage URL, in its own process so its peak RSS (VmHWM) is the capturer's
  * alone. S3 credentials come from the AWS chain (AWS_ACCESS_KEY_ID, …).
  * Prints {"peakRssKb", "startRssKb", "wallMs", "cpuMs", "timings", "bytes", "storedBytes", "spilledBytes", "location"}:
@@ -9,15 +9,15 @@
  * Usage: node --import tsx bench/lib/capture-sink.ts HOST:PORT file://DIR|s3://BUCKET/PREFIX [S3_ENDPOINT]
  */
 import { performance } from 'node:perf_hooks';
-import { parseStorageUrl } from '../../packages/config/src/index.ts';
-import { runCapture } from '../../packages/cli/src/index.ts';
-import { createSink, newCaptureId, S3Sink } from '../../packages/storage/src/index.ts';
-import { peakRssKb, rssKb } from '../../packages/testkit/src/index.ts';
+import { newCaptureId, parseStorageUrl } from '@heapcap/config';
+import { runCapture } from '@heapcap/pipeline';
+import { createStore } from '@heapcap/storage';
+import { peakRssKb, rssKb } from '@heapcap/testkit';
 
 const [inspect, url, endpoint] = process.argv.slice(2);
 if (inspect === undefined || url === undefined) throw new Error('usage: capture-sink.ts HOST:PORT STORAGE_URL [S3_ENDPOINT]');
 
-const sink = createSink(parseStorageUrl(url, { endpoint }));
+const sink = createStore(parseStorageUrl(url, { endpoint }));
 const startRssKb = rssKb(process.pid);
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
@@ -33,7 +33,7 @@ const out = await runCapture({
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 // Releases the S3 client's keep-alive sockets so the process exits at once.
-if (sink instanceof S3Sink) sink.close();
+await sink.close();
 console.log(
   JSON.stringify({
     peakRssKb: peakRssKb(process.pid),

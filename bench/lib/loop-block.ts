@@ -8,7 +8,7 @@
  * target by itself; the interval is cleared before returning.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CdpSession, evaluateValue, resolveEndpoint } from '../../packages/capture/src/index.ts';
+import { CdpSession, evaluateValue, resolveEndpoint } from '@heapcap/capture';
 
 const KEY = '__heapcapBenchLoopProbe';
 

@@ -3,7 +3,7 @@
  * and the modules, before any snapshot byte), and the peaks of the V8 heap and
  * of Buffer memory (arrayBuffers) sampled every 100 ms during the capture.
  */
-import { peakRssKb } from '../../packages/testkit/src/proc.ts';
+import { peakRssKb } from '@heapcap/testkit';
 
 /** Memory facts of this process, in KiB. */
 export interface MemFacts {

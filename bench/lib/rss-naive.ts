@@ -19,8 +19,8 @@ interface Client {
 }
 type Connect = (options: { host: string; port: number }) => Promise<Client>;
 
-// The workspace root does not depend on chrome-remote-interface; the capture package does.
-const CDP = createRequire(new URL('../../packages/capture/package.json', import.meta.url))('chrome-remote-interface') as Connect;
+// The naive client as users write it: chrome-remote-interface's CommonJS entry, typed by the slice above.
+const CDP = createRequire(import.meta.url)('chrome-remote-interface') as Connect;
 
 const [inspect, out] = process.argv.slice(2);
 if (inspect === undefined || out === undefined) throw new Error('usage: rss-naive.ts HOST:PORT OUT_FILE');

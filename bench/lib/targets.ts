@@ -6,7 +6,7 @@
  * Every target registered here is killed by {@link withTarget} when the
  * measurement ends, and by the test kit's exit hook if the bench process dies.
  */
-import { fixturePath, startNodeTarget, type NodeTarget, type NodeVersion } from '../../packages/testkit/src/index.ts';
+import { fixturePath, startNodeTarget, type NodeTarget, type NodeVersion } from '@heapcap/testkit';
 
 /** A started target plus its inspector `host:port`. */
 export interface BenchTarget {

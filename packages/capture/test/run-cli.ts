@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { childEnv } from '@heapcap/testkit';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
+const CLI = join(ROOT, 'services/serve/src/heapcap.ts');
 
 export interface CliRun {
   code: number | null;

@@ -1,11 +1,12 @@
 /** `heapcap capture`: one capture straight from the command line (no Redis, no service). */
 import { CaptureError, toCaptureError } from '@heapcap/errors';
 import { headroomLines, preflightOnly } from '@heapcap/capture';
-import { createFileSink, newCaptureId, type ArtifactSink } from '@heapcap/storage/file';
+import { newCaptureId } from '@heapcap/config';
+import { createFileSink, type ArtifactStore } from '@heapcap/storage/file';
 import type { StorageConfig } from '@heapcap/config';
 import type { HeapcapConfig } from '@heapcap/config';
 import { parseCaptureArgs, CAPTURE_USAGE } from './capture-args.ts';
-import { runCapture } from './run-capture.ts';
+import { runCapture } from '@heapcap/pipeline';
 import { mb, ProgressLine, summaryTable } from './format.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
@@ -100,8 +101,8 @@ async function dryRun(cmd: CaptureCommand, signal: AbortSignal): Promise<number>
 }
 
 /** The sink for this capture; the S3 client is loaded only when S3 is the target. */
-async function sinkFor(storage: StorageConfig): Promise<ArtifactSink> {
+async function sinkFor(storage: StorageConfig): Promise<ArtifactStore> {
   if (storage.kind === 'file') return createFileSink({ dir: storage.dir });
-  const { createSink } = await import('@heapcap/storage');
-  return createSink(storage);
+  const { createStore } = await import('@heapcap/storage');
+  return createStore(storage);
 }

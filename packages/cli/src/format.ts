@@ -1,7 +1,7 @@
 /** Human output of the CLI: sizes, progress line, the final table, errors. */
 import type { CaptureProgress, PhaseTimings } from '@heapcap/capture';
 import { PHASES } from '@heapcap/capture';
-import type { CaptureManifestJson } from './manifest.ts';
+import type { CaptureManifest } from '@heapcap/storage/file';
 
 /** `106.0 MB` (decimal megabytes, as most dashboards show them). */
 export function mb(bytes: number): string {
@@ -50,7 +50,7 @@ function bar(pct: number): string {
 }
 
 /** The summary printed after a successful capture. */
-export function summaryTable(m: CaptureManifestJson, manifestLocation: string): string {
+export function summaryTable(m: CaptureManifest, manifestLocation: string): string {
   const t: PhaseTimings = m.timings;
   const lines = [
     `captured ${m.target.endpoint} (${m.runtime.product} ${m.runtime.version}, V8 ${m.runtime.v8Version ?? '?'})`,

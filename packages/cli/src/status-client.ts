@@ -1,4 +1,5 @@
 /** The tiny REST client of `heapcap trigger` and `heapcap status`: HEAPCAP_API_URL + HEAPCAP_TOKEN. */
+import { DEFAULT_API_URL } from '@heapcap/config';
 import { EXIT } from './exit-codes.ts';
 
 /** Where a command writes (tests pass their own streams). */
@@ -25,9 +26,9 @@ export class RestError extends Error {
   }
 }
 
-/** Read HEAPCAP_API_URL (default http://127.0.0.1:8080) and HEAPCAP_TOKEN from `env`. */
+/** Read HEAPCAP_API_URL (default DEFAULT_API_URL) and HEAPCAP_TOKEN from `env`. */
 export function apiTargetFrom(env: Record<string, string | undefined>): ApiTarget {
-  const url = (env['HEAPCAP_API_URL'] ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+  const url = (env['HEAPCAP_API_URL'] ?? DEFAULT_API_URL).replace(/\/+$/, '');
   if (!/^https?:\/\//.test(url)) throw new RestError(0, 'invalid_input', `HEAPCAP_API_URL must be an http(s) URL, got "${url}"`);
   const token = env['HEAPCAP_TOKEN'];
   return { url, token: token === undefined || token === '' ? undefined : token };

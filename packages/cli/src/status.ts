@@ -1,4 +1,5 @@
 /** `heapcap status ID [--json]`: GET /v1/captures/ID. */
+import { DEFAULT_API_URL } from '@heapcap/config';
 import type { CliIo } from './status-client.ts';
 import { EXIT } from './exit-codes.ts';
 import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
@@ -6,7 +7,7 @@ import { formatRecord } from './status-format.ts';
 
 export const STATUS_USAGE = `heapcap status ID [--json]: show one capture (status, phase, timings, artifact)
 
-API: HEAPCAP_API_URL (default http://127.0.0.1:8080), token: HEAPCAP_TOKEN.
+API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN.
 `;
 
 /** Run `heapcap status`; returns the exit code (0 when the API answered). */

@@ -1,4 +1,5 @@
 /** `heapcap trigger TARGET [--reason TEXT] [--wait SECONDS] [--force] [--json]`: POST /v1/captures. */
+import { DEFAULT_API_URL } from '@heapcap/config';
 import type { CliIo } from './status-client.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
@@ -12,7 +13,7 @@ export const TRIGGER_USAGE = `heapcap trigger TARGET [options]: ask the heapcap 
   --force           a new capture even if one of TARGET is queued or running
   --json            print the API's JSON
 
-API: HEAPCAP_API_URL (default http://127.0.0.1:8080), token: HEAPCAP_TOKEN.
+API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN.
 `;
 
 /** Parsed `heapcap trigger` arguments. */

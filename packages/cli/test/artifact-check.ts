@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { PHASES } from '@heapcap/capture';
-import type { CaptureManifestJson } from '../src/manifest.ts';
+import type { CaptureManifest } from '@heapcap/storage/file';
 
 /** The parts of a V8 heap snapshot the tests read. */
 export interface HeapSnapshotJson {
@@ -26,7 +26,7 @@ export interface LoadedArtifact {
 }
 
 /** Reads the artifact the manifest points to (gunzipping when stored gzipped). */
-export async function loadArtifact(manifest: CaptureManifestJson): Promise<LoadedArtifact> {
+export async function loadArtifact(manifest: CaptureManifest): Promise<LoadedArtifact> {
   const stored = await readFile(manifest.artifact.location);
   assert.equal(stored.length, manifest.artifact.bytesStored, 'bytesStored');
   const raw = manifest.artifact.gzip ? gunzipSync(stored) : stored;
@@ -59,7 +59,7 @@ export function countObjects(s: HeapSnapshotJson, name: string): number {
  * Phases are contiguous on one monotonic clock, so connect..sink add up to the
  * total; each value is rounded on its own, hence 1 ms of slack per phase.
  */
-export function assertTimingsAddUp(timings: CaptureManifestJson['timings']): void {
+export function assertTimingsAddUp(timings: CaptureManifest['timings']): void {
   for (const phase of PHASES) {
     assert.equal(typeof timings[phase], 'number', `timings.${phase}`);
     assert.ok(timings[phase] >= 0, `timings.${phase} = ${timings[phase]}`);
@@ -70,8 +70,8 @@ export function assertTimingsAddUp(timings: CaptureManifestJson['timings']): voi
 }
 
 /** Parses `--json` stdout and checks it equals the `.manifest.json` written beside the snapshot. */
-export async function readManifests(stdout: string): Promise<CaptureManifestJson> {
-  const printed = JSON.parse(stdout) as CaptureManifestJson;
+export async function readManifests(stdout: string): Promise<CaptureManifest> {
+  const printed = JSON.parse(stdout) as CaptureManifest;
   const file = printed.artifact.location.replace(/\.heapsnapshot(\.gz)?$/, '.manifest.json');
   assert.notEqual(file, printed.artifact.location);
   const written = JSON.parse(await readFile(file, 'utf8')) as unknown;
@@ -80,7 +80,7 @@ export async function readManifests(stdout: string): Promise<CaptureManifestJson
 }
 
 /** Everything a good artifact must satisfy; returns the parsed snapshot for target-specific checks. */
-export async function assertGoodArtifact(manifest: CaptureManifestJson): Promise<HeapSnapshotJson> {
+export async function assertGoodArtifact(manifest: CaptureManifest): Promise<HeapSnapshotJson> {
   const artifact = await loadArtifact(manifest);
   assertSnapshotShape(artifact.snapshot);
   assert.equal(artifact.sha256, manifest.artifact.sha256, 'sha256 of the decompressed bytes');

@@ -6,17 +6,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fixturePath, heapHolderShape, startNodeTarget, tmpDir, type NodeTarget, type NodeVersion, type TmpDir } from '@heapcap/testkit';
-import type { CaptureManifestJson } from '../src/manifest.ts';
+import type { CaptureManifest } from '@heapcap/storage/file';
 import { assertGoodArtifact, countObjects, readManifests } from './artifact-check.ts';
 import { listFiles, runCli } from './cli-harness.ts';
 
 const HEAP_MB = 50;
 
 /** One capture of one target, shared by the tests of its describe block. */
-function captureOnce(version: NodeVersion): () => Promise<CaptureManifestJson> {
+function captureOnce(version: NodeVersion): () => Promise<CaptureManifest> {
   let target: NodeTarget | undefined;
   let out: TmpDir | undefined;
-  let manifest: Promise<CaptureManifestJson> | undefined;
+  let manifest: Promise<CaptureManifest> | undefined;
   before(async () => {
     target = await startNodeTarget({ node: version, script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: String(HEAP_MB) } });
     out = await tmpDir('heapcap-cli-node');

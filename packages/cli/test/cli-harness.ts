@@ -7,7 +7,7 @@ import { childEnv } from '@heapcap/testkit';
 
 /** The workspace root: the CLI runs with it as cwd (tsx and the packages resolve from there). */
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const MAIN = join(REPO_ROOT, 'packages/cli/src/main.ts');
+const MAIN = join(REPO_ROOT, 'services/serve/src/heapcap.ts');
 
 /** What one CLI run produced. */
 export interface CliResult {
@@ -35,7 +35,7 @@ export interface CliRun {
   kill(): void;
 }
 
-/** Starts `node --import tsx packages/cli/src/main.ts capture ARGS` with cwd at the workspace root. */
+/** Starts `node --import tsx services/serve/src/heapcap.ts capture ARGS` with cwd at the workspace root. */
 export function startCli(args: string[], opts: CliOptions = {}): CliRun {
   const spawnOpts: SpawnOptions = {
     cwd: REPO_ROOT,

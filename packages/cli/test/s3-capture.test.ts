@@ -29,7 +29,7 @@ import {
   type NodeTarget,
   type NodeTargetOptions,
 } from '@heapcap/testkit';
-import type { CaptureManifestJson } from '../src/manifest.ts';
+import type { CaptureManifest } from '@heapcap/storage/file';
 import { longestStallMs, watchStalls } from './target-watch.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -54,7 +54,7 @@ interface CliRun {
 /** Runs `heapcap ARGS` (through tsx, cwd = repo root); kills it at the deadline. */
 function heapcap(args: string[], env: Record<string, string>, timeoutMs: number): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'services/serve/src/heapcap.ts', ...args], {
       cwd: ROOT,
       env: childEnv({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -217,7 +217,7 @@ void describe('heapcap capture --out s3:// against MinIO', () => {
     const run = await heapcap(captureArgs(`s3://${BUCKET}/${PREFIX}`), creds(), 180_000);
     const dayAfter = utcDay(new Date());
     assert.equal(run.code, 0, run.stderr);
-    const manifest = JSON.parse(run.stdout) as CaptureManifestJson;
+    const manifest = JSON.parse(run.stdout) as CaptureManifest;
     const stall = await longestStallMs(inspect);
     const hwmGrowth = peakRssKb(target.pid) - hwmBefore;
     console.log(`capture: ${(manifest.artifact.bytesUncompressed / MB).toFixed(1)} MB, timings ${JSON.stringify(manifest.timings)}`);
@@ -258,7 +258,7 @@ void describe('heapcap capture --out s3:// against MinIO', () => {
     assert.equal(manifest.snapshot?.nodeCount, node_count);
 
     // The manifest object is what the CLI printed, with every phase timed.
-    const stored = JSON.parse((await getObject(minio.client, manifestObjectKey)).toString('utf8')) as CaptureManifestJson;
+    const stored = JSON.parse((await getObject(minio.client, manifestObjectKey)).toString('utf8')) as CaptureManifest;
     assert.deepEqual(stored, manifest);
     const t = manifest.timings;
     for (const phase of ['connect', 'preflight', 'generate', 'serialize', 'sink'] as const) assert.ok(t[phase] > 0, `${phase}: ${t[phase]}`);
@@ -314,7 +314,7 @@ void test('the upload overlaps serialization: parts stored before the last chunk
       samples = await parts.stop();
     }
     assert.equal(run.code, 0, run.stderr);
-    const m = JSON.parse(run.stdout) as CaptureManifestJson;
+    const m = JSON.parse(run.stdout) as CaptureManifest;
     const t = m.timings;
     // Wall-clock time of the last chunk: the engine's start plus its (monotonic) phases up to serialize.
     const lastChunkAt = Date.parse(m.startedAt) + t.connect + t.preflight + t.warm + t.gc + t.generate + t.serialize;

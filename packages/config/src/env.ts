@@ -4,7 +4,10 @@
  * Packages never read process.env; they receive the typed result.
  */
 import { z } from 'zod';
-import { parseStorageUrl, type S3Settings, type StorageConfig } from './storage.ts';
+import { parseStorageUrl, S3_STORAGE_CLASSES, type S3Settings, type StorageConfig } from './storage.ts';
+
+/** Where the client commands find the API unless HEAPCAP_API_URL says otherwise. */
+export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -23,7 +26,7 @@ const EnvSchema = z.object({
   /** Server-side encryption: AES256 (SSE-S3) or aws:kms (then HEAPCAP_S3_KMS_KEY_ID). */
   HEAPCAP_S3_SSE: z.enum(['AES256', 'aws:kms']).optional(),
   HEAPCAP_S3_KMS_KEY_ID: z.string().min(1).optional(),
-  HEAPCAP_S3_STORAGE_CLASS: z.enum(['STANDARD', 'STANDARD_IA', 'ONEZONE_IA', 'INTELLIGENT_TIERING', 'GLACIER_IR', 'REDUCED_REDUNDANCY']).optional(),
+  HEAPCAP_S3_STORAGE_CLASS: z.enum(S3_STORAGE_CLASSES).optional(),
   /** Multipart part size in MiB (min 5); memory held by one upload is part size × queue size. */
   HEAPCAP_S3_PART_SIZE_MB: z.coerce.number().int().min(5).max(512).default(8),
   HEAPCAP_S3_QUEUE_SIZE: z.coerce.number().int().min(1).max(16).default(4),
@@ -36,7 +39,7 @@ const EnvSchema = z.object({
   HEAPCAP_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   HEAPCAP_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Where `heapcap trigger` and `heapcap status` find the API. */
-  HEAPCAP_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL, e.g. http://127.0.0.1:8080' }).default('http://127.0.0.1:8080'),
+  HEAPCAP_API_URL: z.url({ protocol: /^https?$/, error: `must be an http:// or https:// URL, e.g. ${DEFAULT_API_URL}` }).default(DEFAULT_API_URL),
   /** Bearer token for `heapcap trigger` and `heapcap status` (a secret: never logged). */
   HEAPCAP_TOKEN: z.string().min(16, 'must be the bearer token (at least 16 characters)').optional(),
   /** Snapshot bytes held in memory before spilling to disk, MiB. */

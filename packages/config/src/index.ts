@@ -1,3 +1,4 @@
 /** @heapcap/config — configuration schemas, parsed once at process start. */
-export { parseConfig, parseConfigAtEntry, ConfigError, type HeapcapConfig } from './env.ts';
-export { parseStorageUrl, type StorageConfig, type FileStorageConfig, type S3StorageConfig, type S3Settings } from './storage.ts';
+export { parseConfig, parseConfigAtEntry, ConfigError, DEFAULT_API_URL, type HeapcapConfig } from './env.ts';
+export { ID_PATTERN, IdSchema, newCaptureId } from './ids.ts';
+export { bucketProblem, S3_STORAGE_CLASSES, parseStorageUrl, type StorageConfig, type FileStorageConfig, type S3StorageConfig, type S3Settings } from './storage.ts';

@@ -41,8 +41,14 @@ export interface S3Settings {
 const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const IPV4_RE = /^\d+\.\d+\.\d+\.\d+$/;
 
+// Only classes whose objects can be read (and presigned) right away: an
+// artifact in GLACIER / DEEP_ARCHIVE needs a restore before anyone can open it.
+// MinIO accepts STANDARD and REDUCED_REDUNDANCY.
+/** The S3 storage classes heapcap accepts (HEAPCAP_S3_STORAGE_CLASS and the S3 store's config). */
+export const S3_STORAGE_CLASSES = ['STANDARD', 'STANDARD_IA', 'ONEZONE_IA', 'INTELLIGENT_TIERING', 'GLACIER_IR', 'REDUCED_REDUNDANCY'] as const;
+
 /** Why `bucket` is not a valid S3 bucket name, or undefined when it is. */
-function bucketProblem(bucket: string): string | undefined {
+export function bucketProblem(bucket: string): string | undefined {
   if (!BUCKET_RE.test(bucket)) return '3-63 lowercase letters, digits, dots, hyphens; starting and ending with a letter or digit';
   if (bucket.includes('..')) return 'two dots in a row';
   if (IPV4_RE.test(bucket)) return 'formatted like an IP address';

@@ -6,6 +6,7 @@
  */
 import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
+import { finishedIncrements, incrementArgs } from './finished-metrics.ts';
 import { TRANSITION_SCRIPT } from './lua-captures.ts';
 import { encodeUpdate } from './record-codec.ts';
 import { getCapture } from './records.ts';
@@ -106,12 +107,22 @@ export class AttemptRecorder {
     update: Parameters<typeof encodeUpdate>[0],
   ): Promise<TransitionResult> {
     const { keys, redis, settings } = this.#ctx;
+    // Applied by the script only if this move really ends the capture.
+    const metrics =
+      to === 'succeeded' || to === 'failed' || to === 'cancelled'
+        ? finishedIncrements({
+            status: to,
+            errorCode: update.error?.code ?? null,
+            timings: update.timings ?? null,
+            bytes: update.artifact === undefined || update.artifact === null ? null : { uncompressed: update.artifact.bytesUncompressed, stored: update.artifact.bytesStored },
+          })
+        : [];
     const reply = replyStrings(
       await withRedisDeadline(
         TRANSITION_SCRIPT.run(
           redis,
-          [keys.record(captureId), keys.active(targetId), ...keys.statusIndexes()],
-          [to, from.join(','), attempt === undefined ? '' : String(attempt), new Date().toISOString(), keys.doneChannel(), incrementAttempts ? '1' : '0', ...encodeUpdate(update)],
+          [keys.record(captureId), keys.active(targetId), ...keys.statusIndexes(), keys.finishedMetrics()],
+          [to, from.join(','), attempt === undefined ? '' : String(attempt), new Date().toISOString(), keys.doneChannel(), incrementAttempts ? '1' : '0', ...incrementArgs(metrics), ...encodeUpdate(update)],
         ),
         settings.redisTimeoutMs,
         `transition to ${to}`,

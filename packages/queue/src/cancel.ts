@@ -1,6 +1,7 @@
 /** cancelCapture: queued → cancelled at once; running → the worker holding it is told to abort. */
 import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
+import { finishedIncrements } from './finished-metrics.ts';
 import { CANCEL_SCRIPT } from './lua-captures.ts';
 import { getCapture } from './records.ts';
 import { replyStrings } from './script.ts';
@@ -29,7 +30,11 @@ export async function cancelCapture(ctx: QueueContext, id: string): Promise<Canc
   const error = JSON.stringify({ code: 'cancelled', message: 'cancelled before it started' });
   const reply = replyStrings(
     await withRedisDeadline(
-      CANCEL_SCRIPT.run(ctx.redis, [keys.record(id), keys.active(hash), ...keys.statusIndexes()], [now, keys.doneChannel(), keys.cancelChannel(), error]),
+      CANCEL_SCRIPT.run(
+        ctx.redis,
+        [keys.record(id), keys.active(hash), ...keys.statusIndexes(), keys.finishedMetrics()],
+        [now, keys.doneChannel(), keys.cancelChannel(), error, finishedIncrements({ status: 'cancelled', errorCode: 'cancelled', timings: null, bytes: null })[0]![0]],
+      ),
       ctx.settings.redisTimeoutMs,
       'cancelCapture',
     ),

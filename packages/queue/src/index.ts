@@ -26,6 +26,8 @@
  *   q.clearArtifact(id)                       → after deleting a finished capture's objects
  *   q.depth()                                 → { jobs: {waiting, active, delayed, …}, records: {queued, running, …} }
  *   q.counters()                              → { lock_waits }
+ *   q.finishedMetrics()                       → finished captures by status/code, phase histograms, bytes
+ *                                               (kept by the terminal transition itself: never misses a finish)
  *
  * Target registry (the allowlist)
  *   await loadTargetsFile(path, { missingOk? }) → Target[]   (YAML or JSON; QueueError on bad files)
@@ -56,7 +58,7 @@ export { TargetLocks } from './locks.ts';
 export { AuditLog, type AuditInput, type AuditEntry } from './audit.ts';
 export { AttemptRecorder, type TransitionResult, type CaptureErrorInfo, type CaptureArtifactInfo } from './attempts.ts';
 export { CaptureEvents } from './events.ts';
+export { PHASE_BUCKETS_SECONDS, type FinishedMetrics, type PhaseHistogram } from './finished-metrics.ts';
 export { reconcileCaptures, type ReconcileReport } from './reconcile.ts';
 export { QueueError, isQueueError, QUEUE_ERROR_CODES, type QueueErrorCode } from './errors.ts';
-export { newCaptureId } from './ids.ts';
 export { Keys } from './keys.ts';

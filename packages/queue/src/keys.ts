@@ -60,9 +60,17 @@ export class Keys {
   targets(): string {
     return `${this.base}:targets`;
   }
+  /** String: when the targets file was last synced into the registry (absent after Redis lost its data). */
+  targetsSynced(): string {
+    return `${this.base}:targets:synced`;
+  }
   /** Stream: the audit log. */
   audit(): string {
     return `${this.base}:audit`;
+  }
+  /** Hash of the finished-capture counters, updated by the terminal transition itself (finished-metrics.ts). */
+  finishedMetrics(): string {
+    return `${this.base}:metrics:finished`;
   }
   /** Hash of monotonic counters (lock waits…). */
   counters(): string {

@@ -67,9 +67,13 @@ return {'created', id}
  * Move a record between statuses. A terminal status is never overwritten, and
  * a worker's update carries its attempt number so a worker that lost the job
  * (stalled, then picked up elsewhere) cannot write over the new attempt.
- * KEYS: 1 record, 2 active set of the target, 3..7 status indexes.
+ * A move to a terminal status also adds the finished-capture counters, in the
+ * same script: they count every finish exactly once.
+ * KEYS: 1 record, 2 active set of the target, 3..7 status indexes, 8 finished-metrics hash.
  * ARGV: 1 to status, 2 allowed from (comma list), 3 expected attempts ('' = any),
- *       4 now ISO, 5 done channel, 6 increment attempts (0|1), 7.. fields to set.
+ *       4 now ISO, 5 done channel, 6 increment attempts (0|1),
+ *       7 N metric increments, 8..7+2N field/increment pairs (applied only on a terminal move),
+ *       8+2N.. fields to set.
  * Reply: {'ok', status, attempts} | {'missing'} | {'terminal'|'conflict'|'stale', status, attempts}.
  */
 export const TRANSITION_SCRIPT = new LuaScript(`${STATUS_HELPERS}
@@ -81,8 +85,10 @@ if ARGV[3] ~= '' and attempts ~= ARGV[3] then return {'stale', st, attempts} end
 if not string.find(',' .. ARGV[2] .. ',', ',' .. st .. ',', 1, true) then return {'conflict', st, attempts} end
 local to = ARGV[1]
 if ARGV[6] == '1' then attempts = tostring(redis.call('HINCRBY', KEYS[1], 'attempts', 1)) end
+local nmetrics = tonumber(ARGV[7])
+local first = 8 + 2 * nmetrics
 local fields = {'status', to, 'updatedAt', ARGV[4]}
-for i = 7, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = first, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(fields))
 if to ~= st then
   redis.call('ZREM', statusIndex(st, 3), cur[4])
@@ -90,6 +96,7 @@ if to ~= st then
 end
 if isTerminal(to) then
   redis.call('ZREM', KEYS[2], cur[4])
+  for i = 8, first - 1, 2 do redis.call('HINCRBYFLOAT', KEYS[8], ARGV[i], ARGV[i + 1]) end
   redis.call('PUBLISH', ARGV[5], cur[4] .. ' ' .. to)
 end
 return {'ok', to, attempts}
@@ -98,8 +105,9 @@ return {'ok', to, attempts}
 /**
  * Cancel: a queued capture becomes cancelled here; a running one is flagged and
  * its worker told over pub/sub (the flag also reaches a worker that missed the message).
- * KEYS: 1 record, 2 active set, 3..7 status indexes.
- * ARGV: 1 now ISO, 2 done channel, 3 cancel channel, 4 error JSON for the record.
+ * KEYS: 1 record, 2 active set, 3..7 status indexes, 8 finished-metrics hash.
+ * ARGV: 1 now ISO, 2 done channel, 3 cancel channel, 4 error JSON for the record,
+ *       5 the finished-metrics field a cancelled queued capture increments.
  * Reply: {'cancelled'|'cancelling'|'finished', status} | {'missing'}.
  */
 export const CANCEL_SCRIPT = new LuaScript(`${STATUS_HELPERS}
@@ -116,6 +124,7 @@ redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updatedAt', ARGV[1], 'finish
 redis.call('ZREM', statusIndex(st, 3), cur[3])
 redis.call('ZADD', statusIndex('cancelled', 3), cur[2], cur[3])
 redis.call('ZREM', KEYS[2], cur[3])
+redis.call('HINCRBYFLOAT', KEYS[8], ARGV[5], 1)
 redis.call('PUBLISH', ARGV[2], cur[3] .. ' cancelled')
 return {'cancelled', 'cancelled'}
 `);

@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AttemptRecorder } from './attempts.ts';
 import { AuditLog } from './audit.ts';
+import { readFinishedMetrics, type FinishedMetrics } from './finished-metrics.ts';
 import { cancelCapture, type CancelResult } from './cancel.ts';
 import { closeRedis, createRedis, withRedisDeadline } from './connection.ts';
 import type { QueueContext, QueueSettings } from './context.ts';
@@ -144,6 +145,11 @@ export class HeapcapQueue {
   async counters(): Promise<Record<QueueCounter, number>> {
     const all = await withRedisDeadline(this.redis.hgetall(this.keys.counters()), this.settings.redisTimeoutMs, 'counters');
     return { lock_waits: Number(all['lock_waits'] ?? 0) };
+  }
+
+  /** The finished-capture counters (outcomes, phase durations, bytes), as Redis holds them. */
+  finishedMetrics(): Promise<FinishedMetrics> {
+    return readFinishedMetrics(this.#ctx);
   }
 
   /** Resolves when Redis answers PING within `timeoutMs` (default 1000); throws QueueError redis_unavailable otherwise. */

@@ -69,8 +69,20 @@ export class TargetRegistry {
     const multi = this.#ctx.redis.multi();
     for (const t of targets) multi.hset(key, t.id, JSON.stringify({ target: t, source: 'file', updatedAt: now } satisfies RegisteredTarget));
     if (stale.length > 0) multi.hdel(key, ...stale);
+    // In the same transaction: the marker exists exactly when the file's entries do.
+    multi.set(this.#ctx.keys.targetsSynced(), now);
     await withRedisDeadline(multi.exec(), this.#ctx.settings.redisTimeoutMs, 'targets sync');
     return { added: targets.length, removed: stale.length };
+  }
+
+  /**
+   * True while the registry still holds the last file sync. False after Redis
+   * lost its data (a restart without persistence, a failover to an empty
+   * replica, FLUSHALL): the targets file must be synced again.
+   */
+  async isSynced(): Promise<boolean> {
+    const n = await withRedisDeadline(this.#ctx.redis.exists(this.#ctx.keys.targetsSynced()), this.#ctx.settings.redisTimeoutMs, 'targets sync marker');
+    return n === 1;
   }
 
   /** Every registered target, sorted by id. */

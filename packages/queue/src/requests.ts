@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
 import { QueueError } from './errors.ts';
-import { newCaptureId } from './ids.ts';
+import { newCaptureId } from '@heapcap/config';
 import { enqueueCapture } from './jobs.ts';
 import { decodeRecord, encodeRecord } from './record-codec.ts';
 import { REQUEST_SCRIPT } from './lua-captures.ts';

@@ -4,9 +4,7 @@
  * Every boundary parses with these schemas; unknown fields are rejected.
  */
 import { z } from 'zod';
-
-/** Ids that become Redis keys and artifact key segments. */
-export const IdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" or "-" (max 128), starting with a letter or digit');
+import { IdSchema } from '@heapcap/config';
 
 const HostPort = z.string().regex(/^(\[[^\]]+\]|[^:\s/]+):\d{1,5}$/, 'HOST:PORT, e.g. 127.0.0.1:9229');
 const Labels = z.record(z.string().regex(/^[a-z][a-z0-9_.-]{0,62}$/), z.string().max(256)).default({});
@@ -103,7 +101,18 @@ export const CaptureRecordSchema = z.strictObject({
   /** The phase running now, or the one that failed. */
   phase: z.string().nullable(),
   error: z
-    .strictObject({ code: z.string(), message: z.string(), hint: z.string().optional(), phase: z.string().optional() })
+    .strictObject({
+      code: z.string(),
+      message: z.string(),
+      hint: z.string().optional(),
+      phase: z.string().optional(),
+      /**
+       * After a failure that may have left the target busy (a timeout, or a stop
+       * mid-snapshot), the worker kept the target lock until the target answered
+       * again: `idle` it did, `gone` it cannot be reached, `busy` the bound passed.
+       */
+      settle: z.strictObject({ outcome: z.enum(['idle', 'gone', 'busy']), waitedMs: z.number().nonnegative() }).optional(),
+    })
     .nullable(),
   timings: Timings.nullable(),
   artifact: z

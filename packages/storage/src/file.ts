@@ -1,8 +1,8 @@
 /**
- * `@heapcap/storage/file`: the filesystem sink and key helpers without the S3
- * client. The AWS SDK adds ~30 MB of RSS when loaded; a capture into a
- * directory, on a host that may be short of memory, should not pay for it.
+ * `@heapcap/storage/file`: the filesystem store without the S3 client. The AWS
+ * SDK adds ~30 MB of RSS when loaded; a capture into a directory, on a host
+ * that may be short of memory, should not pay for it.
  */
-export type { ArtifactRef, ArtifactSink, PutOptions, SnapshotHeader, StoredArtifact } from './types.ts';
-export { newCaptureId } from './keys.ts';
-export { createFileSink } from './fs-sink.ts';
+export type { ArtifactRef, ArtifactStore, PutOptions, SnapshotHeader, StoredArtifact } from './types.ts';
+export type { CaptureManifest } from './manifest.ts';
+export { createFileSink } from './fs/sink.ts';

@@ -1,4 +1,8 @@
-/** Artifact key layout: `<prefix>/<targetId>/<yyyy>/<mm>/<dd>/<captureId>.<suffix>`. */
+/**
+ * Artifact key layout: `<prefix>/<targetId>/<yyyy>/<mm>/<dd>/<captureId>.<suffix>`.
+ * Known only to this package: stores return keys, callers hand them back.
+ */
+import { CaptureError } from '@heapcap/errors';
 import type { ArtifactRef } from './types.ts';
 
 /** The directory part of a capture's keys (UTC date of `startedAt`). */
@@ -27,24 +31,32 @@ export function manifestKey(ref: ArtifactRef, prefix = ''): string {
 /** Content type of the snapshot object. */
 export const SNAPSHOT_CONTENT_TYPE = 'application/json';
 
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+/** Names of every object one capture may own, in deletion order (manifest first: its presence means "complete"). */
+const CAPTURE_OBJECTS = ['.manifest.json', '.summary.json', '.heapsnapshot.gz', '.heapsnapshot'] as const;
 
-/**
- * A new capture id: a ULID (48-bit millisecond time + 80 random bits, Crockford
- * base32), so ids sort by creation time in listings and object stores.
- */
-export function newCaptureId(now: number = Date.now()): string {
-  let time = '';
-  let t = now;
-  for (let i = 0; i < 10; i++) {
-    time = CROCKFORD[t % 32]! + time;
-    t = Math.floor(t / 32);
-  }
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  let rand = '';
-  for (const b of bytes) rand += CROCKFORD[b % 32]!;
-  return time + rand;
+/** Where one capture's objects live: its directory and capture id. */
+export interface CaptureLocation {
+  dir: string;
+  captureId: string;
 }
 
-/** Ids and target ids become key segments: keep them to a safe alphabet. */
-export const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** The location of `ref`'s objects. */
+export function locationOfRef(ref: Pick<ArtifactRef, 'targetId' | 'startedAt' | 'captureId'>): CaptureLocation {
+  return { dir: artifactDir(ref), captureId: ref.captureId };
+}
+
+/** The location of the capture that owns `key` (any of its objects' keys). */
+export function locationOfKey(key: string): CaptureLocation {
+  const slash = key.lastIndexOf('/');
+  const name = key.slice(slash + 1);
+  const suffix = CAPTURE_OBJECTS.find((s) => name.endsWith(s));
+  if (slash <= 0 || suffix === undefined || name.length === suffix.length) {
+    throw new CaptureError('invalid_input', `not an artifact key: ${JSON.stringify(key)}`);
+  }
+  return { dir: key.slice(0, slash), captureId: name.slice(0, -suffix.length) };
+}
+
+/** Keys (relative to the store root) of every object a capture may own. */
+export function captureObjectKeys(loc: CaptureLocation): string[] {
+  return CAPTURE_OBJECTS.map((suffix) => `${loc.dir}/${loc.captureId}${suffix}`);
+}

@@ -1,31 +1,46 @@
 /**
  * The manifest written beside each snapshot (`<captureId>.manifest.json`):
- * what was captured, from where, how, how long each phase took, and what was
- * stored. Objects are loose (unknown keys kept) where later issues add fields,
- * so an older reader never rejects a newer manifest.
+ * what was captured, from where, how, how long each phase took, what the
+ * headroom gate decided, and what was stored. The one schema of it: the
+ * pipeline builds manifests typed against it, the stores validate what they
+ * write with it. Unknown top-level keys are kept and unknown nested keys
+ * ignored, so an older reader never rejects a newer manifest.
  */
 import { z } from 'zod';
+import { CaptureError } from '@heapcap/errors';
 
 const ms = z.number().nonnegative();
 const bytes = z.number().int().nonnegative();
+const maybeBytes = bytes.nullable();
+
+const constraint = z.object({
+  source: z.enum(['cgroup', 'constrained-memory', 'configured', 'host']),
+  limitBytes: bytes,
+  usageBytes: bytes,
+  marginBytes: bytes,
+  availableBytes: z.number().int(),
+  where: z.string(),
+});
 
 /** Schema of manifest JSON, schemaVersion 1. */
 export const CaptureManifestSchema = z.looseObject({
   schemaVersion: z.literal(1),
   captureId: z.string().min(1),
-  target: z.looseObject({
+  target: z.object({
     id: z.string().min(1),
     kind: z.enum(['node', 'node-pid', 'chromium']),
     endpoint: z.string(),
     labels: z.record(z.string(), z.string()),
   }),
-  runtime: z.looseObject({
+  runtime: z.object({
     product: z.enum(['node', 'chromium']),
     version: z.string(),
     // null when the target would not say (the engine then warms to be safe).
     v8Version: z.string().nullable(),
+    pid: z.number().int().positive().optional(),
+    url: z.string().optional(),
   }),
-  options: z.looseObject({
+  options: z.object({
     warm: z.enum(['auto', 'always', 'never']),
     gc: z.boolean(),
     gzip: z.boolean(),
@@ -33,15 +48,16 @@ export const CaptureManifestSchema = z.looseObject({
     captureNumericValue: z.boolean().optional(),
     treatGlobalObjectsAsRoots: z.boolean().optional(),
   }),
-  warm: z.looseObject({
+  warm: z.object({
+    mode: z.enum(['auto', 'always', 'never']),
     decision: z.enum(['warmed', 'skipped']),
     reason: z.string(),
     method: z.string().optional(),
     durationMs: ms.optional(),
   }),
-  heap: z.looseObject({ usedBytes: bytes, totalBytes: bytes }),
+  heap: z.object({ usedBytes: bytes, totalBytes: bytes }),
   // Milliseconds from the worker's monotonic clock; phases add up to `total`.
-  timings: z.looseObject({
+  timings: z.object({
     connect: ms,
     preflight: ms,
     warm: ms,
@@ -51,7 +67,44 @@ export const CaptureManifestSchema = z.looseObject({
     sink: ms,
     total: ms,
   }),
-  artifact: z.looseObject({
+  // How the snapshot stream went: bytes and chunks received, bytes spilled to disk, peak memory held.
+  stream: z.object({ bytes, chunks: bytes, spilledBytes: bytes, peakMemoryBytes: bytes }),
+  // The headroom gate: what preflight saw, what it expected, what it decided, what happened afterwards.
+  preflight: z.object({
+    access: z.string(),
+    rssBytes: maybeBytes,
+    maxRssBytes: maybeBytes,
+    heapLimitBytes: maybeBytes,
+    constrainedMemoryBytes: maybeBytes,
+    availableMemoryBytes: maybeBytes,
+    warnings: z.array(z.string()),
+  }),
+  estimate: z.object({
+    model: z.object({ family: z.string(), factor: z.number(), constantBytes: z.number() }),
+    heapUsedBytes: bytes,
+    extraBytes: bytes,
+    peakBytes: maybeBytes,
+  }),
+  decision: z.object({
+    verdict: z.enum(['fits', 'exceeds', 'unknown']),
+    action: z.enum(['capture', 'refuse']),
+    binding: constraint.nullable(),
+    constraints: z.array(constraint),
+  }),
+  // True when the gate said `exceeds` and the capture was taken anyway.
+  forced: z.boolean(),
+  peak: z.object({
+    estimateExtraBytes: bytes,
+    estimatePeakBytes: maybeBytes,
+    rssBeforeBytes: maybeBytes,
+    maxRssBeforeBytes: maybeBytes,
+    maxRssAfterBytes: maybeBytes,
+    actualPeakBytes: maybeBytes,
+    actualExtraBytes: z.number().int().nullable(),
+    errorRatio: z.number().nullable(),
+    note: z.string().optional(),
+  }),
+  artifact: z.object({
     key: z.string().min(1),
     location: z.string().min(1),
     bytesUncompressed: bytes,
@@ -62,7 +115,7 @@ export const CaptureManifestSchema = z.looseObject({
   }),
   // null when the snapshot's header could not be read.
   snapshot: z
-    .looseObject({
+    .object({
       nodeCount: bytes,
       edgeCount: bytes,
       traceFunctionCount: bytes.optional(),
@@ -70,13 +123,28 @@ export const CaptureManifestSchema = z.looseObject({
       edgeFields: z.array(z.string()),
     })
     .nullable(),
-  trigger: z.looseObject({ kind: z.string().min(1), who: z.string(), reason: z.string().optional() }).optional(),
+  trigger: z.object({ kind: z.string().min(1), who: z.string(), reason: z.string().optional() }).optional(),
   startedAt: z.iso.datetime({ offset: true }),
   finishedAt: z.iso.datetime({ offset: true }),
   heapcapVersion: z.string().min(1),
-  // Filled by a later issue (headroom and other preflight facts).
-  preflight: z.record(z.string(), z.unknown()).optional(),
 });
 
-/** A parsed manifest (schemaVersion 1). */
+/** A manifest (schemaVersion 1), as built and as parsed. */
 export type CaptureManifest = z.infer<typeof CaptureManifestSchema>;
+
+/**
+ * The JSON text of `manifest` for `ref`, after checking it against the schema
+ * and that it describes that capture; a store never writes a manifest that a
+ * reader would reject. Throws `invalid_input` naming the bad fields.
+ */
+export function validManifest(ref: { captureId: string }, manifest: CaptureManifest): string {
+  const parsed = CaptureManifestSchema.safeParse(manifest);
+  if (!parsed.success) {
+    const fields = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw new CaptureError('invalid_input', `the manifest of ${ref.captureId} does not match its schema: ${fields}`, { hint: 'this is a bug in heapcap; please report it' });
+  }
+  if (parsed.data.captureId !== ref.captureId) {
+    throw new CaptureError('invalid_input', `the manifest of ${parsed.data.captureId} was written for capture ${ref.captureId}`);
+  }
+  return `${JSON.stringify(manifest, null, 2)}\n`;
+}

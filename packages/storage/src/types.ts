@@ -7,6 +7,7 @@
  * capture is complete.
  */
 import type { Readable } from 'node:stream';
+import type { CaptureManifest } from './manifest.ts';
 
 /** Identifies one capture's artifacts. */
 export interface ArtifactRef {
@@ -49,20 +50,52 @@ export interface PutOptions {
   signal?: AbortSignal;
 }
 
-/** An artifact store: filesystem or S3-compatible object storage. */
-export interface ArtifactSink {
+/** Options for reading an artifact back. */
+export interface OpenOptions {
+  /** Gunzip on the fly when the artifact is stored gzipped; default false: the stored bytes. */
+  decompress?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Options for a presigned URL. */
+export interface PresignOptions {
+  /** Lifetime of the URL; default 900 (15 minutes), at most 604800 (7 days, the SigV4 limit). */
+  expiresInSeconds?: number;
+}
+
+/**
+ * Which capture's artifacts to delete: its ref (before `put` returned a key,
+ * e.g. cleaning up an earlier attempt) or the key `put` returned (what a
+ * capture record keeps). Either way every object of the capture goes.
+ */
+export type RemoveTarget = ArtifactRef | { key: string };
+
+/**
+ * An artifact store: filesystem or S3-compatible object storage. The only
+ * place that knows the key layout; callers keep the keys it returns and hand
+ * them back, never build or parse them.
+ */
+export interface ArtifactStore {
   readonly kind: 'file' | 's3';
   /** Human-readable root, e.g. `/var/lib/heapcap` or `s3://bucket/prefix`. */
   readonly root: string;
+  /** True when `presign` can hand out a URL instead of streaming the bytes. */
+  readonly canPresign: boolean;
   /**
-   * Prove the sink can store an artifact now (writes and deletes a probe).
+   * Prove the store can take an artifact now (writes and deletes a probe).
    * Runs before the target is paused, so a capture that cannot be stored never starts.
    */
   check(signal?: AbortSignal): Promise<void>;
   /** Stream the snapshot in, all or nothing. Rejects with a CaptureError (storage_* or cancelled). */
   put(ref: ArtifactRef, source: Readable, options?: PutOptions): Promise<StoredArtifact>;
-  /** Write `<captureId>.manifest.json` beside the snapshot; returns its key. */
-  putManifest(ref: ArtifactRef, manifest: unknown): Promise<string>;
-  /** Remove the snapshot and its manifest (used when a later step fails, and for deletes). */
-  remove(ref: ArtifactRef): Promise<void>;
+  /** Validate and write `<captureId>.manifest.json` beside the snapshot (last: its presence means complete); returns its key. */
+  putManifest(ref: ArtifactRef, manifest: CaptureManifest): Promise<string>;
+  /** Stream a stored object (snapshot, manifest) by the key this store returned. */
+  open(key: string, options?: OpenOptions): Promise<Readable>;
+  /** A short-lived URL for `key`; rejects with `invalid_input` where `canPresign` is false. */
+  presign(key: string, options?: PresignOptions): Promise<string>;
+  /** Delete every object of one capture (snapshot, manifest, summary, leftovers). Missing objects are fine. */
+  remove(target: RemoveTarget): Promise<void>;
+  /** Release sockets and background work. Idempotent. */
+  close(): Promise<void>;
 }

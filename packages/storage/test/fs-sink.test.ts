@@ -12,9 +12,10 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { CaptureError } from '@heapcap/errors';
-import { createFileSink } from '../src/fs-sink.ts';
+import { sampleManifest } from '@heapcap/testkit';
+import { createFileSink } from '../src/fs/sink.ts';
 import { CaptureManifestSchema } from '../src/manifest.ts';
-import { openFileArtifact } from '../src/read.ts';
+import { openFileArtifact } from '../src/fs/read.ts';
 import type { ArtifactRef } from '../src/types.ts';
 
 const run = promisify(execFile);
@@ -234,7 +235,9 @@ void describe('FileSink on an unwritable root', () => {
   });
 
   void it('putManifest() fails with storage_failed', async () => {
-    const err = await rejection(createFileSink({ dir: root }).putManifest(newRef(), { a: 1 }));
+    const ref = newRef();
+    const stored = { key: 'k', location: 'l', bytesUncompressed: 1, bytesStored: 1, sha256: '0'.repeat(64), gzip: true, contentType: 'application/json', header: null };
+    const err = await rejection(createFileSink({ dir: root }).putManifest(ref, sampleManifest(ref, stored)));
     assert.equal(err.code, 'storage_failed');
   });
 });
@@ -283,33 +286,10 @@ void describe('manifest, read-back and remove', () => {
     const sink = createFileSink({ dir: root });
     const ref = newRef();
     const stored = await sink.put(ref, createReadStream(snapPath, { highWaterMark: CHUNK }));
-    const manifest = {
-      schemaVersion: 1,
-      captureId: ref.captureId,
-      target: { id: ref.targetId, kind: 'node', endpoint: '127.0.0.1:9229', labels: { service: 'checkout' } },
-      runtime: { product: 'node', version: 'v20.20.2', v8Version: '11.3.244.8-node.38' },
-      options: { warm: 'auto', gc: false, gzip: true },
-      warm: { decision: 'warmed', reason: 'V8 11.3 < 11.5.130', method: 'debugger', durationMs: 140 },
-      heap: { usedBytes: 5_000_000, totalBytes: 8_000_000 },
-      timings: { connect: 3, preflight: 5, warm: 140, gc: 0, generate: 300, serialize: 120, sink: 4, total: 572 },
-      artifact: {
-        key: stored.key,
-        location: stored.location,
-        bytesUncompressed: stored.bytesUncompressed,
-        bytesStored: stored.bytesStored,
-        sha256: stored.sha256,
-        gzip: stored.gzip,
-        contentType: stored.contentType,
-      },
-      snapshot: stored.header,
-      trigger: { kind: 'cli', who: 'test', reason: 'fs-sink test' },
-      startedAt: ref.startedAt.toISOString(),
-      finishedAt: new Date().toISOString(),
-      heapcapVersion: '0.1.0',
-      stream: { chunks: 12 },
-    };
+    // A complete manifest plus a key this schema version does not know.
+    const manifest = { ...sampleManifest(ref, stored), extra: { chunks: 12 } };
     const parsed = CaptureManifestSchema.parse(manifest);
-    assert.deepEqual((parsed as Record<string, unknown>)['stream'], { chunks: 12 }, 'unknown keys survive (loose)');
+    assert.deepEqual((parsed as Record<string, unknown>)['extra'], { chunks: 12 }, 'unknown keys survive (loose)');
 
     const key = await sink.putManifest(ref, parsed);
     assert.equal(key, `checkout-api/2026/11/21/${ref.captureId}.manifest.json`);
@@ -318,7 +298,7 @@ void describe('manifest, read-back and remove', () => {
     assert.deepEqual(CaptureManifestSchema.parse(JSON.parse(text)), parsed);
 
     // Read back through the sink: stored bytes, and gunzipped on the fly.
-    const gz = await streamBytes(await sink.openArtifact(stored.key));
+    const gz = await streamBytes(await sink.open(stored.key));
     assert.ok(gz.equals(await readFile(stored.location)));
     const plain = await streamBytes(await openFileArtifact(stored.location, { decompress: true }));
     assert.equal(sha256(plain), stored.sha256);
@@ -345,7 +325,7 @@ void describe('manifest, read-back and remove', () => {
   });
 
   void it('openArtifact refuses keys that climb out of the root', async () => {
-    const err = await rejection(createFileSink({ dir: await newRoot() }).openArtifact('../../etc/passwd'));
+    const err = await rejection(createFileSink({ dir: await newRoot() }).open('../../etc/passwd'));
     assert.equal(err.code, 'invalid_input');
   });
 

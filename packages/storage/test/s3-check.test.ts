@@ -5,8 +5,8 @@ import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { isCaptureError, type CaptureError } from '@heapcap/errors';
 import { startMinio, freePort, type MinioServer } from '@heapcap/testkit';
-import type { S3SinkConfigInput } from '../src/s3-config.ts';
-import { createS3Sink, type S3Sink } from '../src/s3-sink.ts';
+import type { S3SinkConfigInput } from '../src/s3/config.ts';
+import { createS3Sink, type S3Sink } from '../src/s3/sink.ts';
 import { head, readAll, testRef } from './s3-fixtures.ts';
 
 const BUCKET = 'heapcap-check';
@@ -21,7 +21,7 @@ async function failingCheck(config: S3SinkConfigInput): Promise<{ err: CaptureEr
     assert.ok(isCaptureError(err), `not a CaptureError: ${String(err)}`);
     return { err, ms: performance.now() - t0 };
   } finally {
-    sink.close();
+    await sink.close();
   }
   assert.fail('check() succeeded');
 }
@@ -50,7 +50,7 @@ void describe('check() against MinIO without KMS', () => {
     try {
       await sink.check();
     } finally {
-      sink.close();
+      await sink.close();
     }
     const listed = await minio.client.send(new ListObjectsV2Command({ Bucket: BUCKET }));
     assert.equal(listed.KeyCount ?? 0, 0);
@@ -121,13 +121,13 @@ void describe('server-side encryption on MinIO with a KMS key', () => {
     await minio.createBucket(BUCKET);
   });
   after(async () => {
-    sink?.close();
+    await sink?.close();
     await minio?.stop();
   });
 
   for (const kind of ['AES256', 'aws:kms'] as const) {
     void test(`SSE ${kind}: check passes, put is encrypted and reads back`, async () => {
-      sink?.close();
+      await sink?.close();
       sink = createS3Sink({
         bucket: BUCKET,
         endpoint: minio.endpoint,
@@ -141,7 +141,7 @@ void describe('server-side encryption on MinIO with a KMS key', () => {
       const meta = await head(minio.client, BUCKET, stored.key);
       assert.equal(meta?.ServerSideEncryption, kind);
       assert.equal(meta?.StorageClass, 'REDUCED_REDUNDANCY');
-      assert.ok((await readAll(await sink.openArtifact(stored.key, { decompress: true }))).equals(data));
+      assert.ok((await readAll(await sink.open(stored.key, { decompress: true }))).equals(data));
     });
   }
 });

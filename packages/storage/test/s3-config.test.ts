@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isCaptureError } from '@heapcap/errors';
-import { parseS3Url, s3SinkConfigSchema } from '../src/s3-config.ts';
+import { parseS3Url, s3SinkConfigSchema } from '../src/s3/config.ts';
 
 const MiB = 1024 * 1024;
 

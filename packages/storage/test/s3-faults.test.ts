@@ -11,8 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { CaptureError, isCaptureError } from '@heapcap/errors';
 import { startMinio, waitFor, type MinioServer } from '@heapcap/testkit';
 import { snapshotKey } from '../src/keys.ts';
-import type { S3SinkConfigInput } from '../src/s3-config.ts';
-import { createS3Sink, type S3Sink, type S3SinkOptions } from '../src/s3-sink.ts';
+import type { S3SinkConfigInput } from '../src/s3/config.ts';
+import { createS3Sink, type S3Sink, type S3SinkOptions } from '../src/s3/sink.ts';
 import { head, openUploads, readAll, sha256, slowSource, testRef } from './s3-fixtures.ts';
 
 const BUCKET = 'heapcap-faults';
@@ -27,7 +27,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  sink?.close();
+  await sink?.close();
   sink = undefined;
   await minio.stop();
 });
@@ -136,7 +136,7 @@ void test('MinIO paused (SIGSTOP) for 3 s mid-upload → put still succeeds, byt
   assert.ok(tookMs >= 3000, 'the pause was inside the upload');
   assert.equal(stored.sha256, source.sha256);
   assert.equal(stored.bytesUncompressed, source.bytes);
-  const back = await readAll(await s3.openArtifact(stored.key, { decompress: true }));
+  const back = await readAll(await s3.open(stored.key, { decompress: true }));
   assert.equal(sha256(back), source.sha256, 'byte-identical after the pause');
   assert.deepEqual(await openUploads(minio.client, BUCKET, `faults/${snapshotKey(ref)}`), []);
 });

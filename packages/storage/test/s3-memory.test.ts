@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startMinio } from '@heapcap/testkit';
-import { createS3Sink } from '../src/s3-sink.ts';
+import { createS3Sink } from '../src/s3/sink.ts';
 import { testRef } from './s3-fixtures.ts';
 
 const MiB = 1024 * 1024;
@@ -72,7 +72,7 @@ void test('160 MiB upload holds at most (queueSize + 2) × partSize of live buff
     assert.equal(stored.bytesStored, total * MiB);
     assert.ok(grew <= bound, `buffers grew ${grew.toFixed(1)} MiB > bound ${bound} MiB`);
   } finally {
-    sink.close();
+    await sink.close();
     await minio.stop();
   }
 });

@@ -8,9 +8,9 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import { isCaptureError } from '@heapcap/errors';
-import { startMinio, tmpDir, waitFor, type MinioServer, type TmpDir } from '@heapcap/testkit';
+import { sampleManifest, startMinio, tmpDir, waitFor, type MinioServer, type TmpDir } from '@heapcap/testkit';
 import { manifestKey, snapshotKey } from '../src/keys.ts';
-import { createS3Sink, type S3Sink } from '../src/s3-sink.ts';
+import { createS3Sink, type S3Sink } from '../src/s3/sink.ts';
 import { head, openUploads, readAll, sha256, slowSource, testRef, writeSnapshot } from './s3-fixtures.ts';
 
 const BUCKET = 'heapcap-sink';
@@ -39,7 +39,7 @@ void describe('S3 sink on MinIO', () => {
   });
 
   after(async () => {
-    sink?.close();
+    await sink?.close();
     await Promise.all([minio?.stop(), dir?.cleanup()]);
   });
 
@@ -77,20 +77,20 @@ void describe('S3 sink on MinIO', () => {
     assert.deepEqual(await openUploads(minio.client, BUCKET, objectKey), []);
 
     // Reading back through the sink: stored bytes, and decompressed on the fly.
-    assert.ok((await readAll(await sink.openArtifact(stored.key))).equals(gz));
-    assert.ok((await readAll(await sink.openArtifact(stored.key, { decompress: true }))).equals(snapshot));
+    assert.ok((await readAll(await sink.open(stored.key))).equals(gz));
+    assert.ok((await readAll(await sink.open(stored.key, { decompress: true }))).equals(snapshot));
 
     // Manifest written last, beside the snapshot.
-    const mKey = await sink.putManifest(ref, { captureId: ref.captureId, sha256: stored.sha256 });
+    const mKey = await sink.putManifest(ref, { ...sampleManifest(ref, stored), sha256: stored.sha256 });
     assert.equal(mKey, manifestKey(ref));
-    const manifest = JSON.parse((await readAll(await sink.openArtifact(mKey))).toString('utf8')) as { sha256: string };
+    const manifest = JSON.parse((await readAll(await sink.open(mKey))).toString('utf8')) as { sha256: string };
     assert.equal(manifest.sha256, stored.sha256);
 
     // remove deletes both.
     await sink.remove(ref);
     assert.equal(await head(minio.client, BUCKET, objectKey), undefined);
     assert.equal(await head(minio.client, BUCKET, `${PREFIX}/${mKey}`), undefined);
-    await assert.rejects(sink.openArtifact(stored.key), (err) => isCaptureError(err, 'storage_failed'));
+    await assert.rejects(sink.open(stored.key), (err) => isCaptureError(err, 'storage_failed'));
   });
 
   void test('small uncompressed snapshot goes up as a single PutObject', async () => {
@@ -101,23 +101,23 @@ void describe('S3 sink on MinIO', () => {
     assert.equal(stored.bytesStored, small.length);
     const meta = await head(minio.client, BUCKET, `${PREFIX}/${stored.key}`);
     assert.equal(meta?.ContentEncoding, undefined);
-    assert.ok((await readAll(await sink.openArtifact(stored.key, { decompress: true }))).equals(small));
+    assert.ok((await readAll(await sink.open(stored.key, { decompress: true }))).equals(small));
   });
 
   void test('presigned GET URL serves the artifact and expires', async () => {
     const ref = testRef(true);
     const stored = await sink.put(ref, createReadStream(snapshotPath));
-    const url = await sink.presignGet(stored.key);
+    const url = await sink.presign(stored.key);
     assert.match(url, /X-Amz-Expires=900(&|$)/, 'default expiry 15 minutes');
     const res = await fetch(url);
     assert.equal(res.status, 200);
     // fetch() undoes Content-Encoding: gzip, so this is the snapshot JSON itself.
     assert.equal(sha256(Buffer.from(await res.arrayBuffer())), stored.sha256);
 
-    const short = await sink.presignGet(stored.key, { expiresInSeconds: 1 });
+    const short = await sink.presign(stored.key, { expiresInSeconds: 1 });
     await sleep(2100);
     assert.equal((await fetch(short)).status, 403, 'expired URL is refused');
-    await assert.rejects(sink.presignGet(stored.key, { expiresInSeconds: 0 }), (err) => isCaptureError(err, 'invalid_input'));
+    await assert.rejects(sink.presign(stored.key, { expiresInSeconds: 0 }), (err) => isCaptureError(err, 'invalid_input'));
   });
 
   void test('ListMultipartUploads sees an open upload (control for the "no orphans" checks)', async () => {

@@ -16,3 +16,8 @@ export { OutputLog } from './output-log.ts';
 export { createMemoryCgroup, memoryCgroupLayout, type MemoryCgroup, type CgroupStats } from './cgroup.ts';
 export { startMinio, minioBinary } from './minio.ts';
 export type { MinioServer, MinioOptions } from './minio.ts';
+export { startCdpProxy, type CdpProxy } from './cdp-proxy.ts';
+export { startPersistentRedis, type PersistentRedis } from './persistent-redis.ts';
+export { createTestWorld, type TestWorld, type WorldTarget } from './world.ts';
+export { sampleManifest } from './manifest.ts';
+export { jsonLogSink, type JsonLogSink } from './log-sink.ts';

@@ -26,6 +26,11 @@ export class OutputLog {
     return this.#text;
   }
 
+  /** Complete lines read so far. */
+  lines(): readonly string[] {
+    return this.#lines;
+  }
+
   /** Number of complete lines read so far; a cursor for {@link waitLine}. */
   lineCount(): number {
     return this.#lines.length;

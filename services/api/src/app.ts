@@ -21,7 +21,7 @@ import metricsRoutes from './routes/metrics.ts';
 import capturesRoutes from './routes/captures/index.ts';
 import artifactRoutes from './routes/captures/artifact.ts';
 import targetsRoutes from './routes/targets/index.ts';
-import { API_VERSION } from './version.ts';
+import { HEAPCAP_VERSION } from '@heapcap/pipeline';
 import './types.ts';
 
 /** Options of the app plugin: the dependencies with HTTP settings resolved. */
@@ -35,14 +35,14 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   // Infrastructure.
   await app.register(errorHandler, { bodyLimit: http.bodyLimitBytes });
   await app.register(auth, { mode: deps.auth });
-  await app.register(openapi, { version: API_VERSION });
-  await app.register(metrics, { queue: deps.queue, observeDone: deps.observeFinishedCaptures ?? true });
+  await app.register(openapi, { version: HEAPCAP_VERSION });
+  await app.register(metrics, { queue: deps.queue });
   // After auth (its key is the token name) and before any route it limits.
   await app.register(rateLimit, { max: http.rateLimitMax, timeWindowMs: http.rateLimitWindowMs });
 
   // Domain services.
   await app.register(audit, { queue: deps.queue });
-  await app.register(readiness, { redis: deps.queue.redis, sink: deps.sink });
+  await app.register(readiness, { redis: deps.queue.redis, sink: deps.sink, registrySynced: () => deps.queue.targets.isSynced() });
   await app.register(targets, { queue: deps.queue });
   await app.register(artifacts, { sink: deps.sink });
   await app.register(captures, { queue: deps.queue });

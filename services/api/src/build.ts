@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import serviceApp from './app.ts';
 import { DEFAULT_HTTP, type ApiDeps } from './deps.ts';
-import { apiLogger, createLogger } from './logger.ts';
+import { componentLogger, createLogger } from '@heapcap/service';
 
 /** The API's Fastify instance type. */
 export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
@@ -14,7 +14,7 @@ export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, Ser
 /** Builds the API on `deps`. The caller listens (or uses `inject()`) and closes it; closing it does not close queue or sink. */
 export async function buildApp(deps: ApiDeps): Promise<ApiInstance> {
   const http = { ...DEFAULT_HTTP, ...deps.http };
-  const logger = apiLogger(deps.logger ?? createLogger(deps.config.logLevel));
+  const logger = componentLogger(deps.logger ?? createLogger(deps.config.logLevel), 'api');
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: http.bodyLimitBytes,

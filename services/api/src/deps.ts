@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { HeapcapConfig } from '@heapcap/config';
 import type { HeapcapQueue } from '@heapcap/queue';
-import type { ArtifactSink } from '@heapcap/storage';
+import type { ArtifactStore } from '@heapcap/storage';
 import type { AuthMode } from './plugins/infra/auth.ts';
 
 /** HTTP limits; every field has a default (see DEFAULT_HTTP). */
@@ -28,11 +28,9 @@ export const DEFAULT_HTTP: HttpSettings = {
 export interface ApiDeps {
   config: HeapcapConfig;
   queue: HeapcapQueue;
-  sink: ArtifactSink;
+  sink: ArtifactStore;
   auth: AuthMode;
   /** Root logger; the API logs through a child with its redaction paths. Default: a new pino logger at config.logLevel. */
   logger?: Logger | undefined;
   http?: Partial<HttpSettings> | undefined;
-  /** Subscribe to finished captures for the phase/bytes/error metrics (default true). */
-  observeFinishedCaptures?: boolean | undefined;
 }

@@ -6,5 +6,5 @@ export type { AuthMode } from './plugins/infra/auth.ts';
 export { resolveAuthMode } from './auth/mode.ts';
 export { loadTokens, parseTokens, hashToken, TokensFileError, type TokenEntry } from './auth/tokens.ts';
 export { SCOPES, type Scope, type Principal } from './auth/scopes.ts';
-export { createLogger, REDACT_PATHS } from './logger.ts';
+export { API_CLOSE_MS, apiService, prepareAuth, startApiPart } from './service.ts';
 export { API_ERROR_STATUS, type ApiErrorCode } from './errors.ts';

@@ -16,8 +16,8 @@ import { gunzipSync } from 'node:zlib';
 import type { LightMyRequestResponse as LightResponse } from 'fastify';
 import { isCaptureError } from '@heapcap/errors';
 import type { CaptureRecord } from '@heapcap/queue';
-import { createS3Sink, type S3Sink } from '@heapcap/storage';
-import { startMinio, startRedis, tmpDir, waitFor, type MinioServer, type RedisServer, type TmpDir } from '@heapcap/testkit';
+import { createS3Sink, type ArtifactStore } from '@heapcap/storage';
+import { sampleManifest, startMinio, startRedis, tmpDir, waitFor, type MinioServer, type RedisServer, type TmpDir } from '@heapcap/testkit';
 import { auth, nodeTarget, startHarness, type Harness } from './harness.ts';
 
 const BUCKET = 'heapcap-api-test';
@@ -26,7 +26,7 @@ void describe('artifacts on S3', () => {
   let redis: RedisServer;
   let minio: MinioServer;
   let dir: TmpDir;
-  let sink: S3Sink;
+  let sink: ArtifactStore;
   let h: Harness;
   let snapshot: Buffer;
   let record: CaptureRecord;
@@ -54,7 +54,7 @@ void describe('artifacts on S3', () => {
     assert.ok(started.ok);
     const ref = { captureId: queued.id, targetId: 'app', startedAt: new Date(), gzip: true };
     const stored = await sink.put(ref, createReadStream(path));
-    const manifestKey = await sink.putManifest(ref, { captureId: queued.id });
+    const manifestKey = await sink.putManifest(ref, sampleManifest(ref, stored));
     const { key, location, bytesUncompressed, bytesStored, sha256, gzip } = stored;
     assert.ok((await h.queue.attempts.succeed(queued.id, 'app', started.attempts, { total: 1 }, { key, manifestKey, location, bytesUncompressed, bytesStored, sha256, gzip })).ok);
     const got = await h.queue.getCapture(queued.id);
@@ -64,7 +64,7 @@ void describe('artifacts on S3', () => {
 
   after(async () => {
     await h?.close();
-    sink?.close();
+    await sink?.close();
     await Promise.all([redis?.stop(), minio?.stop(), dir?.cleanup()]);
   });
 
@@ -102,7 +102,7 @@ void describe('artifacts on S3', () => {
     try {
       const down = await h.app.inject({ method: 'GET', url: '/readyz' });
       assert.equal(down.statusCode, 503);
-      assert.deepEqual(down.json<{ error: { details: unknown } }>().error.details, { checks: { redis: 'ok', storage: 'unavailable' } });
+      assert.deepEqual(down.json<{ error: { details: unknown } }>().error.details, { checks: { redis: 'ok', registry: 'ok', storage: 'unavailable' } });
     } finally {
       minio.resume();
     }
@@ -115,7 +115,7 @@ void describe('artifacts on S3', () => {
     assert.equal(del.json<{ result: string; capture: CaptureRecord }>().result, 'artifact_deleted');
     assert.equal(del.json<{ capture: CaptureRecord }>().capture.artifact, null);
     for (const key of [record.artifact?.key, record.artifact?.manifestKey]) {
-      await assert.rejects(sink.openArtifact(key ?? ''), (err: unknown) => isCaptureError(err, 'storage_failed') && err.details?.['s3Code'] === 'NoSuchKey');
+      await assert.rejects(sink.open(key ?? ''), (err: unknown) => isCaptureError(err, 'storage_failed') && err.details?.['s3Code'] === 'NoSuchKey');
     }
     assert.equal((await get('')).statusCode, 409);
   });

@@ -8,7 +8,7 @@ import { createQueue } from '@heapcap/queue';
 import { createFileSink } from '@heapcap/storage';
 import { startRedis, tmpDir, type RedisServer } from '@heapcap/testkit';
 import { parseTokens, resolveAuthMode, startApi, TokensFileError, hashToken } from '../src/index.ts';
-import { apiLogger } from '../src/logger.ts';
+import { componentLogger } from '@heapcap/service';
 import { LogCapture, TOKENS, auth, nodeTarget, startHarness, tokensFileText, type Harness } from './harness.ts';
 
 const json = { 'content-type': 'application/json' };
@@ -100,7 +100,7 @@ void describe('auth, rate limits, audit and redaction', () => {
       assert.ok(!h.logs.lines.some((l) => l.includes(token)), `token ${token.slice(0, 8)}… in the logs`);
     }
     const capture = new LogCapture();
-    apiLogger(capture.logger).info({ req: { headers: { authorization: `Bearer ${TOKENS.admin}`, host: 'x' } } }, 'headers');
+    componentLogger(capture.logger, 'api').info({ req: { headers: { authorization: `Bearer ${TOKENS.admin}`, host: 'x' } } }, 'headers');
     assert.ok(!capture.lines.join('\n').includes(TOKENS.admin));
     assert.match(capture.lines.join('\n'), /\[redacted\]/);
   });

@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import type { CaptureRecord } from '@heapcap/queue';
-import { fixturePath, startNodeTarget, startRedis, waitFor, type NodeTarget, type RedisServer } from '@heapcap/testkit';
-import { startCdpProxy, type CdpProxy } from './cdp-proxy.ts';
+import { fixturePath, startCdpProxy, startNodeTarget, startRedis, waitFor, type CdpProxy, type NodeTarget, type RedisServer } from '@heapcap/testkit';
 import type { LightMyRequestResponse as LightResponse } from 'fastify';
 import { auth, startHarness, type Harness } from './harness.ts';
 
@@ -43,7 +42,7 @@ void describe('REST → worker → artifact', () => {
       redisUrl: redis.url,
       // Two captures in flight per worker: only the target lock keeps forced captures apart.
       worker: { concurrency: 2, lockRetryMs: 100 },
-      targets: [{ id: 'app', kind: 'node', ws: proxy.wsUrl, labels: { service: 'e2e' } }],
+      targets: [{ id: 'app', kind: 'node', ws: proxy.url, labels: { service: 'e2e' } }],
     });
   });
   after(async () => {
@@ -109,7 +108,7 @@ void describe('REST → worker → artifact', () => {
     );
 
   void it('50 concurrent POSTs for one target → one capture, one snapshot, all 50 answered with its id', async () => {
-    const snapshotsBefore = proxy.snapshotsStarted;
+    const snapshotsBefore = proxy.snapshotCalls();
     const responses = await Promise.all(Array.from({ length: 50 }, () => post({ target: 'app' })));
     const bodies = responses.map((r) => r.json<CaptureResponse>());
     const ids = new Set(bodies.map((b) => b.capture.id));
@@ -120,14 +119,14 @@ void describe('REST → worker → artifact', () => {
     const final = await finished(id);
     assert.equal(final.status, 'succeeded', JSON.stringify(final.error));
     assert.equal(final.coalesced, 49);
-    assert.equal(proxy.snapshotsStarted - snapshotsBefore, 1, 'exactly one takeHeapSnapshot reached the target');
+    assert.equal(proxy.snapshotCalls() - snapshotsBefore, 1, 'exactly one takeHeapSnapshot reached the target');
     const artifacts = (await files(h.storage.path)).filter((f) => f.includes(id));
     assert.deepEqual(artifacts.map((f) => f.slice(f.lastIndexOf('/') + 1)).sort(), [`${id}.heapsnapshot.gz`, `${id}.manifest.json`]);
   });
 
   void it('force: true → separate captures that queue behind the target lock, never two snapshots in flight', async () => {
-    const snapshotsBefore = proxy.snapshotsStarted;
-    const maxBefore = proxy.maxInFlight;
+    const snapshotsBefore = proxy.snapshotCalls();
+    const maxBefore = proxy.maxInFlight();
     assert.equal(maxBefore, 1);
     const responses = await Promise.all(Array.from({ length: 4 }, () => post({ target: 'app', force: true })));
     assert.deepEqual(responses.map((r) => r.statusCode), [202, 202, 202, 202]);
@@ -135,8 +134,8 @@ void describe('REST → worker → artifact', () => {
     assert.equal(new Set(ids).size, 4);
     const records = await Promise.all(ids.map(finished));
     assert.deepEqual(records.map((r) => r.status), ['succeeded', 'succeeded', 'succeeded', 'succeeded']);
-    assert.equal(proxy.snapshotsStarted - snapshotsBefore, 4);
-    assert.equal(proxy.maxInFlight, 1, 'the target never had two takeHeapSnapshot calls in flight');
+    assert.equal(proxy.snapshotCalls() - snapshotsBefore, 4);
+    assert.equal(proxy.maxInFlight(), 1, 'the target never had two takeHeapSnapshot calls in flight');
     // The worker ran two jobs at once and one of them had to wait for the lock.
     assert.ok((await h.queue.counters()).lock_waits > 0);
   });
@@ -186,7 +185,7 @@ void describe('REST → worker → artifact', () => {
     // The target is released: the next capture runs and succeeds.
     const next = await post({ target: 'app' }, {}, '?wait=60');
     assert.equal(next.json<CaptureResponse>().capture.status, 'succeeded');
-    assert.equal(proxy.inFlight, 0);
+    assert.equal(proxy.inFlight(), 0);
   });
 
   void it('/metrics reports finished captures, phase durations, bytes and queue depth', async () => {
@@ -195,14 +194,16 @@ void describe('REST → worker → artifact', () => {
       const line = text.split('\n').find((l) => l.startsWith(`${series} `));
       return line === undefined ? undefined : Number(line.slice(series.length + 1));
     };
-    // Done events arrive over pub/sub: the last capture's may still be in flight.
+    // The finished counters live in Redis, updated with the record itself: they match at once.
+    // BullMQ marks a job completed just after the processor returns, so that gauge may lag a moment.
     const text = await waitFor(
       async () => {
         const t = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
-        return sample(t, 'heapcap_captures_finished_total{status="succeeded",error_code=""}') === 8 ? t : undefined;
+        return sample(t, 'heapcap_queue_jobs{state="completed"}') === 8 ? t : undefined;
       },
-      { timeoutMs: 10_000, what: '8 succeeded captures in /metrics' },
+      { timeoutMs: 10_000, what: '8 completed jobs in /metrics' },
     );
+    assert.equal(sample(text, 'heapcap_captures_finished_total{status="succeeded",error_code=""}'), 8);
     // 8 succeeded + the cancelled one, which was generating when it was cancelled.
     assert.equal(sample(text, 'heapcap_capture_phase_duration_seconds_count{phase="generate"}'), 9);
     assert.ok((sample(text, 'heapcap_capture_bytes_total{kind="uncompressed"}') ?? 0) > 8 * 1e6);

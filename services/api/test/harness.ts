@@ -3,13 +3,11 @@
  * fresh key prefix per harness), real file storage in a temp dir, real tokens
  * and, on request, a real CaptureWorker from services/worker.
  */
-import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { parseConfig } from '@heapcap/config';
-import { createQueue, type HeapcapQueue, type Target } from '@heapcap/queue';
-import { createFileSink, type ArtifactSink } from '@heapcap/storage';
-import { tmpDir, type TmpDir } from '@heapcap/testkit';
+import type { HeapcapQueue, Target } from '@heapcap/queue';
+import type { ArtifactStore } from '@heapcap/storage';
+import { createTestWorld, jsonLogSink, type TestWorld, type TmpDir } from '@heapcap/testkit';
 import { CaptureWorker, type WorkerTuning } from '@heapcap/worker';
 import { buildApp, hashToken, parseTokens, type ApiInstance, type HttpSettings, type Scope } from '../src/index.ts';
 
@@ -44,22 +42,17 @@ export function tokensFileText(): string {
 
 /** Every log line the API wrote, as text (to check redaction and audit lines). */
 export class LogCapture {
-  readonly lines: string[] = [];
-  readonly logger: Logger;
+  readonly #sink = jsonLogSink();
+  readonly logger: Logger = pino({ level: 'info' }, this.#sink.stream);
 
-  constructor() {
-    const sink = new Writable({
-      write: (chunk: Buffer, _enc, cb) => {
-        this.lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
-        cb();
-      },
-    });
-    this.logger = pino({ level: 'info' }, sink);
+  /** Raw lines, in order. */
+  get lines(): string[] {
+    return this.#sink.text();
   }
 
   /** Parsed lines that carry an `audit` entry. */
   audits(): { audit: { action: string; who: string; from?: string; captureId?: string } }[] {
-    return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((o) => 'audit' in o) as never;
+    return this.#sink.lines().filter((o) => 'audit' in o) as never;
   }
 }
 
@@ -71,40 +64,36 @@ export interface HarnessOptions {
   targets?: Target[];
   /** Auth mode; default tokens (TOKENS). */
   dev?: boolean;
-  /** Artifact storage; default a file sink in a temp dir. */
-  sink?: ArtifactSink;
+  /** Artifact storage; default the world's file store in a temp dir. */
+  sink?: ArtifactStore;
 }
 
-/** One API (and optionally a worker) on its own Redis key prefix and storage dir. */
+/** One API (and optionally a worker) on testkit's world: its own Redis key prefix and storage dir. */
 export interface Harness {
   app: ApiInstance;
   queue: HeapcapQueue;
-  sink: ArtifactSink;
+  sink: ArtifactStore;
   storage: TmpDir;
   logs: LogCapture;
   worker: CaptureWorker | undefined;
+  world: TestWorld;
   /** Closes app, worker, queue, storage dir; idempotent. */
   close(): Promise<void>;
 }
 
 /** Builds a harness; the caller closes it in `after`/`finally`. */
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
-  const storage = await tmpDir('heapcap-api-test');
-  const queue = createQueue({ redisUrl: opts.redisUrl, prefix: `t${randomUUID().slice(0, 8)}`, redisTimeoutMs: 2_000 });
-  const sink = opts.sink ?? createFileSink({ dir: storage.path });
+  const world = await createTestWorld(opts.redisUrl, { queue: { redisTimeoutMs: 2_000 }, storePrefix: 'heapcap-api-test', ...(opts.targets === undefined ? {} : { targets: opts.targets }) });
+  const { queue } = world;
+  const sink = opts.sink ?? world.store;
   const logs = new LogCapture();
   let app: ApiInstance | undefined;
   let worker: CaptureWorker | undefined;
-  let closed: Promise<void> | undefined;
-  const close = (): Promise<void> =>
-    (closed ??= (async () => {
-      await app?.close().catch(() => undefined);
-      await worker?.close(10_000).catch(() => undefined);
-      await queue.close().catch(() => undefined);
-      await storage.cleanup();
-    })());
+  world.onCleanup(async () => {
+    await app?.close().catch(() => undefined);
+    await worker?.close(10_000).catch(() => undefined);
+  });
   try {
-    for (const t of opts.targets ?? []) await queue.targets.put(t, 'file');
     app = await buildApp({
       config: parseConfig({ HEAPCAP_LOG_LEVEL: 'info', HEAPCAP_REDIS_URL: opts.redisUrl }),
       queue,
@@ -119,12 +108,11 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       await worker.start();
     }
   } catch (err) {
-    await close();
+    await world.cleanup();
     throw err;
   }
-  return { app, queue, sink, storage, logs, worker, close };
+  return { app, queue, sink, storage: world.storeDir, logs, worker, world, close: () => world.cleanup() };
 }
-
 /** Jobs and records in the queue (for "nothing was enqueued" assertions). */
 export async function queueState(queue: HeapcapQueue): Promise<string> {
   const d = await queue.depth();

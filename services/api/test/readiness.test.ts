@@ -5,10 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { waitFor } from '@heapcap/testkit';
+import { startPersistentRedis, waitFor, type PersistentRedis } from '@heapcap/testkit';
 import type { LightMyRequestResponse as LightResponse } from 'fastify';
 import { auth, nodeTarget, startHarness, type Harness } from './harness.ts';
-import { startPersistentRedis, type PersistentRedis } from './persistent-redis.ts';
 
 void describe('readiness across a Redis restart', () => {
   let redis: PersistentRedis;
@@ -42,7 +41,7 @@ void describe('readiness across a Redis restart', () => {
       return r.status === 503 ? r : undefined;
     }, { timeoutMs: 10_000, what: '/readyz to answer 503' });
     assert.deepEqual(JSON.parse(down.body), {
-      error: { code: 'unavailable', message: 'not ready: a dependency is unreachable', details: { checks: { redis: 'unavailable', storage: 'ok' } } },
+      error: { code: 'unavailable', message: 'not ready: a dependency is unreachable', details: { checks: { redis: 'unavailable', registry: 'unavailable', storage: 'ok' } } },
     });
     // Liveness is the process, not its dependencies.
     assert.equal((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { fixturePath, freePort, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type TmpDir } from '@heapcap/testkit';
 import { statusMain, triggerMain } from '@heapcap/cli';
 
-const CLI = fileURLToPath(new URL('../../../packages/cli/src/main.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../src/heapcap.ts', import.meta.url));
 
 let redis: RedisServer;
 let dir: TmpDir;

@@ -1,6 +1,6 @@
-/** @heapcap/worker — the BullMQ capture worker (composition root) and its start-up helpers. */
+/** @heapcap/worker — the BullMQ capture worker (composition root). */
 export { CaptureWorker, workerFromConfig, type CaptureWorkerDeps } from './worker.ts';
-export { DEFAULT_TUNING, RETRY_CODES, type WorkerTuning } from './options.ts';
-export { createWorkerLogger, safeRedisUrl, WORKER_REDACT_PATHS } from './logger.ts';
-export { closeSink, connectQueue, exitAfter, redisHelp, RedisUnreachableError, shutdownSignal, syncTargetsFile } from './bootstrap.ts';
+export { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
+export { startWorkerPart, workerService } from './service.ts';
 export { settleTarget } from './settle.ts';
+export { targetToEndpoint } from './target-endpoint.ts';

@@ -22,11 +22,20 @@ export interface WorkerTuning {
   /** When the target is locked by another capture, retry after this (plus up to 50 % jitter). */
   lockRetryMs: number;
   /**
-   * After a capture stopped during generate/serialize (cancel, error), the
-   * target may still be producing that snapshot: keep its lock until it answers
-   * again, at most this long (a 76 MB snapshot took 92 s without the warm step).
+   * After a capture stopped during generate/serialize (cancel, error) or on
+   * any protocol timeout, the target may still be busy with what we asked
+   * (a snapshot, a GC): keep its lock until it answers again, at most this
+   * long (a 76 MB snapshot took 92 s without the warm step; 534 MB ~30 s).
    */
   settleTimeoutMs: number;
+  /** The whole snapshot (generate + serialize) must finish within this. */
+  snapshotTimeoutMs: number;
+  /**
+   * How long an attempt keeps trying to write its outcome to the record while
+   * Redis does not answer (a failover, a freeze). Past it the outcome is
+   * logged as unrecorded and the reconciler settles the record later.
+   */
+  recordRetryMs: number;
   /** SIGTERM: finish running captures for this long, then cancel them and hand them back to the queue. */
   shutdownTimeoutMs: number;
   /** Run the record/job reconciler this often (and once at start). */
@@ -40,11 +49,9 @@ export const DEFAULT_TUNING: Omit<WorkerTuning, 'concurrency'> = {
   maxStalledCount: 1,
   targetLeaseMs: 30_000,
   lockRetryMs: 1_000,
-  settleTimeoutMs: 120_000,
+  settleTimeoutMs: 10 * 60_000,
+  snapshotTimeoutMs: 30 * 60_000,
+  recordRetryMs: 60_000,
   shutdownTimeoutMs: 20_000,
   reconcileIntervalMs: 60_000,
 };
-
-/** Only these codes are retried: the target or the store may come back. `target_closed` and
- * `snapshot_truncated` mean a dying target, which must not be hammered. */
-export const RETRY_CODES: ReadonlySet<string> = new Set(['target_unreachable', 'storage_unavailable']);

@@ -1,24 +1,27 @@
 /**
  * One `capture` job: payload → record → target lock → runCapture → record.
  * Every exit path releases the lock and leaves the record in a state that
- * says what happened; the thrown error tells BullMQ whether to retry.
+ * says what happened; every attempt ends in exactly one outcome log line
+ * (saying whether the record took it); the thrown error tells BullMQ whether
+ * to retry.
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { runCapture, targetToEndpoint } from '@heapcap/cli';
+import { runCapture } from '@heapcap/pipeline';
 import { toCaptureError, type CaptureError } from '@heapcap/errors';
-import { CaptureJobSchema, isTerminal, type CaptureRecord, type HeapcapQueue, type Target } from '@heapcap/queue';
-import type { ArtifactSink } from '@heapcap/storage';
+import { CaptureJobSchema, isQueueError, isTerminal, type CaptureRecord, type HeapcapQueue, type Target, type TransitionResult } from '@heapcap/queue';
+import type { ArtifactStore } from '@heapcap/storage';
 import { startLease } from './lease.ts';
-import { RETRY_CODES, type WorkerTuning } from './options.ts';
-import { settleTarget } from './settle.ts';
+import type { WorkerTuning } from './options.ts';
+import { settleTarget, type SettleResult } from './settle.ts';
+import { targetToEndpoint } from './target-endpoint.ts';
 
 /** Why a running capture was aborted (the abort reason of its signal). */
 export type AbortKind = 'cancel' | 'shutdown' | 'lock_lost';
 
 export interface ProcessorDeps {
   queue: HeapcapQueue;
-  sink: ArtifactSink;
+  sink: ArtifactStore;
   log: Logger;
   tuning: WorkerTuning;
   memoryCeilingBytes?: number | undefined;
@@ -123,6 +126,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   let phase: string | null = null;
   let phaseWrites: Promise<unknown> = Promise.resolve();
   const endpoint = targetToEndpoint(target);
+  let outcome: AttemptOutcome;
   try {
     if (await queue.attempts.cancelRequested(captureId)) abort('cancel');
     log.info('capture started');
@@ -142,6 +146,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
       ...(target.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: target.memoryLimitBytes }),
       ...(deps.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: deps.memoryCeilingBytes }),
       spillDir: deps.spillDir,
+      snapshotTimeoutMs: tuning.snapshotTimeoutMs,
       trigger: a.record.trigger,
       signal: controller.signal,
       onProgress: (p) => {
@@ -155,59 +160,119 @@ async function runAttempt(a: AttemptInput): Promise<void> {
     });
     await phaseWrites;
     const timings = { queued: Math.max(0, startedAtMs - Date.parse(a.record.createdAt)), ...out.result.timings };
-    const done = await queue.attempts.succeed(captureId, target.id, attempt, timings, {
-      key: out.stored.key,
-      manifestKey: out.manifestKey,
-      location: out.stored.location,
-      bytesUncompressed: out.stored.bytesUncompressed,
-      bytesStored: out.stored.bytesStored,
-      sha256: out.stored.sha256,
-      gzip: out.stored.gzip,
-    });
-    if (!done.ok) log.warn({ reason: done.reason, status: done.status }, 'capture finished but the record had moved on');
-    log.info({ timings, bytesStored: out.stored.bytesStored, key: out.stored.key }, 'capture succeeded');
+    outcome = { kind: 'succeeded', timings, out };
   } catch (err) {
     await phaseWrites;
     const error = toCaptureError(err);
     const kind = controller.signal.aborted ? (controller.signal.reason as AbortKind) : undefined;
-    // On shutdown there is no time to wait; the lock's lease covers the target for a while anyway.
-    if (kind !== 'shutdown' && error.phase !== undefined && SNAPSHOT_PHASES.has(error.phase)) {
-      const settled = await settleTarget(endpoint, tuning.settleTimeoutMs);
-      log.info({ settled }, 'waited for the target to finish the abandoned snapshot');
+    // The target may still be busy with what we asked of it (a snapshot, a GC, an enable): keep its lock
+    // until it answers. Not on shutdown: there is no time to wait, and the lock's lease covers it a while.
+    let settle: SettleResult | undefined;
+    if (kind !== 'shutdown' && mayLeaveTargetBusy(error)) {
+      phaseWrites = queue.attempts.phase(captureId, target.id, attempt, 'settle').catch((e: unknown) => log.warn({ err: e }, 'could not record the phase'));
+      await phaseWrites;
+      settle = await settleTarget(endpoint, tuning.settleTimeoutMs);
+      log.info({ settle }, 'waited for the target to finish what the failed attempt asked of it');
     }
-    await finishFailed({ ...a, log, attempt, error, kind });
+    outcome = { kind: 'failed', error, abort: kind, settle };
+  } finally {
+    a.bullSignal?.removeEventListener('abort', onBullAbort);
+  }
+  try {
+    await finishAttempt({ ...a, log, attempt, outcome });
   } finally {
     lease.stop();
-    a.bullSignal?.removeEventListener('abort', onBullAbort);
   }
 }
 
-async function finishFailed(a: AttemptInput & { attempt: number; error: CaptureError; kind: AbortKind | undefined }): Promise<never> {
-  const { queue } = a.deps;
-  const { error, attempt, captureId, target, log } = a;
+/** How an attempt ended, before it is written down. */
+type AttemptOutcome =
+  | { kind: 'succeeded'; timings: Record<string, number>; out: Awaited<ReturnType<typeof runCapture>> }
+  | { kind: 'failed'; error: CaptureError; abort: AbortKind | undefined; settle: SettleResult | undefined };
+
+/**
+ * A failure that may leave the target busy: any protocol timeout (the target
+ * did not answer what we asked: it may still be doing it), and any failure
+ * while the snapshot itself was running.
+ */
+function mayLeaveTargetBusy(error: CaptureError): boolean {
+  return error.code === 'protocol_timeout' || (error.phase !== undefined && SNAPSHOT_PHASES.has(error.phase));
+}
+
+/**
+ * Retry a record write while Redis does not answer, up to `limitMs`; true once
+ * written (or refused by the record's own rules), false when Redis stayed away.
+ */
+async function recordWithRetry(write: () => Promise<TransitionResult>, limitMs: number, log: Logger): Promise<{ recorded: boolean; result: TransitionResult | undefined }> {
+  const deadline = Date.now() + limitMs;
+  for (let pause = 250; ; pause = Math.min(pause * 2, 5_000)) {
+    try {
+      return { recorded: true, result: await write() };
+    } catch (err) {
+      if (!isQueueError(err) || err.code !== 'redis_unavailable' || Date.now() + pause > deadline) {
+        log.warn({ err }, 'could not record the outcome of the attempt');
+        return { recorded: false, result: undefined };
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+/**
+ * Write the attempt's outcome to the record, log it in exactly one outcome
+ * line, and tell BullMQ what follows (throwing the error that decides retry).
+ */
+async function finishAttempt(a: AttemptInput & { attempt: number; outcome: AttemptOutcome }): Promise<void> {
+  const { queue, tuning } = a.deps;
+  const { attempt, captureId, target, log, outcome } = a;
+  const limit = tuning.recordRetryMs;
+  if (outcome.kind === 'succeeded') {
+    const { out, timings } = outcome;
+    const { recorded, result } = await recordWithRetry(
+      () =>
+        queue.attempts.succeed(captureId, target.id, attempt, timings, {
+          key: out.stored.key,
+          manifestKey: out.manifestKey,
+          location: out.stored.location,
+          bytesUncompressed: out.stored.bytesUncompressed,
+          bytesStored: out.stored.bytesStored,
+          sha256: out.stored.sha256,
+          gzip: out.stored.gzip,
+        }),
+      limit,
+      log,
+    );
+    const moved = result !== undefined && !result.ok ? { recordMovedOn: result.reason, recordStatus: result.status } : {};
+    log.info({ outcome: 'succeeded', recorded, ...moved, timings, bytesStored: out.stored.bytesStored, key: out.stored.key }, 'capture succeeded');
+    // Unrecorded: the job fails and the reconciler settles the record; the artifact is complete and stays.
+    if (!recorded) throw new UnrecoverableError('internal: the capture succeeded but Redis did not take its record');
+    return;
+  }
+  const { error, abort, settle } = outcome;
   const phase = error.phase ?? null;
   const timings = error.timings ?? null;
-  if (a.kind === 'cancel') {
-    await queue.attempts.cancelled(captureId, target.id, attempt, phase, timings);
-    log.info({ phase }, 'capture cancelled');
+  if (abort === 'cancel') {
+    const { recorded } = await recordWithRetry(() => queue.attempts.cancelled(captureId, target.id, attempt, phase, timings), limit, log);
+    log.info({ outcome: 'cancelled', recorded, phase, ...(settle === undefined ? {} : { settle }) }, 'capture cancelled');
     throw new UnrecoverableError('cancelled');
   }
-  if (a.kind === 'shutdown') {
+  if (abort === 'shutdown') {
     // Not the capture's fault: hand it back to the queue for another worker, without spending an attempt.
-    await queue.attempts.release(captureId, target.id, attempt);
-    log.warn({ phase }, 'worker shutting down; capture handed back to the queue');
+    const { recorded } = await recordWithRetry(() => queue.attempts.release(captureId, target.id, attempt), limit, log);
+    log.warn({ outcome: 'handed back', recorded, phase }, 'worker shutting down; capture handed back to the queue');
     await a.job.moveToDelayed(Date.now(), a.token);
     throw new DelayedError();
   }
-  const retry = a.kind === undefined && RETRY_CODES.has(error.code) && a.job.attemptsMade + 1 < (a.job.opts.attempts ?? 1);
+  const retry = abort === undefined && error.retriable && a.job.attemptsMade + 1 < (a.job.opts.attempts ?? 1);
   const info = {
-    code: a.kind === 'lock_lost' ? 'internal' : error.code,
-    message: a.kind === 'lock_lost' ? 'lost the target lock while capturing (lease expired)' : error.message,
+    code: abort === 'lock_lost' ? 'internal' : error.code,
+    message: abort === 'lock_lost' ? 'lost the target lock while capturing (lease expired)' : error.message,
     ...(error.hint === undefined ? {} : { hint: error.hint }),
     ...(phase === null ? {} : { phase }),
+    ...(settle === undefined ? {} : { settle }),
   };
-  await queue.attempts.fail(captureId, target.id, attempt, info, timings, retry);
-  log.warn({ code: info.code, phase, retry, attemptsMade: a.job.attemptsMade }, retry ? 'capture failed; will retry' : 'capture failed');
+  const { recorded } = await recordWithRetry(() => queue.attempts.fail(captureId, target.id, attempt, info, timings, retry), limit, log);
+  log.warn({ outcome: 'failed', recorded, code: info.code, phase, retry, attemptsMade: a.job.attemptsMade, ...(settle === undefined ? {} : { settle }) }, retry ? 'capture failed; will retry' : 'capture failed');
   if (retry) throw new Error(`${info.code}: ${info.message}`);
   throw new UnrecoverableError(`${info.code}: ${info.message}`);
 }

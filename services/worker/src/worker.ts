@@ -8,14 +8,14 @@
 import { Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { CAPTURE_QUEUE, reconcileCaptures, type HeapcapQueue } from '@heapcap/queue';
-import type { ArtifactSink } from '@heapcap/storage';
+import type { ArtifactStore } from '@heapcap/storage';
 import type { HeapcapConfig } from '@heapcap/config';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
 import { createProcessor } from './processor.ts';
 
 export interface CaptureWorkerDeps {
   queue: HeapcapQueue;
-  sink: ArtifactSink;
+  sink: ArtifactStore;
   log: Logger;
   /** At least `concurrency`; the rest default to DEFAULT_TUNING. */
   tuning: Partial<WorkerTuning> & { concurrency: number };
@@ -147,7 +147,7 @@ export class CaptureWorker {
 }
 
 /** A worker wired from the parsed configuration (shared by the worker's and serve's entry points). */
-export function workerFromConfig(config: HeapcapConfig, queue: HeapcapQueue, sink: ArtifactSink, log: Logger): CaptureWorker {
+export function workerFromConfig(config: HeapcapConfig, queue: HeapcapQueue, sink: ArtifactStore, log: Logger): CaptureWorker {
   return new CaptureWorker({
     queue,
     sink,

@@ -53,7 +53,7 @@ void test('a requested capture runs: record succeeded with phase timings, artifa
   const artifact = final?.artifact;
   assert.ok(artifact);
   assert.match(artifact.key, new RegExp(`^app/\\d{4}/\\d{2}/\\d{2}/${record.id}\\.heapsnapshot\\.gz$`));
-  const snapshot = JSON.parse(await readGz(join(h.store.path, artifact.key))) as { snapshot: { node_count: number } };
+  const snapshot = JSON.parse(await readGz(join(h.storeDir.path, artifact.key))) as { snapshot: { node_count: number } };
   assert.ok(snapshot.snapshot.node_count > 10_000);
   assert.deepEqual(await h.storedFiles(), [artifact.key, artifact.manifestKey].sort());
 });

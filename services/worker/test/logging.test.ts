@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { freePort, startRedis, tmpDir, type RedisServer } from '@heapcap/testkit';
+import { freePort, jsonLogSink, startRedis, tmpDir, type RedisServer } from '@heapcap/testkit';
 import { createQueue } from '@heapcap/queue';
 import { createFileSink } from '@heapcap/storage';
 import { randomBytes } from 'node:crypto';
-import { CaptureWorker, createWorkerLogger } from '../src/index.ts';
+import { createLogger } from '@heapcap/service';
+import { CaptureWorker } from '../src/index.ts';
 import { FAST_TUNING } from './helpers/harness.ts';
 
 let redis: RedisServer;
@@ -16,20 +16,10 @@ after(async () => {
   await redis?.stop();
 });
 
-function capture(): { stream: Writable; lines: () => Record<string, unknown>[] } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      text += chunk.toString();
-      cb();
-    },
-  });
-  return { stream, lines: () => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
 
 void test('secrets are redacted: tokens, credentials, inspector WebSocket URLs, the Redis URL', () => {
-  const out = capture();
-  const log = createWorkerLogger('info', out.stream);
+  const out = jsonLogSink();
+  const log = createLogger('info', { service: 'worker', destination: out.stream });
   log.info({ token: 't0ken', target: { id: 'x', ws: 'ws://127.0.0.1:9229/3f1c-uuid' }, s3: { secretAccessKey: 'AKIAsecret' }, endpoint: { wsUrl: 'ws://h/uuid' }, redisUrl: 'redis://:pw@h:6379' }, 'x');
   const [line] = out.lines();
   const text = JSON.stringify(line);
@@ -38,8 +28,8 @@ void test('secrets are redacted: tokens, credentials, inspector WebSocket URLs, 
 });
 
 void test('one child logger per capture: every line of a capture carries its ids and attempt', async () => {
-  const out = capture();
-  const log = createWorkerLogger('debug', out.stream);
+  const out = jsonLogSink();
+  const log = createLogger('debug', { service: 'worker', destination: out.stream });
   const prefix = `l${randomBytes(4).toString('hex')}`;
   const queue = createQueue({ redisUrl: redis.url, prefix, attempts: 2, backoffMs: 100 });
   const store = await tmpDir('heapcap-log');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createHarness, type Harness } from './helpers/harness.ts';
-import { startPersistentRedis, type PersistentRedis } from './helpers/persistent-redis.ts';
+import { startPersistentRedis, type PersistentRedis } from '@heapcap/testkit';
 
 let redis: PersistentRedis;
 let h: Harness | undefined;
@@ -11,7 +11,7 @@ before(async () => {
 });
 after(async () => {
   await h?.cleanup();
-  await redis?.stop();
+  await redis?.destroy();
 });
 
 void test('Redis restarted while idle: accepted captures survive and run; clients reconnect by themselves', async () => {

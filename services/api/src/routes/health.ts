@@ -1,4 +1,4 @@
-/** Liveness (`/healthz`: the process answers) and readiness (`/readyz`: Redis and storage reachable). */
+/** Liveness (`/healthz`: the process answers) and readiness (`/readyz`: Redis, the registry and storage). */
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ApiError } from '../errors.ts';
@@ -23,10 +23,10 @@ const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       config: { public: true },
       schema: {
         tags: ['health'],
-        summary: 'Redis and artifact storage are reachable',
+        summary: 'Redis answers, the target registry is loaded and artifact storage is reachable',
         security: [],
         response: {
-          200: z.object({ status: z.literal('ready'), checks: z.object({ redis: CheckState, storage: CheckState }) }),
+          200: z.object({ status: z.literal('ready'), checks: z.object({ redis: CheckState, registry: CheckState, storage: CheckState }) }),
           ...errorResponses(503),
         },
       },

@@ -1,6 +1,7 @@
 /** Request and response schemas of /v1/targets. */
 import { z } from 'zod';
-import { IdSchema, TargetSchema } from '@heapcap/queue';
+import { IdSchema } from '@heapcap/config';
+import { TargetSchema } from '@heapcap/queue';
 
 export const TargetParamsSchema = z.strictObject({ id: IdSchema });
 

@@ -15,7 +15,7 @@ export interface WorkerProcess {
 export async function startWorkerProcess(h: Harness): Promise<WorkerProcess> {
   const script = fileURLToPath(new URL('../fixtures/worker-child.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, HEAPCAP_TEST_REDIS_URL: h.redisUrl, HEAPCAP_TEST_PREFIX: h.prefix, HEAPCAP_TEST_STORE: h.store.path },
+    env: { ...process.env, HEAPCAP_TEST_REDIS_URL: h.redisUrl, HEAPCAP_TEST_PREFIX: h.prefix, HEAPCAP_TEST_STORE: h.storeDir.path },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const reap = (): void => {

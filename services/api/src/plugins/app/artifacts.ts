@@ -8,7 +8,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { CaptureRecord } from '@heapcap/queue';
-import { FileSink, S3Sink, type ArtifactRef, type ArtifactSink } from '@heapcap/storage';
+import type { ArtifactStore } from '@heapcap/storage';
 import { ApiError } from '../../errors.ts';
 import { fromQueue } from './queue-errors.ts';
 
@@ -42,37 +42,24 @@ function artifactOf(record: CaptureRecord): Artifact {
   return record.artifact;
 }
 
-// `<targetId>/<yyyy>/<mm>/<dd>/<captureId>.heapsnapshot[.gz]`: the sink derives
-// keys from the date in the key, so it is read back from the key itself.
-const KEY_DATE = /(?:^|\/)(\d{4})\/(\d{2})\/(\d{2})\/[^/]+$/;
-
-/** The ArtifactRef the sink wrote `record`'s artifact under. */
-export function refOf(record: CaptureRecord, artifact: Artifact): ArtifactRef {
-  const m = KEY_DATE.exec(artifact.key);
-  if (m === null) throw new Error(`artifact key ${artifact.key} does not follow the key layout`);
-  return { captureId: record.id, targetId: record.targetId, startedAt: new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))), gzip: artifact.gzip };
-}
-
 declare module 'fastify' {
   interface FastifyInstance {
     artifacts: ArtifactsService;
   }
 }
 
-const artifactsPlugin: FastifyPluginAsync<{ sink: ArtifactSink }> = async (app, { sink }) => {
+const artifactsPlugin: FastifyPluginAsync<{ sink: ArtifactStore }> = async (app, { sink }) => {
   const service: ArtifactsService = {
     async open(req, record, options) {
       const artifact = artifactOf(record);
-      const canSign = sink instanceof S3Sink;
-      const encoding = options.redirect && canSign ? 'redirect' : options.gzip && artifact.gzip ? 'gzip' : 'identity';
+      const encoding = options.redirect && sink.canPresign ? 'redirect' : options.gzip && artifact.gzip ? 'gzip' : 'identity';
       await fromQueue(() =>
         app.audit.record(req, { action: 'artifact.download', targetId: record.targetId, captureId: record.id, details: { encoding, key: artifact.key } }),
       );
       app.metrics.downloads.inc({ encoding });
-      if (encoding === 'redirect' && sink instanceof S3Sink) return { kind: 'redirect', url: await sink.presignGet(artifact.key) };
-      if (!(sink instanceof FileSink || sink instanceof S3Sink)) throw new Error(`storage kind ${sink.kind} cannot read artifacts back`);
+      if (encoding === 'redirect') return { kind: 'redirect', url: await sink.presign(artifact.key) };
       const decompress = encoding === 'identity';
-      const stream = await sink.openArtifact(artifact.key, { decompress });
+      const stream = await sink.open(artifact.key, { decompress });
       const gz = encoding === 'gzip';
       return {
         kind: 'stream',
@@ -85,7 +72,7 @@ const artifactsPlugin: FastifyPluginAsync<{ sink: ArtifactSink }> = async (app, 
 
     async remove(record) {
       if (record.artifact === null) return;
-      await sink.remove(refOf(record, record.artifact));
+      await sink.remove({ key: record.artifact.key });
     },
   };
   app.decorate('artifacts', service);

@@ -1,5 +1,7 @@
 /**
- * Readiness: Redis answers PING and the artifact store accepts a probe write.
+ * Readiness: Redis answers PING, the target registry holds the targets file
+ * (it is gone after Redis lost its data, until a service re-syncs it), and
+ * the artifact store accepts a probe write.
  * The storage probe writes and deletes an object, so a successful result is
  * reused for a few seconds: readiness probes every second must not turn into
  * a write load on the store. A failure is never cached.
@@ -7,7 +9,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { ArtifactSink } from '@heapcap/storage';
+import type { ArtifactStore } from '@heapcap/storage';
 
 /** The state of one dependency. */
 export type CheckState = 'ok' | 'unavailable';
@@ -15,7 +17,7 @@ export type CheckState = 'ok' | 'unavailable';
 /** What `/readyz` reports. */
 export interface Readiness {
   ready: boolean;
-  checks: { redis: CheckState; storage: CheckState };
+  checks: { redis: CheckState; registry: CheckState; storage: CheckState };
 }
 
 /** Checks the API's dependencies. */
@@ -25,7 +27,9 @@ export interface ReadinessService {
 
 export interface ReadinessOptions {
   redis: Redis;
-  sink: ArtifactSink;
+  sink: ArtifactStore;
+  /** True while the registry holds the targets file's entries. */
+  registrySynced: () => Promise<boolean>;
   /** Deadline of each check; default 2 s. */
   timeoutMs?: number;
   /** How long a successful storage check is reused; default 10 s. */
@@ -44,7 +48,7 @@ async function within(p: Promise<unknown>, ms: number): Promise<CheckState> {
   }
 }
 
-/** A ReadinessService over `redis` and `sink`. */
+/** A ReadinessService over `redis`, the registry and `sink`. */
 export function createReadiness(opts: ReadinessOptions): ReadinessService {
   const timeoutMs = opts.timeoutMs ?? 2_000;
   const ttlMs = opts.storageTtlMs ?? 10_000;
@@ -55,6 +59,14 @@ export function createReadiness(opts: ReadinessOptions): ReadinessService {
       // disconnected is reported at once instead of waiting out its retries.
       const down = opts.redis.status === 'reconnecting' || opts.redis.status === 'end' || opts.redis.status === 'close';
       const redisCheck = down ? Promise.resolve<CheckState>('unavailable') : within(opts.redis.ping(), timeoutMs);
+      const registryCheck = down
+        ? Promise.resolve<CheckState>('unavailable')
+        : within(
+            opts.registrySynced().then((ok) => {
+              if (!ok) throw new Error('registry not synced');
+            }),
+            timeoutMs,
+          );
       const storageCheck =
         Date.now() < storageOkUntil
           ? Promise.resolve<CheckState>('ok')
@@ -70,9 +82,9 @@ export function createReadiness(opts: ReadinessOptions): ReadinessService {
               })(),
               timeoutMs,
             );
-      const [redis, storage] = await Promise.all([redisCheck, storageCheck]);
+      const [redis, registry, storage] = await Promise.all([redisCheck, registryCheck, storageCheck]);
       if (storage === 'ok' && Date.now() >= storageOkUntil) storageOkUntil = Date.now() + ttlMs;
-      return { ready: redis === 'ok' && storage === 'ok', checks: { redis, storage } };
+      return { ready: redis === 'ok' && registry === 'ok' && storage === 'ok', checks: { redis, registry, storage } };
     },
   };
 }

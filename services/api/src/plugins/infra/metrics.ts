@@ -4,20 +4,42 @@
  *
  * Two sources:
  * - Redis, read at scrape time, so every api replica reports the same
- *   cluster-wide numbers: records by status, BullMQ jobs by state, lock waits.
- * - Finished captures, observed by this process from the queue's "done"
- *   pub/sub channel: outcomes by error code, phase durations, bytes. Pub/sub
- *   drops messages while Redis is unreachable, so these can undercount
- *   across an outage; they are per process (sum over replicas = N × truth).
+ *   cluster-wide numbers: records by status, BullMQ jobs by state, lock waits,
+ *   and the finished-capture counters (outcomes by error code, phase
+ *   durations, bytes), which the queue updates in the same Lua script that
+ *   finishes a record: no finish is missed, none counted twice.
+ * - This process: requests it accepted, downloads it served.
  */
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Redis } from 'ioredis';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CaptureRecord, HeapcapQueue } from '@heapcap/queue';
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { FinishedMetrics, HeapcapQueue } from '@heapcap/queue';
 
-/** Phases whose durations are observed (the record's timings, in ms). */
-const PHASES = ['queued', 'connect', 'preflight', 'warm', 'gc', 'generate', 'serialize', 'sink', 'upload', 'total'] as const;
+/** Label values in the exposition format: backslash, quote and newline escaped. */
+function label(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+/** The exposition text of the Redis-held finished-capture counters. */
+export function renderFinished(m: FinishedMetrics): string {
+  const lines: string[] = [
+    '# HELP heapcap_captures_finished_total Captures that reached a terminal status, by status and error code (cluster-wide, from Redis)',
+    '# TYPE heapcap_captures_finished_total counter',
+    ...m.finished.map((f) => `heapcap_captures_finished_total{status="${label(f.status)}",error_code="${label(f.errorCode)}"} ${f.count}`),
+    "# HELP heapcap_capture_phase_duration_seconds Duration of each capture phase (from the worker's phase clock; cluster-wide, from Redis)",
+    '# TYPE heapcap_capture_phase_duration_seconds histogram',
+  ];
+  for (const [phase, h] of Object.entries(m.phases).sort(([a], [b]) => a.localeCompare(b))) {
+    for (const b of h.buckets) lines.push(`heapcap_capture_phase_duration_seconds_bucket{phase="${label(phase)}",le="${b.le}"} ${b.count}`);
+    lines.push(`heapcap_capture_phase_duration_seconds_sum{phase="${label(phase)}"} ${h.sum}`, `heapcap_capture_phase_duration_seconds_count{phase="${label(phase)}"} ${h.count}`);
+  }
+  lines.push(
+    '# HELP heapcap_capture_bytes_total Snapshot bytes of succeeded captures: uncompressed (from the target) and stored (after gzip); cluster-wide, from Redis',
+    '# TYPE heapcap_capture_bytes_total counter',
+    ...Object.entries(m.bytes).map(([kind, n]) => `heapcap_capture_bytes_total{kind="${label(kind)}"} ${n}`),
+  );
+  return `${lines.join('\n')}\n`;
+}
 
 /** The API's metrics; handlers record into these. */
 export class ApiMetrics {
@@ -28,10 +50,9 @@ export class ApiMetrics {
   readonly #jobs: Gauge<'state'>;
   readonly #lockWaits: Gauge;
   readonly #redisUp: Gauge;
-  readonly #finished: Counter<'status' | 'error_code'>;
-  readonly #phase: Histogram<'phase'>;
-  readonly #bytes: Counter<'kind'>;
   readonly #queue: HeapcapQueue;
+  /** The last finished counters read; kept (stale) while Redis is down, so counters never go backwards. */
+  #finished: FinishedMetrics = { finished: [], phases: {}, bytes: {} };
 
   constructor(queue: HeapcapQueue) {
     this.#queue = queue;
@@ -43,37 +64,16 @@ export class ApiMetrics {
     // A cluster-wide counter kept in Redis; exposed as a gauge because this process only reads it.
     this.#lockWaits = new Gauge({ name: 'heapcap_lock_waits', help: 'Times a worker found a target lock held and waited (cluster-wide, monotonic)', registers });
     this.#redisUp = new Gauge({ name: 'heapcap_redis_up', help: '1 when Redis answered the last scrape, else 0', registers });
-    this.#finished = new Counter({ name: 'heapcap_captures_finished_total', help: 'Captures that reached a terminal status, seen by this process, by status and error code', labelNames: ['status', 'error_code'], registers });
-    this.#phase = new Histogram({
-      name: 'heapcap_capture_phase_duration_seconds',
-      help: 'Duration of each capture phase (from the worker\'s phase clock)',
-      labelNames: ['phase'],
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
-      registers,
-    });
-    this.#bytes = new Counter({ name: 'heapcap_capture_bytes_total', help: 'Snapshot bytes of succeeded captures: uncompressed (from the target) and stored (after gzip)', labelNames: ['kind'], registers });
-  }
-
-  /** Records the outcome, phase durations and sizes of a finished capture. */
-  observeFinished(record: CaptureRecord): void {
-    this.#finished.inc({ status: record.status, error_code: record.error?.code ?? '' });
-    for (const phase of PHASES) {
-      const ms = record.timings?.[phase];
-      if (ms !== undefined && Number.isFinite(ms) && ms >= 0) this.#phase.observe({ phase }, ms / 1000);
-    }
-    if (record.status === 'succeeded' && record.artifact !== null) {
-      this.#bytes.inc({ kind: 'uncompressed' }, record.artifact.bytesUncompressed);
-      this.#bytes.inc({ kind: 'stored' }, record.artifact.bytesStored);
-    }
   }
 
   /** Reads the Redis-backed numbers; on failure reports Redis down and keeps the last values. */
   async refresh(): Promise<void> {
     try {
-      const [depth, counters] = await Promise.all([this.#queue.depth(), this.#queue.counters()]);
+      const [depth, counters, finished] = await Promise.all([this.#queue.depth(), this.#queue.counters(), this.#queue.finishedMetrics()]);
       for (const [status, n] of Object.entries(depth.records)) this.#records.set({ status }, n);
       for (const [state, n] of Object.entries(depth.jobs)) this.#jobs.set({ state }, n);
       this.#lockWaits.set(counters.lock_waits);
+      this.#finished = finished;
       this.#redisUp.set(1);
     } catch {
       this.#redisUp.set(0);
@@ -83,37 +83,8 @@ export class ApiMetrics {
   /** The exposition text. */
   async render(): Promise<{ contentType: string; body: string }> {
     await this.refresh();
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    return { contentType: this.registry.contentType, body: `${await this.registry.metrics()}${renderFinished(this.#finished)}` };
   }
-}
-
-/**
- * Subscribes to the queue's done channel and feeds finished records to `metrics`.
- * Returns the function that unsubscribes and closes the connection.
- */
-async function observeDoneEvents(queue: HeapcapQueue, metrics: ApiMetrics, onError: (err: unknown) => void): Promise<() => Promise<void>> {
-  // A subscriber connection cannot send other commands: its own connection.
-  // maxRetriesPerRequest null: SUBSCRIBE waits for Redis instead of failing when
-  // the API starts during an outage; ioredis re-subscribes after reconnects.
-  const sub: Redis = queue.redis.duplicate({ connectionName: `${queue.keys.prefix}:api-metrics`, maxRetriesPerRequest: null });
-  sub.on('error', () => {});
-  const channel = queue.keys.doneChannel();
-  sub.on('message', (ch: string, message: string) => {
-    if (ch !== channel) return;
-    const id = message.split(' ')[0];
-    if (id === undefined || id === '') return;
-    queue.getCapture(id).then(
-      (record) => {
-        if (record !== null) metrics.observeFinished(record);
-      },
-      onError,
-    );
-  });
-  // Not awaited: the API must start even while Redis is down.
-  sub.subscribe(channel).catch(onError);
-  return async () => {
-    sub.disconnect();
-  };
 }
 
 declare module 'fastify' {
@@ -122,13 +93,8 @@ declare module 'fastify' {
   }
 }
 
-const metricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; observeDone?: boolean }> = async (app, opts) => {
-  const metrics = new ApiMetrics(opts.queue);
-  app.decorate('metrics', metrics);
-  if (opts.observeDone !== false) {
-    const stop = await observeDoneEvents(opts.queue, metrics, (err) => app.log.warn({ err }, 'metrics: reading a finished capture failed'));
-    app.addHook('onClose', stop);
-  }
+const metricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (app, opts) => {
+  app.decorate('metrics', new ApiMetrics(opts.queue));
 };
 
 export default fp(metricsPlugin, { name: 'heapcap-metrics' });

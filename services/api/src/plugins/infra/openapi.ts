@@ -6,7 +6,20 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
+import { fileURLToPath } from 'node:url';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+
+/** Set to true by the bundler (scripts/build.mjs); undefined when the sources run through tsx. */
+declare const HEAPCAP_BUNDLED: boolean | undefined;
+
+/**
+ * Where Swagger UI's static files are: inside the bundle, dist/static beside
+ * this chunk (the build copies them there: the package's own directory does not
+ * exist in a shipped image); from the sources, the package's default.
+ */
+function swaggerAssets(): { baseDir?: string } {
+  return typeof HEAPCAP_BUNDLED !== 'undefined' && HEAPCAP_BUNDLED ? { baseDir: fileURLToPath(new URL('./static/', import.meta.url)) } : {};
+}
 
 const openapiPlugin: FastifyPluginAsync<{ version: string }> = async (app, { version }) => {
   await app.register(swagger, {
@@ -29,7 +42,7 @@ const openapiPlugin: FastifyPluginAsync<{ version: string }> = async (app, { ver
     docs.addHook('onRoute', (route) => {
       route.config = { ...route.config, public: true };
     });
-    await docs.register(swaggerUi, { routePrefix: '/docs' });
+    await docs.register(swaggerUi, { routePrefix: '/docs', ...swaggerAssets() });
   });
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, () => app.swagger());
 };

@@ -1,0 +1,75 @@
+/**
+ * The `heapcap` command's dispatcher: parses configuration once, then runs one
+ * command. The service commands (`serve`, `api`, `worker`) are composition
+ * roots that live in services/; the entry point (services/serve/src/heapcap.ts)
+ * passes them in, so this package never imports a service and `heapcap capture`
+ * never loads Fastify or BullMQ.
+ */
+import { parseConfigAtEntry, type HeapcapConfig } from '@heapcap/config';
+import { HEAPCAP_VERSION } from '@heapcap/pipeline';
+import { captureMain } from './capture-main.ts';
+import { statusMain } from './status.ts';
+import { triggerMain } from './trigger.ts';
+import { EXIT } from './exit-codes.ts';
+
+const USAGE = `heapcap ${HEAPCAP_VERSION}: V8 heap snapshots from running Node.js processes and Chromium pages
+
+Usage:
+  heapcap capture TARGET [options]   capture one snapshot now (see heapcap capture --help)
+  heapcap serve [--dev]              run the API and a worker (needs Redis; --dev: no auth, loopback only)
+  heapcap api [--dev]                run the API alone (split deployments)
+  heapcap worker                     run a capture worker alone (split deployments)
+  heapcap trigger TARGET [--wait S]  ask the API for a capture (HEAPCAP_API_URL, HEAPCAP_TOKEN)
+  heapcap status ID                  show a capture's record
+  heapcap version
+
+Configuration comes from HEAPCAP_* environment variables (docs/configuration.md).
+Exit codes: 0 ok, 1 internal, 2 invalid input, 3 target, 4 snapshot, 5 storage, 6 refused, 130 cancelled.
+`;
+
+/** A service command: gets its arguments and the environment, resolves with the exit code. */
+export type ServiceCommand = (argv: string[], env: Record<string, string | undefined>) => Promise<number>;
+
+/** The service commands the entry point wires in. */
+export interface ServiceCommands {
+  serve: ServiceCommand;
+  api: ServiceCommand;
+  worker: ServiceCommand;
+}
+
+/** The client commands' view of the parsed configuration. */
+function clientEnv(config: HeapcapConfig): Record<string, string | undefined> {
+  return { HEAPCAP_API_URL: config.apiUrl, HEAPCAP_TOKEN: config.token };
+}
+
+/** Run `heapcap ARGV`; resolves with the exit code. */
+export async function runCli(argv: string[], env: Record<string, string | undefined>, services: ServiceCommands): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === 'serve' || command === 'api' || command === 'worker') {
+    // The service parses the configuration itself (with its own messages and exit codes).
+    return services[command](rest, env);
+  }
+  const config = parseConfigAtEntry(env, (text) => process.stderr.write(text));
+  if (config === undefined) return EXIT.usage;
+  switch (command) {
+    case 'capture':
+      return captureMain(rest, config, env);
+    case 'trigger':
+      return triggerMain(rest, clientEnv(config));
+    case 'status':
+      return statusMain(rest, clientEnv(config));
+    case 'version':
+    case '--version':
+      process.stdout.write(`${HEAPCAP_VERSION}\n`);
+      return EXIT.ok;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return command === undefined ? EXIT.usage : EXIT.ok;
+    default:
+      process.stderr.write(`invalid_input: unknown command "${command}"\n\n${USAGE}`);
+      return EXIT.usage;
+  }
+}

@@ -1,2 +1,0 @@
-/** heapcap's version, recorded in every manifest. */
-export const HEAPCAP_VERSION = '0.1.0';

@@ -1,0 +1,8 @@
+/**
+ * @heapcap/pipeline — the capture job: engine → store → manifest. One home for
+ * what the CLI, the worker, and every trigger (schedules, watch rules, Slack)
+ * run to take a capture.
+ */
+export { runCapture, type RunCaptureInput, type RunCaptureOutput } from './run-capture.ts';
+export { buildManifest, type CaptureManifestInput } from './manifest.ts';
+export { HEAPCAP_VERSION } from './version.ts';

@@ -1,0 +1,66 @@
+/** The manifest written beside each snapshot, built from a capture's result (schema: @heapcap/storage's CaptureManifestSchema). */
+import type { CaptureResult, EndpointSpec, WarmMode } from '@heapcap/capture';
+import type { CaptureManifest, StoredArtifact } from '@heapcap/storage';
+import { HEAPCAP_VERSION } from './version.ts';
+
+export interface CaptureManifestInput {
+  captureId: string;
+  target: { id: string; kind: EndpointSpec['kind']; endpoint: string; labels: Record<string, string> };
+  result: CaptureResult<StoredArtifact>;
+  stored: StoredArtifact;
+  gzip: boolean;
+  warmMode: WarmMode;
+  trigger?: { kind: string; who: string; reason?: string | undefined };
+}
+
+/** Build the manifest (schemaVersion 1); the store validates it against the schema before writing. */
+export function buildManifest(input: CaptureManifestInput): CaptureManifest {
+  const { result, stored } = input;
+  return {
+    schemaVersion: 1,
+    captureId: input.captureId,
+    target: input.target,
+    runtime: {
+      product: result.facts.product,
+      version: result.facts.version,
+      v8Version: result.facts.v8Version ?? null,
+      ...(result.facts.pid === undefined ? {} : { pid: result.facts.pid }),
+      ...(result.facts.url === undefined ? {} : { url: result.facts.url }),
+    },
+    options: { warm: input.warmMode, gc: result.gc, gzip: input.gzip, ...result.flags },
+    warm: result.warm,
+    heap: result.facts.heap,
+    timings: result.timings,
+    stream: result.stream,
+    // The headroom gate: what preflight saw, what it expected, what it decided, what happened.
+    preflight: result.headroom.memory,
+    estimate: {
+      model: result.headroom.model,
+      heapUsedBytes: result.headroom.heapUsedBytes,
+      extraBytes: result.headroom.estimate.extraBytes,
+      peakBytes: result.headroom.estimate.peakBytes,
+    },
+    decision: {
+      verdict: result.headroom.verdict,
+      action: result.headroom.action,
+      binding: result.headroom.binding,
+      constraints: result.headroom.constraints,
+    },
+    forced: result.headroom.forced,
+    peak: result.peak,
+    artifact: {
+      key: stored.key,
+      location: stored.location,
+      bytesUncompressed: stored.bytesUncompressed,
+      bytesStored: stored.bytesStored,
+      sha256: stored.sha256,
+      gzip: stored.gzip,
+      contentType: stored.contentType,
+    },
+    snapshot: stored.header,
+    ...(input.trigger === undefined ? {} : { trigger: input.trigger }),
+    startedAt: result.startedAt.toISOString(),
+    finishedAt: result.finishedAt.toISOString(),
+    heapcapVersion: HEAPCAP_VERSION,
+  };
+}

@@ -1,0 +1,11 @@
+/**
+ * @heapcap/service — how every heapcap service starts and stops: one logger
+ * with one redaction list, Redis with its help message, the targets file kept
+ * in the registry, ordered shutdown with a time limit. The API, the worker and
+ * `heapcap serve` are built on `runService`.
+ */
+export { runService, StartupError, type RunServiceOptions, type ServiceContext, type ServiceDefinition } from './service.ts';
+export { createLogger, componentLogger, safeRedisUrl, REDACT_PATHS } from './logger.ts';
+export { connectQueue, redisHelp, RedisUnreachableError } from './redis.ts';
+export { keepTargetsSynced, syncTargetsFile, type TargetsKeeper } from './targets-sync.ts';
+export { exitAfter, runShutdown, shutdownSignal, type CloseStep } from './shutdown.ts';

@@ -1,0 +1,329 @@
+/**
+ * The filesystem artifact sink: snapshot → sha256/header → gzip → a dot-prefixed
+ * temp file in the final directory → fsync → rename. The rename is atomic within
+ * a directory, so a reader either sees the complete snapshot under its key or
+ * nothing; a failed put removes its temp file.
+ */
+import { randomBytes } from 'node:crypto';
+import type { WriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import type { Readable, Stream } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { CaptureError } from '@heapcap/errors';
+import { SnapshotDigest } from '../digest.ts';
+import { errnoCode, fsStorageError, type FsOp } from './errors.ts';
+import { createSnapshotGzip } from '../gzip.ts';
+import { ID_PATTERN } from '@heapcap/config';
+import { captureObjectKeys, locationOfKey, locationOfRef, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE, type CaptureLocation } from '../keys.ts';
+import { validManifest } from '../manifest.ts';
+import { openFileArtifact } from './read.ts';
+import type { CaptureManifest } from '../manifest.ts';
+import type { ArtifactRef, ArtifactStore, OpenOptions, PutOptions, RemoveTarget, StoredArtifact } from '../types.ts';
+
+/** Options for {@link createFileSink}. */
+export interface FileSinkOptions {
+  /** Root directory; created (mkdir -p) on check and put. */
+  dir: string;
+}
+
+// Heap snapshots hold whatever the target held (tokens, personal data): owner-only.
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
+
+function tempSuffix(): string {
+  return randomBytes(6).toString('hex');
+}
+
+function cancelled(signal: AbortSignal | undefined, cause?: unknown): CaptureError {
+  const reason: unknown = signal?.reason ?? cause;
+  const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'cancelled by the caller';
+  return new CaptureError('cancelled', `the capture was cancelled (${why})`, { cause: reason });
+}
+
+function isAbortError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'AbortError';
+}
+
+/** Removes a file, treating "already gone" as success. */
+async function unlinkIfPresent(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (err) {
+    if (errnoCode(err) !== 'ENOENT') throw err;
+  }
+}
+
+/** fsync a directory so a rename in it survives a crash (the rename itself is only in the page cache). */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Destroys a file write stream and waits until its fd is closed; rejects when
+ * closing fails (some filesystems report write errors only on close).
+ */
+function closeStream(stream: WriteStream): Promise<void> {
+  if (stream.closed) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    let failed: unknown;
+    stream.once('error', (err) => {
+      failed = err;
+    });
+    stream.once('close', () => (failed === undefined ? resolve() : reject(failed)));
+    stream.destroy();
+  });
+}
+
+interface FirstFailure {
+  /** The stage that emitted 'error' first, if any. */
+  readonly first: Stream | undefined;
+  detach(): void;
+}
+
+/**
+ * Records which pipeline stage failed first. pipeline() destroys every stage
+ * with the first error, so the error object alone cannot tell a failing source
+ * (the engine's problem) from a failing disk (ours).
+ */
+function watchFirstFailure(stages: Stream[]): FirstFailure {
+  let first: Stream | undefined;
+  const listeners = stages.map((stage) => {
+    const onError = (): void => {
+      first ??= stage;
+    };
+    stage.on('error', onError);
+    return () => stage.off('error', onError);
+  });
+  return {
+    get first() {
+      return first;
+    },
+    detach: () => {
+      for (const off of listeners) off();
+    },
+  };
+}
+
+/** An ArtifactStore on a local directory (kind 'file'). */
+export class FileSink implements ArtifactStore {
+  readonly kind = 'file' as const;
+  /** A directory has no URLs to hand out: artifacts are streamed by the API. */
+  readonly canPresign = false;
+  /** Absolute path of the root directory. */
+  readonly root: string;
+
+  constructor(options: FileSinkOptions) {
+    this.root = resolve(options.dir);
+  }
+
+  /** Creates the root (mkdir -p), then writes, fsyncs and deletes a probe file in it. */
+  async check(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted === true) throw cancelled(signal);
+    const probe = join(this.root, `.heapcap-probe.${tempSuffix()}.tmp`);
+    let at = this.root;
+    let created = false;
+    try {
+      await mkdir(this.root, { recursive: true, mode: DIR_MODE });
+      at = probe;
+      const handle = await open(probe, 'wx', FILE_MODE);
+      created = true;
+      try {
+        await handle.writeFile('heapcap storage check\n');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await unlink(probe);
+      created = false;
+    } catch (err) {
+      if (created) await unlinkIfPresent(probe).catch(() => {});
+      throw fsStorageError(err, 'check', at, this.root);
+    }
+  }
+
+  /** Streams the snapshot to `<root>/<target>/<yyyy>/<mm>/<dd>/<capture>.heapsnapshot[.gz]`, all or nothing. */
+  async put(ref: ArtifactRef, source: Readable, options: PutOptions = {}): Promise<StoredArtifact> {
+    const { signal } = options;
+    const key = snapshotKey(ref);
+    let final: string;
+    try {
+      final = this.#path(ref, key);
+    } catch (err) {
+      source.destroy();
+      throw err;
+    }
+    if (signal?.aborted === true) {
+      source.destroy();
+      throw cancelled(signal);
+    }
+    const dir = dirname(final);
+    // Dot-prefixed and in the final directory: hidden from listings, and the rename never crosses filesystems.
+    const tmp = join(dir, `.${ref.captureId}.${tempSuffix()}.tmp`);
+    const digest = new SnapshotDigest();
+    let watch: FirstFailure | undefined;
+    let handle: FileHandle | undefined;
+    let out: WriteStream | undefined;
+    let leftover: string | undefined;
+    try {
+      await mkdir(dir, { recursive: true, mode: DIR_MODE });
+      handle = await open(tmp, 'wx', FILE_MODE);
+      leftover = tmp;
+      // autoClose off: the fd must outlive 'finish' for the fsync; closeStream() closes it (and the handle).
+      out = handle.createWriteStream({ autoClose: false });
+      const stages = ref.gzip ? [source, digest, createSnapshotGzip(), out] : [source, digest, out];
+      watch = watchFirstFailure(stages);
+      await pipeline(stages, signal === undefined ? {} : { signal });
+      await handle.sync();
+      const bytesStored = out.bytesWritten;
+      await closeStream(out);
+      await rename(tmp, final);
+      leftover = final;
+      await syncDir(dir);
+      leftover = undefined;
+      return {
+        key,
+        location: final,
+        bytesUncompressed: digest.bytes,
+        bytesStored,
+        sha256: digest.sha256,
+        gzip: ref.gzip,
+        contentType: SNAPSHOT_CONTENT_TYPE,
+        header: digest.header,
+      };
+    } catch (err) {
+      if (!source.destroyed) source.destroy();
+      // The stream waits for a write in flight before closing the fd, so the unlink below is the last word.
+      if (out !== undefined) await closeStream(out).catch(() => {});
+      else if (handle !== undefined) await handle.close().catch(() => {});
+      if (leftover !== undefined) await unlinkIfPresent(leftover).catch(() => {});
+      throw this.#putError(err, watch?.first === source, signal, final);
+    } finally {
+      watch?.detach();
+    }
+  }
+
+  /** Writes `<capture>.manifest.json` (pretty JSON) beside the snapshot through tmp + rename; returns its key. */
+  async putManifest(ref: ArtifactRef, manifest: CaptureManifest): Promise<string> {
+    const key = manifestKey(ref);
+    const final = this.#path(ref, key);
+    await this.#writeAtomic(final, validManifest(ref, manifest), 'manifest');
+    return key;
+  }
+
+  /**
+   * Deletes the manifest (first: its presence means "complete"), the summary,
+   * the snapshot (.gz and plain) and temp files a crashed put left. Missing files
+   * are fine; every deletion is attempted, and the first failure is thrown.
+   */
+  async remove(target: RemoveTarget): Promise<void> {
+    const loc: CaptureLocation = 'key' in target ? locationOfKey(target.key) : locationOfRef(target);
+    if (!('key' in target)) this.#path(target, manifestKey(target));
+    const dir = this.#keyPath(loc.dir);
+    const id = loc.captureId;
+    const paths = captureObjectKeys(loc).map((key) => this.#keyPath(key));
+    try {
+      for (const name of await readdir(dir)) {
+        if (name.startsWith(`.${id}.`) && name.endsWith('.tmp')) paths.push(join(dir, name));
+      }
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return;
+      throw fsStorageError(err, 'remove', dir, this.root);
+    }
+    let first: CaptureError | undefined;
+    for (const path of paths) {
+      try {
+        await unlinkIfPresent(path);
+      } catch (err) {
+        first ??= fsStorageError(err, 'remove', path, this.root);
+      }
+    }
+    if (first !== undefined) throw first;
+  }
+
+  /** Streams an artifact by its key relative to the root; gunzips on the fly when asked and stored gzipped. */
+  async open(key: string, options: OpenOptions = {}): Promise<Readable> {
+    return openFileArtifact(this.#keyPath(key), options);
+  }
+
+  /** A directory cannot sign URLs: rejects with `invalid_input` (check `canPresign` first). */
+  presign(key: string): Promise<string> {
+    return Promise.reject(new CaptureError('invalid_input', `file storage cannot presign ${JSON.stringify(key)}: stream it through the API instead`));
+  }
+
+  /** Nothing to release: every file handle is closed when its operation ends. */
+  async close(): Promise<void> {}
+
+  /** Absolute path of a key relative to the root; refuses keys that climb out of it. */
+  #keyPath(key: string): string {
+    const parts = key.replace(/^\/+/, '').split('/');
+    if (key === '' || parts.some((p) => p === '' || p === '.' || p === '..')) {
+      throw new CaptureError('invalid_input', `not an artifact key: ${JSON.stringify(key)}`);
+    }
+    return join(this.root, ...parts);
+  }
+
+  /** Absolute path of `key`, after checking the ids are safe path segments. */
+  #path(ref: ArtifactRef, key: string): string {
+    for (const [name, value] of [
+      ['captureId', ref.captureId],
+      ['targetId', ref.targetId],
+    ] as const) {
+      if (!ID_PATTERN.test(value)) {
+        throw new CaptureError('invalid_input', `${name} ${JSON.stringify(value)} is not a safe path segment`);
+      }
+    }
+    if (!Number.isFinite(ref.startedAt.getTime())) throw new CaptureError('invalid_input', 'startedAt is not a valid date');
+    const path = join(this.root, ...key.split('/'));
+    if (!path.startsWith(this.root + sep)) throw new CaptureError('invalid_input', `key ${key} escapes ${this.root}`);
+    return path;
+  }
+
+  /** The CaptureError a failed put rejects with. */
+  #putError(err: unknown, fromSource: boolean, signal: AbortSignal | undefined, final: string): CaptureError {
+    // The engine's own errors (target_closed, snapshot_truncated, …) keep their code.
+    if (err instanceof CaptureError) return err;
+    if (signal?.aborted === true || isAbortError(err)) return cancelled(signal, err);
+    if (fromSource) {
+      const message = err instanceof Error ? err.message : String(err);
+      return new CaptureError('internal', `the snapshot source failed: ${message}`, { cause: err });
+    }
+    return fsStorageError(err, 'put', final, this.root);
+  }
+
+  /** Writes a small file through tmp + fsync + rename. */
+  async #writeAtomic(final: string, body: string, op: FsOp): Promise<void> {
+    const dir = dirname(final);
+    // `.<captureId>.manifest.json.<random>.tmp`: remove() finds it by the capture id.
+    const tmp = join(dir, `.${basename(final)}.${tempSuffix()}.tmp`);
+    let leftover: string | undefined;
+    try {
+      await mkdir(dir, { recursive: true, mode: DIR_MODE });
+      const handle = await open(tmp, 'wx', FILE_MODE);
+      leftover = tmp;
+      try {
+        await handle.writeFile(body);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(tmp, final);
+      leftover = final;
+      await syncDir(dir);
+      leftover = undefined;
+    } catch (err) {
+      if (leftover !== undefined) await unlinkIfPresent(leftover).catch(() => {});
+      throw fsStorageError(err, op, final, this.root);
+    }
+  }
+}
+
+/** A filesystem sink rooted at `dir` (kind 'file'). */
+export function createFileSink(options: FileSinkOptions): FileSink {
+  return new FileSink(options);
+}

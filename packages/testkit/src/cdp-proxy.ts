@@ -1,0 +1,114 @@
+/**
+ * A WebSocket proxy in front of a target's inspector that watches CDP calls
+ * from the target's side of the wire: a call is in flight from the moment its
+ * request passes until its response (or its connection closes). Tests register
+ * the target with the proxy's ws:// URL and count what reached the target, e.g.
+ * `maxInFlight() === 1`: no two snapshots ever reached it at once; or
+ * `calls('Runtime.getHeapUsage')`: how often a watcher sampled it.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import WebSocket from 'ws';
+
+const SNAPSHOT = 'HeapProfiler.takeHeapSnapshot';
+
+/** What the proxy saw. */
+export interface CdpProxy {
+  /** ws:// URL to register as the target. */
+  url: string;
+  /** Requests of `method` forwarded so far. */
+  calls(method: string): number;
+  /** takeHeapSnapshot requests forwarded so far. */
+  snapshotCalls(): number;
+  /** Completed takeHeapSnapshot calls (a response came back). */
+  snapshotsCompleted(): number;
+  /** The largest number of takeHeapSnapshot calls in flight at once. */
+  maxInFlight(): number;
+  /** takeHeapSnapshot calls in flight now. */
+  inFlight(): number;
+  /** Connections opened through the proxy so far. */
+  connections(): number;
+  /** Close every connection and the server. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface Frame {
+  id?: number;
+  method?: string;
+}
+
+/** Start a proxy to `upstreamWsUrl` on 127.0.0.1 (a free port). */
+export async function startCdpProxy(upstreamWsUrl: string): Promise<CdpProxy> {
+  const http: Server = createServer((_req, res) => res.writeHead(404).end());
+  const wss = new WebSocket.Server({ server: http });
+  const calls = new Map<string, number>();
+  let opened = 0;
+  let completed = 0;
+  let inFlight = 0;
+  let max = 0;
+  const sockets = new Set<WebSocket>();
+  wss.on('connection', (client) => {
+    opened++;
+    const upstream = new WebSocket(upstreamWsUrl, { perMessageDeflate: false });
+    sockets.add(client);
+    sockets.add(upstream);
+    const pending = new Set<number>();
+    const queued: string[] = [];
+    const end = (): void => {
+      // A dropped connection abandons its calls (the target may still be busy: that is what settle covers).
+      inFlight -= pending.size;
+      pending.clear();
+      client.terminate();
+      upstream.terminate();
+    };
+    client.on('message', (data) => {
+      const text = data.toString();
+      const frame = JSON.parse(text) as Frame;
+      if (frame.method !== undefined) calls.set(frame.method, (calls.get(frame.method) ?? 0) + 1);
+      if (frame.method === SNAPSHOT && frame.id !== undefined) {
+        pending.add(frame.id);
+        inFlight++;
+        max = Math.max(max, inFlight);
+      }
+      if (upstream.readyState === WebSocket.OPEN) upstream.send(text);
+      else queued.push(text);
+    });
+    upstream.on('open', () => {
+      for (const q of queued.splice(0)) upstream.send(q);
+    });
+    upstream.on('message', (data) => {
+      const text = data.toString();
+      // Cheap check first: chunk events are large and never carry a top-level id.
+      if (!text.startsWith('{"method"')) {
+        const frame = JSON.parse(text) as Frame;
+        if (frame.id !== undefined && pending.delete(frame.id)) {
+          inFlight--;
+          completed++;
+        }
+      }
+      if (client.readyState === WebSocket.OPEN) client.send(text);
+    });
+    client.on('close', end);
+    upstream.on('close', end);
+    client.on('error', end);
+    upstream.on('error', end);
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `ws://127.0.0.1:${port}/proxy`,
+    calls: (method) => calls.get(method) ?? 0,
+    snapshotCalls: () => calls.get(SNAPSHOT) ?? 0,
+    snapshotsCompleted: () => completed,
+    maxInFlight: () => max,
+    inFlight: () => inFlight,
+    connections: () => opened,
+    close: () =>
+      (closing ??= (async () => {
+        for (const s of sockets) s.terminate();
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+        await new Promise<void>((resolve) => http.close(() => resolve()));
+      })()),
+  };
+}

@@ -1,0 +1,41 @@
+/** The API as a service part: auth resolved before anything connects, the server closed first on shutdown. */
+import type { HeapcapConfig } from '@heapcap/config';
+import { StartupError, type ServiceContext, type ServiceDefinition } from '@heapcap/service';
+import { resolveAuthMode } from './auth/mode.ts';
+import type { AuthMode } from './plugins/infra/auth.ts';
+import { isLoopback, startApi, type RunningApi } from './start.ts';
+
+/** In-flight requests (a `?wait=` can take minutes) get this long at shutdown, then their connections are cut. */
+export const API_CLOSE_MS = 10_000;
+
+/** The auth mode for `config`, or a StartupError saying how to fix it. */
+export async function prepareAuth(config: HeapcapConfig, options: { dev: boolean }): Promise<AuthMode> {
+  let auth: AuthMode;
+  try {
+    auth = await resolveAuthMode(config, options);
+  } catch (err) {
+    throw new StartupError('refused', (err as Error).message, { cause: err });
+  }
+  if (auth.kind === 'dev' && !isLoopback(config.host)) {
+    throw new StartupError('refused', `--dev only binds to loopback, but HEAPCAP_HOST is ${config.host}`);
+  }
+  return auth;
+}
+
+/** Listen with the API in `ctx`; registers its close (stop accepting, finish or cut in-flight requests). */
+export async function startApiPart(ctx: ServiceContext, auth: AuthMode): Promise<RunningApi> {
+  const api = await startApi(ctx.config, { queue: ctx.queue, sink: ctx.store, auth, logger: ctx.log });
+  ctx.onClose({ name: 'api', close: () => api.close(API_CLOSE_MS), timeoutMs: API_CLOSE_MS + 2_000 });
+  return api;
+}
+
+/** The API process alone. */
+export function apiService(options: { dev: boolean }): ServiceDefinition<AuthMode> {
+  return {
+    name: 'api',
+    prepare: (config) => prepareAuth(config, options),
+    async start(ctx, auth) {
+      await startApiPart(ctx, auth);
+    },
+  };
+}
