@@ -6,9 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { pageOrders, startChromium, startPageServer, tmpDir, type Chromium, type PageServer, type TmpDir } from '@heapcap/testkit';
+import { assertGoodArtifact, countObjects, pageOrders, startChromium, startPageServer, tmpDir, type Chromium, type PageServer, type TmpDir, readManifests } from '@heapcap/testkit';
 import { EXIT } from '../src/exit-codes.ts';
-import { assertGoodArtifact, countObjects, readManifests } from './artifact-check.ts';
 import { listFiles, runCli } from './cli-harness.ts';
 
 const TARGET_MB = 20;

@@ -5,9 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { fixturePath, heapHolderShape, startNodeTarget, tmpDir, type NodeTarget, type NodeVersion, type TmpDir } from '@heapcap/testkit';
+import { assertGoodArtifact, countObjects, fixturePath, heapHolderShape, startNodeTarget, tmpDir, type NodeTarget, type NodeVersion, type TmpDir, readManifests } from '@heapcap/testkit';
 import type { CaptureManifest } from '@heapcap/storage/file';
-import { assertGoodArtifact, countObjects, readManifests } from './artifact-check.ts';
 import { listFiles, runCli } from './cli-harness.ts';
 
 const HEAP_MB = 50;

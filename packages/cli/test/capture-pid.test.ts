@@ -8,9 +8,8 @@ import { spawn } from 'node:child_process';
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fixturePath, freePort, heapHolderShape, startNodeTarget, tmpDir, waitFor, type NodeTarget, type TmpDir } from '@heapcap/testkit';
+import { assertGoodArtifact, countObjects, fixturePath, freePort, heapHolderShape, startNodeTarget, tmpDir, waitFor, type NodeTarget, type TmpDir, readManifests } from '@heapcap/testkit';
 import { EXIT } from '../src/exit-codes.ts';
-import { assertGoodArtifact, countObjects, readManifests } from './artifact-check.ts';
 import { alive, listFiles, runCli } from './cli-harness.ts';
 
 const HEAP_MB = 10;

@@ -21,6 +21,8 @@ export interface ServiceContext {
   log: Logger;
   queue: HeapcapQueue;
   store: ArtifactStore;
+  /** Operator messages (where it listens, refusals): the terminal, not the JSON log. */
+  stderr: NodeJS.WritableStream;
   /** Register a part to close on shutdown; parts close in reverse order of registration. */
   onClose(step: CloseStep): void;
 }
@@ -98,7 +100,7 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
   }
   const store = createStore(config.storage);
   const steps: CloseStep[] = [];
-  const ctx: ServiceContext = { config, log, queue, store, onClose: (step) => steps.push(step) };
+  const ctx: ServiceContext = { config, log, queue, store, stderr, onClose: (step) => steps.push(step) };
   let code = 0;
   let failure: unknown;
   try {

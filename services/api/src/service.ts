@@ -35,7 +35,8 @@ export function apiService(options: { dev: boolean }): ServiceDefinition<AuthMod
     name: 'api',
     prepare: (config) => prepareAuth(config, options),
     async start(ctx, auth) {
-      await startApiPart(ctx, auth);
+      const api = await startApiPart(ctx, auth);
+      ctx.stderr.write(`heapcap serving on ${api.url} (api only; ${auth.kind === 'dev' ? 'NO AUTH' : 'bearer tokens'}); Ctrl-C to stop\n`);
     },
   };
 }

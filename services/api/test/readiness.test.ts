@@ -68,3 +68,28 @@ void describe('readiness across a Redis restart', () => {
     assert.equal(joined.json<{ capture: { id: string }; coalesced: boolean }>().capture.id, id);
   });
 });
+
+void describe('readiness and the target registry', () => {
+  let redis: PersistentRedis;
+  let h: Harness;
+
+  before(async () => {
+    redis = await startPersistentRedis();
+    h = await startHarness({ redisUrl: redis.url, targets: [nodeTarget('app', 9229)] });
+  });
+  after(async () => {
+    await h?.close();
+    await redis?.destroy();
+  });
+
+  void it('503 with registry: unavailable while the targets file is not in the registry (Redis lost its data), 200 once synced again', async () => {
+    assert.equal((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+    // What a Redis restarted without persistence looks like to the API: no sync marker, no targets.
+    await h.queue.redis.flushall();
+    const down = await h.app.inject({ method: 'GET', url: '/readyz' });
+    assert.equal(down.statusCode, 503, down.body);
+    assert.deepEqual(down.json<{ error: { details: unknown } }>().error.details, { checks: { redis: 'ok', registry: 'unavailable', storage: 'ok' } });
+    await h.queue.targets.syncFromFile([nodeTarget('app', 9229)]);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+  });
+});

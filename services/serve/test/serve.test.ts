@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { fixturePath, freePort, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, freePort, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, HEAPCAP_BIN, commandEnv, type NodeTarget, type RedisServer, type TmpDir } from '@heapcap/testkit';
+import { spawn } from 'node:child_process';
 import { statusMain, triggerMain } from '@heapcap/cli';
 
-const CLI = fileURLToPath(new URL('../src/heapcap.ts', import.meta.url));
 
 let redis: RedisServer;
 let dir: TmpDir;
@@ -25,10 +24,9 @@ after(async () => {
   await dir?.cleanup();
 });
 
-/** `heapcap ARGS` as a child process with only HEAPCAP_* variables we set. */
+/** `bin/heapcap ARGS` as a child process with only the HEAPCAP_* variables we set. */
 function heapcap(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HEAPCAP_'))) as Record<string, string>;
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...base, HEAPCAP_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(HEAPCAP_BIN, args, { env: commandEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const reap = (): void => {
     child.kill('SIGKILL');
   };
@@ -119,3 +117,100 @@ void test('trigger and status explain an unreachable API', async () => {
   assert.equal(await triggerMain(['demo'], { HEAPCAP_API_URL: `http://127.0.0.1:${port}` }, { stdout: collect().stream, stderr: err.stream }), 1);
   assert.match(err.text(), /api_unreachable: cannot reach the heapcap API .*is `heapcap serve` running/);
 });
+
+/** A capture through the API, waited for; returns the final record. */
+async function captureVia(url: string, targetId: string, force = false): Promise<{ id: string; status: string; error: { code: string } | null }> {
+  const res = await fetch(`${url}/v1/captures?wait=60`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: targetId, force }), signal: AbortSignal.timeout(90_000) });
+  return ((await res.json()) as { capture: { id: string; status: string; error: { code: string } | null } }).capture;
+}
+
+void test('Redis restarted without its data: the registry comes back by itself, and captures work again', async (t) => {
+  const lossy = await startRedis();
+  const targetsFile = join(dir.path, 'lossy.targets.yaml');
+  await writeFile(targetsFile, `targets:\n  - id: demo\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n`);
+  const serve = await startHeapcap(['serve', '--dev'], { env: { HEAPCAP_REDIS_URL: lossy.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TARGETS_FILE: targetsFile, HEAPCAP_STORAGE: `file://${join(dir.path, 'lossy')}` } });
+  // The service before its Redis: a service whose Redis vanished waits out its shutdown limits.
+  t.after(async () => {
+    await serve.stop();
+    await lossy.stop();
+  });
+  assert.equal((await captureVia(serve.url, 'demo')).status, 'succeeded');
+  // A fresh, empty redis-server on the same port: what a restart without persistence leaves.
+  await lossy.restart();
+  await waitFor(
+    async () => {
+      const r = await fetch(`${serve.url}/readyz`, { signal: AbortSignal.timeout(5_000) });
+      return r.status === 200;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, what: '/readyz 200 after the restart' },
+  );
+  const targets = (await (await fetch(`${serve.url}/v1/targets`)).json()) as { items: { target: { id: string } }[] };
+  assert.deepEqual(targets.items.map((x) => x.target.id), ['demo'], 'the registry holds the targets file again');
+  const again = await captureVia(serve.url, 'demo');
+  assert.equal(again.status, 'succeeded', JSON.stringify(again));
+});
+
+void test('kill -9 of heapcap serve leaves nothing listening: the next start on the same port works', async () => {
+  const port = String(await freePort());
+  const env = { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: port, HEAPCAP_STORAGE: `file://${join(dir.path, 'kill9')}` };
+  const first = await startHeapcap(['serve', '--dev'], { env });
+  await first.stop('SIGKILL');
+  // Nothing of the killed service may still hold the port.
+  await assert.rejects(fetch(`${first.url}/healthz`, { signal: AbortSignal.timeout(5_000) }));
+  const second = await startHeapcap(['serve', '--dev'], { env });
+  try {
+    assert.equal(second.url, first.url);
+    assert.equal((await fetch(`${second.url}/healthz`)).status, 200);
+  } finally {
+    await second.stop();
+  }
+});
+
+void test('/metrics counts every finished capture, across a serve restart in the middle of a burst', async (t) => {
+  const targetsFile = join(dir.path, 'burst.targets.yaml');
+  const ids = ['a', 'b', 'c'];
+  // One process per target: the per-target lock never lets two snapshots of one target overlap.
+  const procs = await Promise.all(ids.map(() => startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '5' } })));
+  t.after(() => Promise.all(procs.map((p) => p.kill())));
+  await writeFile(targetsFile, `targets:\n${ids.map((id, i) => `  - id: ${id}\n    kind: node\n    inspect: 127.0.0.1:${procs[i]!.port}\n`).join('')}`);
+  const env = { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TARGETS_FILE: targetsFile, HEAPCAP_STORAGE: `file://${join(dir.path, 'burst')}`, HEAPCAP_WORKER_CONCURRENCY: '2' };
+  let serve = await startHeapcap(['serve', '--dev'], { env });
+  t.after(() => serve.stop());
+  const before = await finishedTotal(serve.url);
+  // A burst: three targets, three forced captures each (force: never joined into one).
+  const created: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    for (const id of ids) {
+      const res = await fetch(`${serve.url}/v1/captures`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: id, force: true }) });
+      created.push(((await res.json()) as { capture: { id: string } }).capture.id);
+    }
+  }
+  // Restart while captures are queued and running: SIGTERM hands running ones back to the queue.
+  await waitFor(async () => (await records(serve.url, created)).some((r) => r.status === 'succeeded'), { timeoutMs: 60_000, what: 'the first capture of the burst to finish' });
+  assert.equal(await serve.stop(), 0);
+  serve = await startHeapcap(['serve', '--dev'], { env });
+  const final = await waitFor(
+    async () => {
+      const all = await records(serve.url, created);
+      return all.every((r) => ['succeeded', 'failed', 'cancelled'].includes(r.status)) ? all : undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 250, what: 'every capture of the burst to finish' },
+  );
+  assert.equal((await finishedTotal(serve.url)) - before, final.length, 'every finish counted exactly once');
+  const succeeded = final.filter((r) => r.status === 'succeeded').length;
+  assert.equal(succeeded, created.length, JSON.stringify(final));
+});
+
+/** The records of `ids`, through the API. */
+async function records(url: string, ids: string[]): Promise<{ id: string; status: string }[]> {
+  return Promise.all(ids.map(async (id) => ((await (await fetch(`${url}/v1/captures/${id}`)).json()) as { capture: { id: string; status: string } }).capture));
+}
+
+/** The sum of heapcap_captures_finished_total over all its series. */
+async function finishedTotal(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('heapcap_captures_finished_total{'))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}

@@ -1,10 +1,9 @@
-/** Checks of what a successful `heapcap capture --json` wrote: snapshot, manifest, timings. */
+/** Checks of what a successful capture wrote: snapshot, manifest, timings (the CLI's, the service's, the README's). */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
-import { PHASES } from '@heapcap/capture';
-import type { CaptureManifest } from '@heapcap/storage/file';
+import type { CaptureManifest } from '@heapcap/storage';
 
 /** The parts of a V8 heap snapshot the tests read. */
 export interface HeapSnapshotJson {
@@ -56,17 +55,20 @@ export function countObjects(s: HeapSnapshotJson, name: string): number {
 }
 
 /**
- * Phases are contiguous on one monotonic clock, so connect..sink add up to the
- * total; each value is rounded on its own, hence 1 ms of slack per phase.
+ * Phases are contiguous on one monotonic clock, so every phase of the manifest
+ * adds up to the total; each value is rounded on its own, hence 1 ms of slack
+ * per phase.
  */
 export function assertTimingsAddUp(timings: CaptureManifest['timings']): void {
-  for (const phase of PHASES) {
-    assert.equal(typeof timings[phase], 'number', `timings.${phase}`);
-    assert.ok(timings[phase] >= 0, `timings.${phase} = ${timings[phase]}`);
+  const phases = Object.entries(timings).filter(([name]) => name !== 'total');
+  assert.ok(phases.length >= 7, `phases: ${JSON.stringify(timings)}`);
+  for (const [phase, ms] of phases) {
+    assert.equal(typeof ms, 'number', `timings.${phase}`);
+    assert.ok(ms >= 0, `timings.${phase} = ${ms}`);
   }
   assert.ok(timings.generate > 0 && timings.serialize > 0, `generate and serialize take time: ${JSON.stringify(timings)}`);
-  const sum = PHASES.reduce((acc, p) => acc + timings[p], 0);
-  assert.ok(Math.abs(sum - timings.total) <= PHASES.length, `phases sum to ${sum} ms, total is ${timings.total} ms`);
+  const sum = phases.reduce((acc, [, ms]) => acc + ms, 0);
+  assert.ok(Math.abs(sum - timings.total) <= phases.length, `phases sum to ${sum} ms, total is ${timings.total} ms`);
 }
 
 /** Parses `--json` stdout and checks it equals the `.manifest.json` written beside the snapshot. */

@@ -1,0 +1,123 @@
+/**
+ * The `heapcap` command as users run it (`bin/heapcap`, the bundled build), for
+ * tests of what the README shows: one-shot commands with their output and exit
+ * code, and `heapcap serve` as a long-running process with its URL. Only the
+ * HEAPCAP_* variables a test passes reach the command, so a developer's own
+ * settings never leak in.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { OutputLog } from './output-log.ts';
+import { waitFor } from './proc.ts';
+import { onProcessExit } from './reaper.ts';
+
+/** The workspace root (where bin/heapcap lives). */
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+/** The command users type. */
+export const HEAPCAP_BIN = join(REPO_ROOT, 'bin/heapcap');
+
+/** How to run one command. */
+export interface HeapcapRunOptions {
+  /** HEAPCAP_* and other variables for the command (added to a scrubbed copy of this process's environment). */
+  env?: Record<string, string>;
+  /** Working directory (default: the workspace root). */
+  cwd?: string;
+  /** Deadline for the whole command (default 120 s). */
+  timeoutMs?: number;
+  /** The executable (default bin/heapcap): e.g. a copy of bin/heapcap beside a shipped dist/. */
+  bin?: string;
+}
+
+/** What a finished command printed and how it exited. */
+export interface HeapcapResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** This process's environment without HEAPCAP_* (a developer's settings must not leak into a test), plus `extra`. */
+export function commandEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !k.startsWith('HEAPCAP_') && v !== undefined)) as Record<string, string>;
+  return { ...base, HEAPCAP_LOG_LEVEL: 'warn', ...extra };
+}
+
+/** Spawn `cmd args` with the scrubbed environment; killed if this process dies. */
+function spawnTracked(cmd: string, args: string[], opts: HeapcapRunOptions): ChildProcess {
+  const child = spawn(cmd, args, { cwd: opts.cwd ?? REPO_ROOT, env: commandEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const unregister = onProcessExit(() => child.kill('SIGKILL'));
+  child.once('exit', unregister);
+  return child;
+}
+
+/** Run `bin/heapcap ARGS` to completion; rejects only when it outlives its deadline (then it is killed). */
+export async function runHeapcap(args: string[], opts: HeapcapRunOptions = {}): Promise<HeapcapResult> {
+  return runCommand(opts.bin ?? HEAPCAP_BIN, args, opts);
+}
+
+/** Run any command the README shows (npm run …) the same way: scrubbed environment, output kept, deadline. */
+export function runCommand(cmd: string, args: string[], opts: HeapcapRunOptions = {}): Promise<HeapcapResult> {
+  const child = spawnTracked(cmd, args, opts);
+  const out = new OutputLog(child.stdout!);
+  const err = new OutputLog(child.stderr!);
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${cmd} ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${out.text()}\nstderr: ${err.text()}`));
+    }, timeoutMs);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: out.text(), stderr: err.text() });
+    });
+  });
+}
+
+/** A running `heapcap serve` (or `api`). */
+export interface RunningHeapcap {
+  child: ChildProcess;
+  pid: number;
+  /** Base URL it serves on, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  stdout: OutputLog;
+  stderr: OutputLog;
+  /** Send `signal` (default SIGTERM) and wait for the exit (SIGKILL after `graceMs`, default 40 s); resolves with the exit code. */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
+}
+
+/** Start `bin/heapcap ARGS` (serve, api) and wait until it says where it serves (default 60 s: the first run builds the bundle). */
+export async function startHeapcap(args: string[], opts: HeapcapRunOptions = {}): Promise<RunningHeapcap> {
+  const child = spawnTracked(opts.bin ?? HEAPCAP_BIN, args, opts);
+  const stdout = new OutputLog(child.stdout!);
+  const stderr = new OutputLog(child.stderr!);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const line = await waitFor(
+    () => {
+      const found = stderr.lines().find((l) => l.startsWith('heapcap serving on '));
+      if (found === undefined && child.exitCode !== null) throw new Error(`heapcap ${args.join(' ')} exited with ${child.exitCode}: ${stderr.text()}`);
+      return found;
+    },
+    { timeoutMs: opts.timeoutMs ?? 60_000, intervalMs: 50, what: `heapcap ${args.join(' ')} to listen` },
+  ).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
+  const url = /^heapcap serving on (http:\/\/\S+)/.exec(line)![1]!;
+  return {
+    child,
+    pid: child.pid!,
+    url,
+    stdout,
+    stderr,
+    async stop(signal = 'SIGTERM', graceMs = 40_000) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

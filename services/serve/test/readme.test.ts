@@ -1,0 +1,230 @@
+/**
+ * The README works: every command it shows, run the way users type it —
+ * `bin/heapcap …` (the bundled build), `npm run heapcap -- …`, `npm run demo --
+ * --once` — from working directories other than the checkout, and the service
+ * from a copy of `dist/` alone (what the Docker image ships). Real Redis, MinIO,
+ * Chromium and Node targets.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { cp, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { after, before, describe, test } from 'node:test';
+import {
+  assertGoodArtifact,
+  countObjects,
+  fixturePath,
+  freePort,
+  heapHolderShape,
+  HEAPCAP_BIN,
+  pageOrders,
+  readManifests,
+  REPO_ROOT,
+  runCommand,
+  runHeapcap,
+  startChromium,
+  startHeapcap,
+  startMinio,
+  startNodeTarget,
+  startPageServer,
+  startRedis,
+  tmpDir,
+  type HeapSnapshotJson,
+  type NodeTarget,
+  type RedisServer,
+  type RunningHeapcap,
+  type TmpDir,
+} from '@heapcap/testkit';
+
+const HEAP_MB = 5;
+
+let redis: RedisServer;
+let target: NodeTarget;
+let work: TmpDir;
+
+before(async () => {
+  // A fresh build of the command, as a new checkout gets on first use.
+  const build = await runCommand(process.execPath, ['scripts/build.mjs'], { timeoutMs: 120_000 });
+  assert.equal(build.code, 0, build.stderr);
+  [redis, target, work] = await Promise.all([startRedis(), startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: String(HEAP_MB) } }), tmpDir('heapcap-readme')]);
+});
+after(async () => {
+  await target?.kill();
+  await redis?.stop();
+  await work?.cleanup();
+});
+
+/** A targets file registering the shared target as `checkout-api`, in `dir`. */
+async function targetsFile(dir: string): Promise<string> {
+  const path = join(dir, 'heapcap.targets.yaml');
+  await writeFile(path, `targets:\n  - id: checkout-api\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n    labels: { service: checkout, env: prod, owner: payments }\n`);
+  return path;
+}
+
+/** GET/POST against the service, with an optional bearer token. */
+async function call(url: string, init: { method?: string; token?: string; body?: unknown } = {}): Promise<Response> {
+  return fetch(url, {
+    method: init.method ?? 'GET',
+    headers: { ...(init.token === undefined ? {} : { authorization: `Bearer ${init.token}` }), ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    signal: AbortSignal.timeout(90_000),
+  });
+}
+
+/** The artifact endpoint's default encoding is the decompressed snapshot JSON. */
+async function downloadSnapshot(base: string, id: string, token?: string): Promise<HeapSnapshotJson> {
+  const res = await call(`${base}/v1/captures/${id}/artifact`, token === undefined ? {} : { token });
+  assert.equal(res.status, 200, await res.clone().text());
+  return JSON.parse(await res.text()) as HeapSnapshotJson;
+}
+
+void describe('README: capturing (bin/heapcap capture, npm run heapcap -- capture)', () => {
+  void test('--node HOST:PORT, from another working directory', async () => {
+    const out = join(work.path, 'node');
+    const res = await runHeapcap(['capture', '--node', `127.0.0.1:${target.port}`, '--out', out, '--json'], { cwd: work.path });
+    assert.equal(res.code, 0, res.stderr);
+    const m = await readManifests(res.stdout);
+    assert.equal(countObjects(await assertGoodArtifact(m), 'Order'), heapHolderShape(HEAP_MB).orders);
+  });
+
+  void test('--ws URL', async () => {
+    const res = await runHeapcap(['capture', '--ws', target.wsUrl ?? '', '--out', join(work.path, 'ws'), '--json'], { cwd: work.path });
+    assert.equal(res.code, 0, res.stderr);
+    await assertGoodArtifact(await readManifests(res.stdout));
+  });
+
+  void test('--pid PID (a process started without --inspect)', async (t) => {
+    const port = await freePort();
+    const plain = await startNodeTarget({ script: fixturePath('heap-holder.cjs'), inspect: false, nodeFlags: [`--inspect-port=${port}`], env: { HEAP_MB: '2' } });
+    t.after(() => plain.kill());
+    const res = await runHeapcap(['capture', '--pid', String(plain.pid), '--port', String(port), '--out', join(work.path, 'pid'), '--json'], { cwd: work.path });
+    assert.equal(res.code, 0, res.stderr);
+    const m = await readManifests(res.stdout);
+    assert.equal(m.runtime.pid, plain.pid);
+    await assertGoodArtifact(m);
+  });
+
+  void test('--chromium HOST:PORT --url-pattern', async (t) => {
+    const pages = await startPageServer();
+    const chromium = await startChromium();
+    t.after(async () => {
+      await chromium.close();
+      await pages.close();
+    });
+    const url = pages.url('/app/leaky?mb=3');
+    await chromium.openPage(url);
+    const res = await runHeapcap(['capture', '--chromium', `127.0.0.1:${chromium.port}`, '--url-pattern', 'leaky\\?mb=3$', '--out', join(work.path, 'chromium'), '--json'], { cwd: work.path });
+    assert.equal(res.code, 0, res.stderr);
+    const m = await readManifests(res.stdout);
+    assert.equal(m.runtime.url, url);
+    assert.equal(countObjects(await assertGoodArtifact(m), 'Order'), pageOrders(3));
+  });
+
+  void test('--out s3://BUCKET/PREFIX --s3-endpoint (MinIO)', async (t) => {
+    const minio = await startMinio();
+    t.after(() => minio.stop());
+    await minio.createBucket('heapcap');
+    const res = await runHeapcap(['capture', '--node', `127.0.0.1:${target.port}`, '--out', 's3://heapcap/readme', '--s3-endpoint', minio.endpoint, '--json'], {
+      cwd: work.path,
+      env: { AWS_ACCESS_KEY_ID: minio.accessKey, AWS_SECRET_ACCESS_KEY: minio.secretKey },
+    });
+    assert.equal(res.code, 0, res.stderr);
+    const m = JSON.parse(res.stdout) as { artifact: { location: string; key: string; sha256: string } };
+    assert.ok(m.artifact.location.startsWith('s3://heapcap/readme/'), m.artifact.location);
+    const { GetObjectCommand } = await import('@aws-sdk/client-s3');
+    const obj = await minio.client.send(new GetObjectCommand({ Bucket: 'heapcap', Key: `readme/${m.artifact.key}` }));
+    const raw = gunzipSync(Buffer.from(await obj.Body!.transformToByteArray()));
+    assert.equal(createHash('sha256').update(raw).digest('hex'), m.artifact.sha256);
+  });
+
+  void test('npm run heapcap -- capture (the npm script runs the same command)', async () => {
+    const res = await runCommand('npm', ['run', '--silent', 'heapcap', '--', 'capture', '--node', `127.0.0.1:${target.port}`, '--out', join(work.path, 'npm'), '--json']);
+    assert.equal(res.code, 0, res.stderr);
+    await assertGoodArtifact(await readManifests(res.stdout));
+  });
+});
+
+void describe('README: running the service', () => {
+  void test('bin/heapcap serve --dev in a fresh directory; trigger --wait, status, the artifact download', async (t) => {
+    const dir = join(work.path, 'serve-dev');
+    await mkdir(dir);
+    const env = { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TARGETS_FILE: await targetsFile(dir) };
+    const serve = await startHeapcap(['serve', '--dev'], { cwd: dir, env });
+    t.after(() => serve.stop());
+    assert.match(serve.stderr.text(), /AUTHENTICATION IS OFF/);
+    const client = { HEAPCAP_API_URL: serve.url };
+    const trig = await runHeapcap(['trigger', 'checkout-api', '--wait', '60', '--reason', 'OOM alert #4711', '--json'], { cwd: dir, env: client });
+    assert.equal(trig.code, 0, trig.stderr);
+    const { capture } = JSON.parse(trig.stdout) as { capture: { id: string; status: string; artifact: { location: string } } };
+    assert.equal(capture.status, 'succeeded');
+    // The embedded default storage is ./data/captures of the working directory.
+    assert.ok(capture.artifact.location.startsWith(join(dir, 'data/captures/checkout-api/')), capture.artifact.location);
+    const status = await runHeapcap(['status', capture.id], { cwd: dir, env: client });
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, new RegExp(`capture ${capture.id}  target checkout-api  succeeded`));
+    const snapshot = await downloadSnapshot(serve.url, capture.id);
+    assert.equal(countObjects(snapshot, 'Order'), heapHolderShape(HEAP_MB).orders);
+    // The API documents itself.
+    assert.equal((await call(`${serve.url}/openapi.json`)).status, 200);
+    assert.equal((await call(`${serve.url}/docs/static/index.html`)).status, 200);
+    assert.equal(await serve.stop(), 0, 'SIGTERM stops it cleanly');
+  });
+
+  void test('with a tokens file: curl with a bearer token, and heapcap trigger/status with HEAPCAP_TOKEN', async (t) => {
+    const dir = join(work.path, 'serve-tokens');
+    await mkdir(dir);
+    const token = randomBytes(32).toString('hex');
+    const tokens = join(dir, 'heapcap.tokens.yaml');
+    const sha = createHash('sha256').update(token).digest('hex');
+    await writeFile(tokens, `tokens:\n  - name: oncall-runbook\n    sha256: "${sha}"\n    scopes: [captures:read, captures:write, artifacts:read]\n`);
+    const env = { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TARGETS_FILE: await targetsFile(dir), HEAPCAP_TOKENS_FILE: tokens };
+    const serve = await startHeapcap(['serve'], { cwd: dir, env });
+    t.after(() => serve.stop());
+    // curl -X POST '…/v1/captures?wait=60' -H "Authorization: Bearer $TOKEN" -d '{"target":…,"reason":…}'
+    const refused = await call(`${serve.url}/v1/captures?wait=60`, { method: 'POST', body: { target: 'checkout-api' } });
+    assert.equal(refused.status, 401);
+    const res = await call(`${serve.url}/v1/captures?wait=60`, { method: 'POST', token, body: { target: 'checkout-api', reason: 'OOM alert #4711', force: true } });
+    assert.ok(res.status === 200 || res.status === 201, `${res.status} ${await res.clone().text()}`);
+    const { capture } = (await res.json()) as { capture: { id: string; status: string } };
+    assert.equal(capture.status, 'succeeded');
+    await downloadSnapshot(serve.url, capture.id, token);
+    const client = { HEAPCAP_API_URL: serve.url, HEAPCAP_TOKEN: token };
+    const trig = await runHeapcap(['trigger', 'checkout-api', '--wait', '60', '--reason', 'OOM alert #4711'], { cwd: dir, env: client });
+    assert.equal(trig.code, 0, trig.stderr);
+    const id = /capture (\S+)/.exec(trig.stdout)?.[1];
+    assert.ok(id !== undefined, trig.stdout);
+    const status = await runHeapcap(['status', id], { cwd: dir, env: client });
+    assert.equal(status.code, 0, status.stderr);
+  });
+
+  void test('serve from a copy of dist/ and bin/ alone (no sources, no node_modules), as the image ships it', async (t) => {
+    const shipped = join(work.path, 'shipped');
+    await cp(join(REPO_ROOT, 'dist'), join(shipped, 'dist'), { recursive: true });
+    await cp(HEAPCAP_BIN, join(shipped, 'bin/heapcap'));
+    assert.deepEqual((await readdir(shipped)).sort(), ['bin', 'dist']);
+    const dir = join(work.path, 'shipped-cwd');
+    await mkdir(dir);
+    const env = { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TARGETS_FILE: await targetsFile(dir) };
+    const serve: RunningHeapcap = await startHeapcap(['serve', '--dev'], { cwd: dir, env, bin: join(shipped, 'bin/heapcap') });
+    t.after(() => serve.stop());
+    const res = await call(`${serve.url}/v1/captures?wait=60`, { method: 'POST', body: { target: 'checkout-api', force: true } });
+    const body = (await res.json()) as { capture: { id: string; status: string } };
+    assert.equal(body.capture.status, 'succeeded', JSON.stringify(body));
+    await downloadSnapshot(serve.url, body.capture.id);
+    assert.equal((await call(`${serve.url}/docs/static/index.html`)).status, 200, 'Swagger UI assets ship in dist/');
+  });
+});
+
+void describe('README: the quick start', () => {
+  void test('npm run demo -- --once: the demo target, heapcap serve --dev and a capture through curl', async () => {
+    const res = await runCommand('npm', ['run', 'demo', '--', '--once'], {
+      env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), CI: 'true' },
+      timeoutMs: 180_000,
+    });
+    assert.equal(res.code, 0, `${res.stdout}\n${res.stderr}`);
+    assert.match(res.stdout, /HTTP 200: capture \S+ succeeded/);
+    assert.match(res.stdout, /On disk: \.\/data\/captures\/demo-leaky-service\//);
+    assert.match(res.stdout, /stopped: heapcap serve, demo target/);
+  });
+});
