@@ -181,11 +181,18 @@ export async function captureHeapSnapshot<T>(
   }
 }
 
+/**
+ * A courtesy wait: closing the session disables its domains anyway, so a
+ * target that does not answer at once is not waited for.
+ */
+const RELEASE_MS = 1_000;
+
 /** Disable what we enabled; never throws (the target may already be gone). */
 async function releaseTarget(session: CdpSession, heapProfilerEnabled: boolean): Promise<void> {
-  if (!heapProfilerEnabled || session.state !== 'open') return;
+  // A session whose command timed out talks to a frozen or busy target: it would not answer either.
+  if (!heapProfilerEnabled || session.state !== 'open' || !session.responsive) return;
   try {
-    await session.send('HeapProfiler.disable', undefined, 5_000);
+    await session.send('HeapProfiler.disable', undefined, RELEASE_MS);
   } catch {
     // Best effort: a closed session has released everything anyway.
   }
