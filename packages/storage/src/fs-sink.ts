@@ -12,6 +12,7 @@ import type { Readable, Stream } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CaptureError } from '@heapcap/errors';
 import { SnapshotDigest } from './digest.ts';
+import { CreatedDirs, DIR_MODE, openInDir, pruneEmptyDirs } from './fs-dirs.ts';
 import { errnoCode, fsStorageError, type FsOp } from './fs-errors.ts';
 import { createSnapshotGzip } from './gzip.ts';
 import { manifestKey, SAFE_SEGMENT, snapshotKey, SNAPSHOT_CONTENT_TYPE } from './keys.ts';
@@ -26,7 +27,6 @@ export interface FileSinkOptions {
 
 // Heap snapshots hold whatever the target held (tokens, personal data): owner-only.
 const FILE_MODE = 0o600;
-const DIR_MODE = 0o700;
 
 function tempSuffix(): string {
   return randomBytes(6).toString('hex');
@@ -161,13 +161,13 @@ export class FileSink implements ArtifactSink {
     // Dot-prefixed and in the final directory: hidden from listings, and the rename never crosses filesystems.
     const tmp = join(dir, `.${ref.captureId}.${tempSuffix()}.tmp`);
     const digest = new SnapshotDigest();
+    const created = new CreatedDirs();
     let watch: FirstFailure | undefined;
     let handle: FileHandle | undefined;
     let out: WriteStream | undefined;
     let leftover: string | undefined;
     try {
-      await mkdir(dir, { recursive: true, mode: DIR_MODE });
-      handle = await open(tmp, 'wx', FILE_MODE);
+      handle = await openInDir(dir, tmp, FILE_MODE, created);
       leftover = tmp;
       // autoClose off: the fd must outlive 'finish' for the fsync; closeStream() closes it (and the handle).
       out = handle.createWriteStream({ autoClose: false });
@@ -197,6 +197,7 @@ export class FileSink implements ArtifactSink {
       if (out !== undefined) await closeStream(out).catch(() => {});
       else if (handle !== undefined) await handle.close().catch(() => {});
       if (leftover !== undefined) await unlinkIfPresent(leftover).catch(() => {});
+      await created.prune(dir);
       throw this.#putError(err, watch?.first === source, signal, final);
     } finally {
       watch?.detach();
@@ -219,8 +220,9 @@ export class FileSink implements ArtifactSink {
 
   /**
    * Deletes the manifest (first: its presence means "complete"), the summary,
-   * the snapshot (.gz and plain) and temp files a crashed put left. Missing files
-   * are fine; every deletion is attempted, and the first failure is thrown.
+   * the snapshot (.gz and plain) and temp files a crashed put left, then the
+   * `<target>/YYYY/MM/DD` directories left empty. Missing files are fine; every
+   * deletion is attempted, and the first failure is thrown.
    */
   async remove(ref: ArtifactRef): Promise<void> {
     const dir = dirname(this.#path(ref, manifestKey(ref)));
@@ -245,6 +247,7 @@ export class FileSink implements ArtifactSink {
       }
     }
     if (first !== undefined) throw first;
+    await pruneEmptyDirs(dir, join(this.root, ref.targetId));
   }
 
   /** Streams an artifact by its key relative to the root; gunzips on the fly when asked and stored gzipped. */
@@ -289,10 +292,10 @@ export class FileSink implements ArtifactSink {
     const dir = dirname(final);
     // `.<captureId>.manifest.json.<random>.tmp`: remove() finds it by the capture id.
     const tmp = join(dir, `.${basename(final)}.${tempSuffix()}.tmp`);
+    const created = new CreatedDirs();
     let leftover: string | undefined;
     try {
-      await mkdir(dir, { recursive: true, mode: DIR_MODE });
-      const handle = await open(tmp, 'wx', FILE_MODE);
+      const handle = await openInDir(dir, tmp, FILE_MODE, created);
       leftover = tmp;
       try {
         await handle.writeFile(body);
@@ -306,6 +309,7 @@ export class FileSink implements ArtifactSink {
       leftover = undefined;
     } catch (err) {
       if (leftover !== undefined) await unlinkIfPresent(leftover).catch(() => {});
+      await created.prune(dir);
       throw fsStorageError(err, op, final, this.root);
     }
   }
