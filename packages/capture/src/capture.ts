@@ -22,6 +22,7 @@ import { throwIfAborted, withDeadline } from './deadline.ts';
 import { checkHeadroom, forcedFailure } from './headroom-gate.ts';
 import type { HeadroomOptions, HeadroomReport } from './headroom.ts';
 import { readPeak, type PeakReport } from './headroom-peak.ts';
+import { closeOpenedInspector, leftOpenText, NOT_OPENED_BY_US, type InspectorRelease } from './inspector-close.ts';
 
 /** Deadlines, in milliseconds. */
 export interface CaptureTimeouts {
@@ -86,6 +87,8 @@ export interface CaptureResult<T> {
   headroom: HeadroomReport;
   /** The target's peak memory during the capture against the estimate. */
   peak: PeakReport;
+  /** Whether heapcap opened the target's inspector (node-pid) and closed it again. */
+  inspector: InspectorRelease;
   startedAt: Date;
   finishedAt: Date;
   consumed: T;
@@ -106,12 +109,23 @@ export async function captureHeapSnapshot<T>(
     progress({ phase });
   };
   let session: CdpSession | undefined;
+  let endpoint: ResolvedEndpoint | undefined;
   let heapProfilerEnabled = false;
   let headroom: HeadroomReport | undefined;
+  // Leave the target as we found it, once, on every path: disable what we
+  // enabled, close the inspector if we opened it, close our session.
+  let released: Promise<InspectorRelease> | undefined;
+  const release = (): Promise<InspectorRelease> =>
+    (released ??= (async () => {
+      if (session !== undefined) await releaseTarget(session, heapProfilerEnabled);
+      const inspector = await releaseInspector(endpoint, session);
+      await session?.close();
+      return inspector;
+    })());
   try {
     enter('connect');
     throwIfAborted(signal);
-    const endpoint = await resolveEndpoint(options.endpoint, { timeoutMs: timeouts.connectMs, ...(signal ? { signal } : {}) });
+    endpoint = await resolveEndpoint(options.endpoint, { timeoutMs: timeouts.connectMs, ...(signal ? { signal } : {}) });
     session = await CdpSession.connect(endpoint.wsUrl, {
       connectTimeoutMs: timeouts.connectMs,
       commandTimeoutMs: timeouts.commandMs,
@@ -150,8 +164,7 @@ export async function captureHeapSnapshot<T>(
 
     clock.stop(finishedAtMs);
     const peak = await readPeak(session, endpoint, headroom, timeouts.commandMs);
-    await releaseTarget(session, heapProfilerEnabled);
-    heapProfilerEnabled = false;
+    const inspector = await release();
     return {
       endpoint,
       facts,
@@ -162,6 +175,7 @@ export async function captureHeapSnapshot<T>(
       stream: stats,
       headroom,
       peak,
+      inspector,
       startedAt,
       finishedAt: new Date(),
       consumed,
@@ -172,13 +186,17 @@ export async function captureHeapSnapshot<T>(
     const error = headroom?.forced === true ? forcedFailure(toCaptureError(err), headroom) : toCaptureError(err);
     error.phase ??= clock.current;
     error.timings ??= clock.timings();
+    const inspector = await release();
+    // Records and logs must say that a debugger port we opened is still there.
+    if (inspector.openedByHeapcap && !inspector.closed) error.message += `; ${leftOpenText(inspector)}`;
     throw error;
-  } finally {
-    if (session !== undefined) {
-      if (heapProfilerEnabled && session.state === 'open') await releaseTarget(session, true);
-      await session.close();
-    }
   }
+}
+
+/** Close the target's inspector if heapcap opened it (node-pid), through `session` while it is usable; never throws. */
+export async function releaseInspector(endpoint: ResolvedEndpoint | undefined, session?: CdpSession): Promise<InspectorRelease> {
+  if (endpoint?.openedInspector === undefined) return NOT_OPENED_BY_US;
+  return closeOpenedInspector(endpoint.openedInspector, { session, wsUrl: endpoint.wsUrl });
 }
 
 /**

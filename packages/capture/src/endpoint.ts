@@ -13,6 +13,7 @@ import { basename } from 'node:path';
 import { CaptureError } from './errors.ts';
 import { sleep, throwIfAborted } from './deadline.ts';
 import { redactInspectorUrl } from './redact.ts';
+import { closeOpenedInspector, portListening, type OpenedInspector } from './inspector-close.ts';
 
 /** Which page or worker of a browser to capture. */
 export interface ChromiumSelector {
@@ -39,6 +40,8 @@ export interface ResolvedEndpoint {
   description: string;
   /** For node-pid: the pid the inspector must belong to. */
   expectPid?: number;
+  /** For node-pid: set when the inspector was not listening before our SIGUSR1 (then we close it afterwards). */
+  openedInspector?: OpenedInspector;
   /** Chromium: browser product string and V8 version from /json/version. */
   browser?: { product: string; v8Version: string | undefined };
   /** Chromium: the selected target. */
@@ -119,14 +122,27 @@ async function resolveNodePid(spec: { pid: number; host?: string; port?: number 
   }
   signalProcess(pid, 0); // existence and permission, before anything else
   await assertNodeProcess(pid);
+  // Only an inspector that was closed before we came is closed again afterwards.
+  const opened = (await portListening(host, port, Math.min(options.timeoutMs, 1_000))) ? undefined : { host, port, pid };
   // SIGUSR1 makes Node.js start its inspector on 127.0.0.1:9229 (or its --inspect-port).
   signalProcess(pid, 'SIGUSR1');
+  try {
+    return await awaitPidInspector(pid, host, port, opened, options);
+  } catch (err) {
+    // Cancelled or failed after the SIGUSR1: close what it opened, if it is there yet.
+    if (opened !== undefined) await closeAfterFailure(opened);
+    throw err;
+  }
+}
+
+/** Polls host:port until the inspector SIGUSR1 opened answers. */
+async function awaitPidInspector(pid: number, host: string, port: number, opened: OpenedInspector | undefined, options: ResolveOptions): Promise<ResolvedEndpoint> {
   const deadline = Date.now() + (options.pidInspectorWaitMs ?? 10_000);
   for (;;) {
     throwIfAborted(options.signal);
     try {
       const resolved = await resolveNodeHostPort(`${host}:${port}`, { ...options, timeoutMs: Math.min(options.timeoutMs, 2_000) });
-      return { ...resolved, description: `node pid ${pid} (${host}:${port})`, expectPid: pid };
+      return { ...resolved, description: `node pid ${pid} (${host}:${port})`, expectPid: pid, ...(opened === undefined ? {} : { openedInspector: opened }) };
     } catch (err) {
       if (!(err instanceof CaptureError) || err.code !== 'target_unreachable' || Date.now() > deadline) {
         if (err instanceof CaptureError && err.code === 'target_unreachable') {
@@ -139,6 +155,16 @@ async function resolveNodePid(spec: { pid: number; host?: string; port?: number 
       }
     }
     await sleep(100, options.signal);
+  }
+}
+
+/** Best effort, without the (possibly aborted) caller's signal: find the inspector and close it. */
+async function closeAfterFailure(opened: OpenedInspector): Promise<void> {
+  try {
+    const { wsUrl } = await resolveNodeHostPort(`${opened.host}:${opened.port}`, { timeoutMs: 1_000 });
+    await closeOpenedInspector(opened, { wsUrl });
+  } catch {
+    // Not listening (yet): nothing to close.
   }
 }
 

@@ -1,12 +1,12 @@
 /** `heapcap capture`: one capture straight from the command line (no Redis, no service). */
 import { CaptureError, toCaptureError } from '@heapcap/errors';
-import { headroomLines, preflightOnly } from '@heapcap/capture';
+import { headroomLines, preflightOnly, releaseInspector } from '@heapcap/capture';
 import { createFileSink, newCaptureId, type ArtifactSink } from '@heapcap/storage/file';
 import type { StorageConfig } from '@heapcap/config';
 import type { HeapcapConfig } from '@heapcap/config';
 import { parseCaptureArgs, CAPTURE_USAGE } from './capture-args.ts';
 import { runCapture } from './run-capture.ts';
-import { mb, ProgressLine, summaryTable } from './format.ts';
+import { inspectorText, mb, ProgressLine, summaryTable } from './format.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
 import type { CaptureCommand } from './capture-args.ts';
@@ -89,12 +89,15 @@ async function dryRun(cmd: CaptureCommand, signal: AbortSignal): Promise<number>
     ...(cmd.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: cmd.memoryLimitBytes }),
     signal,
   });
+  // --pid: a dry run leaves the target's inspector as it found it, too.
+  const inspector = await releaseInspector(report.endpoint);
   if (cmd.json) {
-    process.stdout.write(`${JSON.stringify({ dryRun: true, target: report.endpoint.description, runtime: report.facts, ...report.headroom }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ dryRun: true, target: report.endpoint.description, runtime: report.facts, ...report.headroom, inspector }, null, 2)}\n`);
   } else {
     const f = report.facts;
     process.stdout.write(`dry run: ${report.endpoint.description} (${f.product} ${f.version}, V8 ${f.v8Version ?? '?'}${f.pid === undefined ? '' : `, pid ${f.pid}`}); nothing taken\n`);
     process.stdout.write(`${headroomLines(report.headroom).join('\n')}\n`);
+    if (inspector.openedByHeapcap) process.stdout.write(`  inspector     ${inspectorText(inspector)}\n`);
   }
   return report.headroom.action === 'refuse' ? EXIT.refused : EXIT.ok;
 }

@@ -1,5 +1,5 @@
 /** Human output of the CLI: sizes, progress line, the final table, errors. */
-import type { CaptureProgress, PhaseTimings } from '@heapcap/capture';
+import type { CaptureProgress, InspectorRelease, PhaseTimings } from '@heapcap/capture';
 import { PHASES } from '@heapcap/capture';
 import type { CaptureManifestJson } from './manifest.ts';
 
@@ -62,9 +62,17 @@ export function summaryTable(m: CaptureManifestJson, manifestLocation: string): 
     `  ${'total'.padEnd(10)} ${t.total.toFixed(1).padStart(10)}`,
     '',
     `  snapshot   ${mb(m.artifact.bytesUncompressed)}${m.artifact.gzip ? ` → ${mb(m.artifact.bytesStored)} gzip` : ''}, ${m.snapshot?.nodeCount ?? '?'} nodes, ${m.snapshot?.edgeCount ?? '?'} edges`,
+    ...(m.inspector.openedByHeapcap ? [`  inspector  ${inspectorText(m.inspector)}`] : []),
     `  sha256     ${m.artifact.sha256}`,
     `  artifact   ${m.artifact.location}`,
     `  manifest   ${manifestLocation}`,
   ];
   return lines.join('\n');
+}
+
+/** What became of an inspector heapcap opened with SIGUSR1 (node-pid). */
+export function inspectorText(r: InspectorRelease): string {
+  return r.closed
+    ? `opened on ${r.address ?? '?'} for the capture (SIGUSR1), closed again`
+    : `opened on ${r.address ?? '?'} for the capture (SIGUSR1) and STILL LISTENING${r.note === undefined ? '' : `: ${r.note}`}`;
 }

@@ -48,6 +48,8 @@ export function buildManifest(input: CaptureManifestInput) {
     },
     forced: result.headroom.forced,
     peak: result.peak,
+    // node-pid: whether heapcap opened the inspector with SIGUSR1 and closed it again.
+    inspector: result.inspector,
     artifact: {
       key: stored.key,
       location: stored.location,

@@ -76,6 +76,16 @@ export const CaptureManifestSchema = z.looseObject({
   heapcapVersion: z.string().min(1),
   // Filled by a later issue (headroom and other preflight facts).
   preflight: z.record(z.string(), z.unknown()).optional(),
+  // Whether heapcap opened the target's inspector (node-pid, SIGUSR1) and closed it again.
+  // Absent in manifests written before it was recorded.
+  inspector: z
+    .looseObject({
+      openedByHeapcap: z.boolean(),
+      closed: z.boolean(),
+      address: z.string().optional(),
+      note: z.string().optional(),
+    })
+    .optional(),
 });
 
 /** A parsed manifest (schemaVersion 1). */
