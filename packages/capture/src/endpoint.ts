@@ -23,6 +23,11 @@ export interface ChromiumSelector {
   titlePattern?: string;
   /** Target type; default `page` (headless Chromium also lists `browser_ui` targets). */
   type?: 'page' | 'worker' | 'service_worker' | 'shared_worker';
+  /**
+   * When several targets match: `only` (default) refuses with `target_ambiguous`;
+   * `first` takes the first one the browser lists (its /json/list order).
+   */
+  pick?: 'only' | 'first';
 }
 
 /** Where a target is and how to reach it. */
@@ -44,8 +49,8 @@ export interface ResolvedEndpoint {
   openedInspector?: OpenedInspector;
   /** Chromium: browser product string and V8 version from /json/version. */
   browser?: { product: string; v8Version: string | undefined };
-  /** Chromium: the selected target. */
-  selected?: { id: string; type: string; title: string; url: string; matches: number };
+  /** Chromium: the selected target, how many matched and how it was picked. */
+  selected?: { id: string; type: string; title: string; url: string; matches: number; pick: 'only' | 'first' };
 }
 
 /** An entry of GET /json/list. */
@@ -222,6 +227,8 @@ async function resolveChromium(browser: string, select: ChromiumSelector, option
       (urlRe === undefined || urlRe.test(t.url ?? '')) &&
       (titleRe === undefined || titleRe.test(t.title ?? '')),
   );
+  const pick = select.pick ?? 'only';
+  if (matches.length > 1 && pick !== 'first') throw ambiguous(matches, type, `${host}:${port}`, select);
   const chosen = matches[0];
   if (chosen?.webSocketDebuggerUrl === undefined) {
     const seen = targets
@@ -238,8 +245,24 @@ async function resolveChromium(browser: string, select: ChromiumSelector, option
     wsUrl: chosen.webSocketDebuggerUrl,
     description: `chromium ${host}:${port} ${type} "${chosen.title ?? ''}"`,
     browser: { product: version['Browser'] ?? 'unknown', v8Version: version['V8-Version'] },
-    selected: { id: chosen.id ?? '', type, title: chosen.title ?? '', url: chosen.url ?? '', matches: matches.length },
+    selected: { id: chosen.id ?? '', type, title: chosen.title ?? '', url: chosen.url ?? '', matches: matches.length, pick },
   };
+}
+
+/** Several targets match and the caller did not ask for the first: say which, and how to choose. */
+function ambiguous(matches: InspectorTarget[], type: string, browser: string, select: ChromiumSelector): CaptureError {
+  const shown = 10;
+  const listed = matches
+    .slice(0, shown)
+    .map((t) => `"${t.title ?? ''}" ${t.url ?? ''}`)
+    .join('; ');
+  const more = matches.length > shown ? `; and ${matches.length - shown} more` : '';
+  return new CaptureError('target_ambiguous', `${matches.length} ${type} targets of the browser at ${browser} match ${describeSelector(select)}: ${listed}${more}`, {
+    hint:
+      'narrow the selector until one target matches (an anchored URL pattern such as ^https://shop\\.example/cart$, or a title pattern), ' +
+      'or take the first one the browser lists with --pick first (select.pick: "first" in the targets file)',
+    details: { type, urlPattern: select.urlPattern, titlePattern: select.titlePattern, matches: matches.length },
+  });
 }
 
 function compilePattern(pattern: string | undefined, flag: string): RegExp | undefined {

@@ -55,6 +55,7 @@ export function summaryTable(m: CaptureManifestJson, manifestLocation: string): 
   const lines = [
     `captured ${m.target.endpoint} (${m.runtime.product} ${m.runtime.version}, V8 ${m.runtime.v8Version ?? '?'})`,
     `  heap used  ${mb(m.heap.usedBytes)} of ${mb(m.heap.totalBytes)}`,
+    ...(m.selection === undefined ? [] : [`  selected   ${selectionText(m.selection)}`]),
     `  warm       ${m.warm.decision}${m.warm.method === undefined ? '' : ` (${m.warm.method}, ${m.warm.durationMs ?? 0} ms)`}: ${m.warm.reason}`,
     '',
     '  phase          ms',
@@ -75,4 +76,10 @@ export function inspectorText(r: InspectorRelease): string {
   return r.closed
     ? `opened on ${r.address ?? '?'} for the capture (SIGUSR1), closed again`
     : `opened on ${r.address ?? '?'} for the capture (SIGUSR1) and STILL LISTENING${r.note === undefined ? '' : `: ${r.note}`}`;
+}
+
+/** Which browser target was captured, and out of how many matches. */
+function selectionText(s: NonNullable<CaptureManifestJson['selection']>): string {
+  const which = s.matches === 1 ? 'the only match' : `the first of ${s.matches} matches (--pick first)`;
+  return `${s.taken.type} "${s.taken.title}" ${s.taken.url}: ${which}`;
 }

@@ -50,6 +50,8 @@ export function buildManifest(input: CaptureManifestInput) {
     peak: result.peak,
     // node-pid: whether heapcap opened the inspector with SIGUSR1 and closed it again.
     inspector: result.inspector,
+    // chromium: how many targets the selector matched and which one was taken.
+    ...(result.endpoint.selected === undefined ? {} : { selection: selectionOf(result.endpoint.selected) }),
     artifact: {
       key: stored.key,
       location: stored.location,
@@ -68,3 +70,7 @@ export function buildManifest(input: CaptureManifestInput) {
 }
 
 export type CaptureManifestJson = ReturnType<typeof buildManifest>;
+
+function selectionOf(s: NonNullable<CaptureResult<StoredArtifact>['endpoint']['selected']>) {
+  return { matches: s.matches, pick: s.pick, taken: { type: s.type, title: s.title, url: s.url } };
+}

@@ -41,6 +41,8 @@ export const TargetSchema = z.discriminatedUnion('kind', [
         urlPattern: z.string().max(512).optional(),
         titlePattern: z.string().max(512).optional(),
         type: z.enum(['page', 'worker', 'service_worker', 'shared_worker']).optional(),
+        /** Several matches: refuse with target_ambiguous (`only`, the default) or take the first listed. */
+        pick: z.enum(['only', 'first']).optional(),
       })
       .default({}),
     labels: Labels,

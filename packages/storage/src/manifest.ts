@@ -76,6 +76,14 @@ export const CaptureManifestSchema = z.looseObject({
   heapcapVersion: z.string().min(1),
   // Filled by a later issue (headroom and other preflight facts).
   preflight: z.record(z.string(), z.unknown()).optional(),
+  // Chromium: how many targets the selector matched, how it picked, which one was taken.
+  selection: z
+    .looseObject({
+      matches: z.number().int().positive(),
+      pick: z.enum(['only', 'first']),
+      taken: z.looseObject({ type: z.string(), title: z.string(), url: z.string() }),
+    })
+    .optional(),
   // Whether heapcap opened the target's inspector (node-pid, SIGUSR1) and closed it again.
   // Absent in manifests written before it was recorded.
   inspector: z
