@@ -2,6 +2,7 @@
 export { CaptureError, ERROR_CODES, isCaptureError, toCaptureError, type ErrorCode, type CaptureErrorOptions } from './errors.ts';
 export { captureHeapSnapshot, releaseInspector, DEFAULT_TIMEOUTS, type CaptureOptions, type CaptureResult, type CaptureProgress, type CaptureTimeouts, type SnapshotFlags } from './capture.ts';
 export { PHASES, PhaseClock, type Phase, type PhaseTimings } from './clock.ts';
+export { formatMiB, MIB } from './units.ts';
 export { resolveEndpoint, parseHostPort, type EndpointSpec, type ResolvedEndpoint, type ChromiumSelector } from './endpoint.ts';
 export { CdpSession, type SessionOptions } from './session.ts';
 export type { InspectorRelease, OpenedInspector } from './inspector-close.ts';

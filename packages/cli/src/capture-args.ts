@@ -51,7 +51,7 @@ Options:
   --no-gzip               store plain JSON
   --expose-internals      include V8 internals (where supported)
   --capture-numeric-value include numeric values (where supported)
-  --memory-ceiling MB     snapshot bytes held in memory before spilling (default 32)
+  --memory-ceiling MiB    snapshot bytes held in memory before spilling (default 32)
   --spill-dir DIR         where to spill (default: the OS temp dir)
   --timeout SECONDS       deadline for the snapshot itself (default 1800)
   --reason TEXT           why (goes into the manifest)
@@ -62,7 +62,7 @@ Headroom (a snapshot makes the target's RSS grow ~7-20x its heap used, outside t
   --dry-run               print the preflight facts and the decision; take nothing
                           (exit 0 if it would capture, 6 if it would be refused)
   --force                 capture even when the estimate exceeds the available memory
-  --memory-limit MB       the target's memory limit, when it cannot tell (a remote browser)
+  --memory-limit MiB      the target's memory limit, when it cannot tell (a remote browser)
 `;
 
 /** Parse `heapcap capture` argv (without the subcommand). Throws CaptureError('invalid_input'). */

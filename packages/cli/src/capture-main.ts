@@ -1,12 +1,12 @@
 /** `heapcap capture`: one capture straight from the command line (no Redis, no service). */
 import { CaptureError, toCaptureError } from '@heapcap/errors';
-import { headroomLines, preflightOnly, releaseInspector } from '@heapcap/capture';
+import { formatMiB, headroomLines, preflightOnly, releaseInspector } from '@heapcap/capture';
 import { createFileSink, newCaptureId, type ArtifactSink } from '@heapcap/storage/file';
 import type { StorageConfig } from '@heapcap/config';
 import type { HeapcapConfig } from '@heapcap/config';
 import { parseCaptureArgs, CAPTURE_USAGE } from './capture-args.ts';
 import { runCapture } from './run-capture.ts';
-import { inspectorText, mb, ProgressLine, summaryTable } from './format.ts';
+import { inspectorText, ProgressLine, summaryTable } from './format.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
 import type { CaptureCommand } from './capture-args.ts';
@@ -66,8 +66,8 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
       const manifestLocation = out.manifest.artifact.location.replace(/\.heapsnapshot(\.gz)?$/, '.manifest.json');
       process.stdout.write(`${summaryTable(out.manifest, manifestLocation)}\n`);
       const { estimate, peak, forced } = out.manifest;
-      const actual = peak.actualExtraBytes === null ? `unknown (${peak.note ?? ''})` : `+${mb(peak.actualExtraBytes)}`;
-      process.stdout.write(`  headroom   estimate +${mb(estimate.extraBytes)}, actual ${actual}${forced ? ' (forced)' : ''}\n`);
+      const actual = peak.actualExtraBytes === null ? `unknown (${peak.note ?? ''})` : `+${formatMiB(peak.actualExtraBytes)}`;
+      process.stdout.write(`  headroom   estimate +${formatMiB(estimate.extraBytes)}, actual ${actual}${forced ? ' (forced)' : ''}\n`);
     }
     return EXIT.ok;
   } catch (err) {

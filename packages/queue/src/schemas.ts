@@ -92,6 +92,11 @@ export type CaptureJob = z.infer<typeof CaptureJobSchema>;
 export const CAPTURE_QUEUE = 'heapcap-captures';
 export const CAPTURE_JOB = 'capture';
 
+/**
+ * Milliseconds per phase (the engine's PHASES, plus `queued` and `total`). A
+ * record, not a fixed object: records written before a phase existed (e.g.
+ * `enable`) or after one was added still parse.
+ */
 const Timings = z.record(z.string(), z.number());
 
 /** A capture record, as stored in Redis and returned by the API. */

@@ -17,7 +17,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CaptureRecord, HeapcapQueue } from '@heapcap/queue';
 
 /** Phases whose durations are observed (the record's timings, in ms). */
-const PHASES = ['queued', 'connect', 'preflight', 'warm', 'gc', 'generate', 'serialize', 'sink', 'upload', 'total'] as const;
+const PHASES = ['queued', 'connect', 'preflight', 'warm', 'enable', 'gc', 'generate', 'serialize', 'sink', 'upload', 'total'] as const;
 
 /** The API's metrics; handlers record into these. */
 export class ApiMetrics {
