@@ -248,7 +248,8 @@ async function streamSnapshot<T>(
   facts: RuntimeFacts,
 ): Promise<{ stats: SnapshotStreamStats; finishedAtMs: number; consumed: T }> {
   // Attaching the sink belongs to generate: left in the phase before, it made
-  // `enable` read 1.3-3.9 ms for a 0.3-1.1 ms round trip (and `gc` before that).
+  // `enable` read 1.3-3.9 ms where the round trip alone took 0.3-1.1 ms (same
+  // target, back to back, load average 4-6), and `gc` before that.
   clock.enter('generate');
   progress({ phase: 'generate', done: 0, total: 0 });
   const stream = new SnapshotStream({

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 
 /**
  * Phases of one capture, in order. `enable` is the HeapProfiler.enable round
- * trip (0.3-1.1 ms to a local target, load average 4-6); `gc` is HeapProfiler.collectGarbage
+ * trip (0.3-5 ms to a local target here, depending on load); `gc` is HeapProfiler.collectGarbage
  * and stays 0 unless a GC was asked for (before `enable` had its own phase,
  * `gc` read 2-17 ms without one).
  */
