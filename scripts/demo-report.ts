@@ -26,8 +26,8 @@ export interface CaptureResponse {
   error?: { code: string; message: string };
 }
 
-const PHASES = ['connect', 'preflight', 'warm', 'gc', 'generate', 'serialize', 'sink'];
-const mb = (n: number): string => `${(n / 1e6).toFixed(1)} MB`;
+const PHASES = ['connect', 'preflight', 'warm', 'enable', 'gc', 'generate', 'serialize', 'sink'];
+const mib = (n: number): string => `${(n / 1048576).toFixed(1)} MiB`;
 const ms = (n: number): string => n.toFixed(1).padStart(9);
 
 /** A path relative to the working directory when it lies inside it (shorter to read and to copy). */
@@ -68,7 +68,7 @@ export function formatResponse(status: number, body: CaptureResponse): string[] 
   if (a !== null) {
     lines.push(
       '',
-      `  snapshot   ${mb(a.bytesUncompressed)} of JSON, ${mb(a.bytesStored)} stored${a.gzip ? ' (gzip)' : ''}, sha256 ${a.sha256.slice(0, 16)}…`,
+      `  snapshot   ${mib(a.bytesUncompressed)} of JSON, ${mib(a.bytesStored)} stored${a.gzip ? ' (gzip)' : ''}, sha256 ${a.sha256.slice(0, 16)}…`,
       `  artifact   ${shortPath(a.location)}`,
       `  manifest   ${shortPath(manifestPath(a))}`,
     );

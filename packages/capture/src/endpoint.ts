@@ -13,6 +13,7 @@ import { basename } from 'node:path';
 import { CaptureError } from './errors.ts';
 import { sleep, throwIfAborted } from './deadline.ts';
 import { redactInspectorUrl } from './redact.ts';
+import { closeOpenedInspector, portListening, type OpenedInspector } from './inspector-close.ts';
 
 /** Which page or worker of a browser to capture. */
 export interface ChromiumSelector {
@@ -22,6 +23,11 @@ export interface ChromiumSelector {
   titlePattern?: string;
   /** Target type; default `page` (headless Chromium also lists `browser_ui` targets). */
   type?: 'page' | 'worker' | 'service_worker' | 'shared_worker';
+  /**
+   * When several targets match: `only` (default) refuses with `target_ambiguous`;
+   * `first` takes the first one the browser lists (its /json/list order).
+   */
+  pick?: 'only' | 'first';
 }
 
 /** Where a target is and how to reach it. */
@@ -39,10 +45,12 @@ export interface ResolvedEndpoint {
   description: string;
   /** For node-pid: the pid the inspector must belong to. */
   expectPid?: number;
+  /** For node-pid: set when the inspector was not listening before our SIGUSR1 (then we close it afterwards). */
+  openedInspector?: OpenedInspector;
   /** Chromium: browser product string and V8 version from /json/version. */
   browser?: { product: string; v8Version: string | undefined };
-  /** Chromium: the selected target. */
-  selected?: { id: string; type: string; title: string; url: string; matches: number };
+  /** Chromium: the selected target, how many matched and how it was picked. */
+  selected?: { id: string; type: string; title: string; url: string; matches: number; pick: 'only' | 'first' };
 }
 
 /** An entry of GET /json/list. */
@@ -119,14 +127,27 @@ async function resolveNodePid(spec: { pid: number; host?: string; port?: number 
   }
   signalProcess(pid, 0); // existence and permission, before anything else
   await assertNodeProcess(pid);
+  // Only an inspector that was closed before we came is closed again afterwards.
+  const opened = (await portListening(host, port, Math.min(options.timeoutMs, 1_000))) ? undefined : { host, port, pid };
   // SIGUSR1 makes Node.js start its inspector on 127.0.0.1:9229 (or its --inspect-port).
   signalProcess(pid, 'SIGUSR1');
+  try {
+    return await awaitPidInspector(pid, host, port, opened, options);
+  } catch (err) {
+    // Cancelled or failed after the SIGUSR1: close what it opened, if it is there yet.
+    if (opened !== undefined) await closeAfterFailure(opened);
+    throw err;
+  }
+}
+
+/** Polls host:port until the inspector SIGUSR1 opened answers. */
+async function awaitPidInspector(pid: number, host: string, port: number, opened: OpenedInspector | undefined, options: ResolveOptions): Promise<ResolvedEndpoint> {
   const deadline = Date.now() + (options.pidInspectorWaitMs ?? 10_000);
   for (;;) {
     throwIfAborted(options.signal);
     try {
       const resolved = await resolveNodeHostPort(`${host}:${port}`, { ...options, timeoutMs: Math.min(options.timeoutMs, 2_000) });
-      return { ...resolved, description: `node pid ${pid} (${host}:${port})`, expectPid: pid };
+      return { ...resolved, description: `node pid ${pid} (${host}:${port})`, expectPid: pid, ...(opened === undefined ? {} : { openedInspector: opened }) };
     } catch (err) {
       if (!(err instanceof CaptureError) || err.code !== 'target_unreachable' || Date.now() > deadline) {
         if (err instanceof CaptureError && err.code === 'target_unreachable') {
@@ -139,6 +160,16 @@ async function resolveNodePid(spec: { pid: number; host?: string; port?: number 
       }
     }
     await sleep(100, options.signal);
+  }
+}
+
+/** Best effort, without the (possibly aborted) caller's signal: find the inspector and close it. */
+async function closeAfterFailure(opened: OpenedInspector): Promise<void> {
+  try {
+    const { wsUrl } = await resolveNodeHostPort(`${opened.host}:${opened.port}`, { timeoutMs: 1_000 });
+    await closeOpenedInspector(opened, { wsUrl });
+  } catch {
+    // Not listening (yet): nothing to close.
   }
 }
 
@@ -196,6 +227,8 @@ async function resolveChromium(browser: string, select: ChromiumSelector, option
       (urlRe === undefined || urlRe.test(t.url ?? '')) &&
       (titleRe === undefined || titleRe.test(t.title ?? '')),
   );
+  const pick = select.pick ?? 'only';
+  if (matches.length > 1 && pick !== 'first') throw ambiguous(matches, type, `${host}:${port}`, select);
   const chosen = matches[0];
   if (chosen?.webSocketDebuggerUrl === undefined) {
     const seen = targets
@@ -212,8 +245,24 @@ async function resolveChromium(browser: string, select: ChromiumSelector, option
     wsUrl: chosen.webSocketDebuggerUrl,
     description: `chromium ${host}:${port} ${type} "${chosen.title ?? ''}"`,
     browser: { product: version['Browser'] ?? 'unknown', v8Version: version['V8-Version'] },
-    selected: { id: chosen.id ?? '', type, title: chosen.title ?? '', url: chosen.url ?? '', matches: matches.length },
+    selected: { id: chosen.id ?? '', type, title: chosen.title ?? '', url: chosen.url ?? '', matches: matches.length, pick },
   };
+}
+
+/** Several targets match and the caller did not ask for the first: say which, and how to choose. */
+function ambiguous(matches: InspectorTarget[], type: string, browser: string, select: ChromiumSelector): CaptureError {
+  const shown = 10;
+  const listed = matches
+    .slice(0, shown)
+    .map((t) => `"${t.title ?? ''}" ${t.url ?? ''}`)
+    .join('; ');
+  const more = matches.length > shown ? `; and ${matches.length - shown} more` : '';
+  return new CaptureError('target_ambiguous', `${matches.length} ${type} targets of the browser at ${browser} match ${describeSelector(select)}: ${listed}${more}`, {
+    hint:
+      'narrow the selector until one target matches (an anchored URL pattern such as ^https://shop\\.example/cart$, or a title pattern), ' +
+      'or take the first one the browser lists with --pick first (select.pick: "first" in the targets file)',
+    details: { type, urlPattern: select.urlPattern, titlePattern: select.titlePattern, matches: matches.length },
+  });
 }
 
 function compilePattern(pattern: string | undefined, flag: string): RegExp | undefined {

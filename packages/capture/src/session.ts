@@ -27,7 +27,20 @@ interface RawClient {
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   removeListener(event: string, listener: (...args: unknown[]) => void): unknown;
   close(): Promise<void>;
+  /**
+   * chrome-remote-interface's underlying `ws` WebSocket (not part of its typed
+   * API). `terminate()` destroys the TCP socket at once; `close()` waits for the
+   * peer's close frame, and a frozen peer never sends one (ws then holds the
+   * socket, and the process, for its 30 s close timeout).
+   */
+  _ws?: { terminate(): void };
 }
+
+/**
+ * How long a graceful WebSocket close may take before the socket is destroyed.
+ * A responsive inspector answers the close frame in milliseconds.
+ */
+const CLOSE_GRACE_MS = 1_000;
 
 export interface SessionOptions {
   /** Deadline for opening the WebSocket. */
@@ -46,6 +59,8 @@ export class CdpSession {
   #client: RawClient;
   #state: State = 'open';
   #closeError: CaptureError | undefined;
+  /** Set when a command got no answer in time: the peer is frozen or busy, courtesy waits are pointless. */
+  #unresponsive = false;
   readonly #pending = new Set<(err: CaptureError) => void>();
   readonly #commandTimeoutMs: number;
   readonly #signal: AbortSignal | undefined;
@@ -99,6 +114,11 @@ export class CdpSession {
     return this.#state;
   }
 
+  /** False once a command missed its deadline: the target is frozen or busy (e.g. still in a snapshot). */
+  get responsive(): boolean {
+    return !this.#unresponsive;
+  }
+
   /** Send a command with a deadline (default: the session's command deadline). */
   async send<M extends keyof Commands>(method: M, params?: ParamsOf<M>, timeoutMs?: number): Promise<ResultOf<M>> {
     this.#assertOpen();
@@ -111,10 +131,13 @@ export class CdpSession {
         },
       ),
       ms,
-      () => new CaptureError('protocol_timeout', `${method} got no answer within ${ms} ms`, {
-        hint: 'the target is busy or frozen; retry later or raise the deadline',
-        details: { method, timeoutMs: ms },
-      }),
+      () => {
+        this.#unresponsive = true;
+        return new CaptureError('protocol_timeout', `${method} got no answer within ${ms} ms`, {
+          hint: 'the target is busy or frozen; retry later or raise the deadline',
+          details: { method, timeoutMs: ms },
+        });
+      },
     );
   }
 
@@ -154,18 +177,33 @@ export class CdpSession {
     });
   }
 
-  /** Close the session. Idempotent; pending calls reject with `cancelled` (or the given error). */
+  /**
+   * Close the session. Idempotent; pending calls reject with `cancelled` (or the given error).
+   * Graceful when the peer answers, else the socket is destroyed: at most CLOSE_GRACE_MS.
+   */
   async close(reason?: CaptureError): Promise<void> {
     if (this.#state !== 'open') return;
     this.#state = 'closing';
     this.#signal?.removeEventListener('abort', this.#onAbort);
     this.#rejectAll(reason ?? new CaptureError('cancelled', 'the inspector session was closed by heapcap'));
+    const closing = this.#client.close();
+    // A frozen peer would never answer the close frame: do not ask.
+    if (this.#unresponsive) this.#terminate();
     try {
-      await withDeadline(this.#client.close(), 5_000, () => new CaptureError('protocol_timeout', 'closing the inspector WebSocket took longer than 5 s'));
+      await withDeadline(closing, CLOSE_GRACE_MS, () => new CaptureError('protocol_timeout', `closing the inspector WebSocket took longer than ${CLOSE_GRACE_MS} ms`));
     } catch {
-      // The socket is gone either way; nothing else to release.
+      this.#terminate();
     } finally {
       this.#state = 'closed';
+    }
+  }
+
+  /** Destroy the socket now (no close handshake); a no-op once it is closed. */
+  #terminate(): void {
+    try {
+      this.#client._ws?.terminate();
+    } catch {
+      // Already destroyed.
     }
   }
 

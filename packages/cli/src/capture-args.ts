@@ -37,6 +37,8 @@ Target (exactly one):
       --url-pattern RE    page URL regular expression
       --title-pattern RE  page title regular expression
       --target-type T     page (default) | worker | service_worker | shared_worker
+      --pick first        when several targets match, take the first the browser
+                          lists (default: refuse with target_ambiguous)
   --pid N                 a local Node.js process started without --inspect
       --port N            its inspector port after SIGUSR1 (default 9229)
 
@@ -49,7 +51,7 @@ Options:
   --no-gzip               store plain JSON
   --expose-internals      include V8 internals (where supported)
   --capture-numeric-value include numeric values (where supported)
-  --memory-ceiling MB     snapshot bytes held in memory before spilling (default 32)
+  --memory-ceiling MiB    snapshot bytes held in memory before spilling (default 32)
   --spill-dir DIR         where to spill (default: the OS temp dir)
   --timeout SECONDS       deadline for the snapshot itself (default 1800)
   --reason TEXT           why (goes into the manifest)
@@ -60,7 +62,7 @@ Headroom (a snapshot makes the target's RSS grow ~7-20x its heap used, outside t
   --dry-run               print the preflight facts and the decision; take nothing
                           (exit 0 if it would capture, 6 if it would be refused)
   --force                 capture even when the estimate exceeds the available memory
-  --memory-limit MB       the target's memory limit, when it cannot tell (a remote browser)
+  --memory-limit MiB      the target's memory limit, when it cannot tell (a remote browser)
 `;
 
 /** Parse `heapcap capture` argv (without the subcommand). Throws CaptureError('invalid_input'). */
@@ -78,6 +80,7 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
         'url-pattern': { type: 'string' },
         'title-pattern': { type: 'string' },
         'target-type': { type: 'string' },
+        pick: { type: 'string' },
         pid: { type: 'string' },
         port: { type: 'string' },
         out: { type: 'string' },
@@ -106,9 +109,10 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
   const chosen = (['node', 'ws', 'chromium', 'pid'] as const).filter((k) => values[k] !== undefined);
   if (chosen.length !== 1) throw invalid(chosen.length === 0 ? 'no target given' : `choose one target, not ${chosen.map((c) => `--${c}`).join(' and ')}`);
   const which = chosen[0]!;
-  if (values['url-pattern'] !== undefined || values['title-pattern'] !== undefined || values['target-type'] !== undefined) {
-    if (which !== 'chromium') throw invalid('--url-pattern, --title-pattern and --target-type go with --chromium');
+  if (values['url-pattern'] !== undefined || values['title-pattern'] !== undefined || values['target-type'] !== undefined || values.pick !== undefined) {
+    if (which !== 'chromium') throw invalid('--url-pattern, --title-pattern, --target-type and --pick go with --chromium');
   }
+  if (values.pick !== undefined && values.pick !== 'first' && values.pick !== 'only') throw invalid(`--pick "${values.pick}" is not one of first, only`);
   // Bad input is reported as such before anything touches the network (the
   // engine compiles the patterns only after reaching the browser).
   for (const flag of ['url-pattern', 'title-pattern'] as const) checkPattern(values[flag], flag);
@@ -138,6 +142,7 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
           ...(values['url-pattern'] === undefined ? {} : { urlPattern: values['url-pattern'] }),
           ...(values['title-pattern'] === undefined ? {} : { titlePattern: values['title-pattern'] }),
           ...(type === undefined ? {} : { type: type as 'page' }),
+          ...(values.pick === undefined ? {} : { pick: values.pick as 'first' | 'only' }),
         },
       };
       derivedId = `chromium-${values.chromium!}`;

@@ -1,13 +1,13 @@
 /** `heapcap capture`: one capture straight from the command line (no Redis, no service). */
 import { CaptureError, toCaptureError } from '@heapcap/errors';
-import { headroomLines, preflightOnly } from '@heapcap/capture';
+import { formatMiB, headroomLines, preflightOnly, releaseInspector } from '@heapcap/capture';
 import { newCaptureId } from '@heapcap/config';
 import { createFileSink, type ArtifactStore } from '@heapcap/storage/file';
 import type { StorageConfig } from '@heapcap/config';
 import type { HeapcapConfig } from '@heapcap/config';
 import { parseCaptureArgs, CAPTURE_USAGE } from './capture-args.ts';
 import { runCapture } from '@heapcap/pipeline';
-import { mb, ProgressLine, summaryTable } from './format.ts';
+import { inspectorText, ProgressLine, summaryTable } from './format.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
 import type { CaptureCommand } from './capture-args.ts';
@@ -67,8 +67,8 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
       const manifestLocation = out.manifest.artifact.location.replace(/\.heapsnapshot(\.gz)?$/, '.manifest.json');
       process.stdout.write(`${summaryTable(out.manifest, manifestLocation)}\n`);
       const { estimate, peak, forced } = out.manifest;
-      const actual = peak.actualExtraBytes === null ? `unknown (${peak.note ?? ''})` : `+${mb(peak.actualExtraBytes)}`;
-      process.stdout.write(`  headroom   estimate +${mb(estimate.extraBytes)}, actual ${actual}${forced ? ' (forced)' : ''}\n`);
+      const actual = peak.actualExtraBytes === null ? `unknown (${peak.note ?? ''})` : `+${formatMiB(peak.actualExtraBytes)}`;
+      process.stdout.write(`  headroom   estimate +${formatMiB(estimate.extraBytes)}, actual ${actual}${forced ? ' (forced)' : ''}\n`);
     }
     return EXIT.ok;
   } catch (err) {
@@ -90,12 +90,15 @@ async function dryRun(cmd: CaptureCommand, signal: AbortSignal): Promise<number>
     ...(cmd.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: cmd.memoryLimitBytes }),
     signal,
   });
+  // --pid: a dry run leaves the target's inspector as it found it, too.
+  const inspector = await releaseInspector(report.endpoint);
   if (cmd.json) {
-    process.stdout.write(`${JSON.stringify({ dryRun: true, target: report.endpoint.description, runtime: report.facts, ...report.headroom }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ dryRun: true, target: report.endpoint.description, runtime: report.facts, ...report.headroom, inspector }, null, 2)}\n`);
   } else {
     const f = report.facts;
     process.stdout.write(`dry run: ${report.endpoint.description} (${f.product} ${f.version}, V8 ${f.v8Version ?? '?'}${f.pid === undefined ? '' : `, pid ${f.pid}`}); nothing taken\n`);
     process.stdout.write(`${headroomLines(report.headroom).join('\n')}\n`);
+    if (inspector.openedByHeapcap) process.stdout.write(`  inspector     ${inspectorText(inspector)}\n`);
   }
   return report.headroom.action === 'refuse' ? EXIT.refused : EXIT.ok;
 }

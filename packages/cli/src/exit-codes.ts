@@ -33,6 +33,7 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
       return EXIT.usage;
     case 'target_unreachable':
     case 'target_not_found':
+    case 'target_ambiguous':
     case 'target_closed':
     case 'permission_denied':
       return EXIT.target;

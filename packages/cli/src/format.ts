@@ -1,12 +1,8 @@
 /** Human output of the CLI: sizes, progress line, the final table, errors. */
-import type { CaptureProgress, PhaseTimings } from '@heapcap/capture';
-import { PHASES } from '@heapcap/capture';
+import type { CaptureProgress, InspectorRelease, PhaseTimings } from '@heapcap/capture';
+import { formatMiB, MIB, PHASES } from '@heapcap/capture';
 import type { CaptureManifest } from '@heapcap/storage/file';
 
-/** `106.0 MB` (decimal megabytes, as most dashboards show them). */
-export function mb(bytes: number): string {
-  return `${(bytes / 1e6).toFixed(1)} MB`;
-}
 
 /** Renders progress on a TTY, redrawing one line at most every 100 ms. */
 export class ProgressLine {
@@ -32,7 +28,7 @@ export class ProgressLine {
       text = `generate   ${bar(pct)} ${String(pct).padStart(3)}%`;
     } else if (p.phase === 'serialize') {
       const secs = Math.max((now - this.#serializeStart) / 1000, 0.001);
-      text = `serialize  ${mb(p.bytes)}  ${(p.bytes / 1e6 / secs).toFixed(1)} MB/s${p.spilledBytes > 0 ? `  (spilled ${mb(p.spilledBytes)})` : ''}`;
+      text = `serialize  ${formatMiB(p.bytes)}  ${(p.bytes / MIB / secs).toFixed(1)} MiB/s${p.spilledBytes > 0 ? `  (spilled ${formatMiB(p.spilledBytes)})` : ''}`;
     } else {
       text = `${p.phase}…`;
     }
@@ -54,17 +50,32 @@ export function summaryTable(m: CaptureManifest, manifestLocation: string): stri
   const t: PhaseTimings = m.timings;
   const lines = [
     `captured ${m.target.endpoint} (${m.runtime.product} ${m.runtime.version}, V8 ${m.runtime.v8Version ?? '?'})`,
-    `  heap used  ${mb(m.heap.usedBytes)} of ${mb(m.heap.totalBytes)}`,
+    `  heap used  ${formatMiB(m.heap.usedBytes)} of ${formatMiB(m.heap.totalBytes)}`,
+    ...(m.selection === undefined ? [] : [`  selected   ${selectionText(m.selection)}`]),
     `  warm       ${m.warm.decision}${m.warm.method === undefined ? '' : ` (${m.warm.method}, ${m.warm.durationMs ?? 0} ms)`}: ${m.warm.reason}`,
     '',
     '  phase          ms',
     ...PHASES.map((p) => `  ${p.padEnd(10)} ${t[p].toFixed(1).padStart(10)}`),
     `  ${'total'.padEnd(10)} ${t.total.toFixed(1).padStart(10)}`,
     '',
-    `  snapshot   ${mb(m.artifact.bytesUncompressed)}${m.artifact.gzip ? ` → ${mb(m.artifact.bytesStored)} gzip` : ''}, ${m.snapshot?.nodeCount ?? '?'} nodes, ${m.snapshot?.edgeCount ?? '?'} edges`,
+    `  snapshot   ${formatMiB(m.artifact.bytesUncompressed)}${m.artifact.gzip ? ` → ${formatMiB(m.artifact.bytesStored)} gzip` : ''}, ${m.snapshot?.nodeCount ?? '?'} nodes, ${m.snapshot?.edgeCount ?? '?'} edges`,
+    ...(m.inspector?.openedByHeapcap === true ? [`  inspector  ${inspectorText(m.inspector)}`] : []),
     `  sha256     ${m.artifact.sha256}`,
     `  artifact   ${m.artifact.location}`,
     `  manifest   ${manifestLocation}`,
   ];
   return lines.join('\n');
+}
+
+/** What became of an inspector heapcap opened with SIGUSR1 (node-pid). */
+export function inspectorText(r: InspectorRelease): string {
+  return r.closed
+    ? `opened on ${r.address ?? '?'} for the capture (SIGUSR1), closed again`
+    : `opened on ${r.address ?? '?'} for the capture (SIGUSR1) and STILL LISTENING${r.note === undefined ? '' : `: ${r.note}`}`;
+}
+
+/** Which browser target was captured, and out of how many matches. */
+function selectionText(s: NonNullable<CaptureManifest['selection']>): string {
+  const which = s.matches === 1 ? 'the only match' : `the first of ${s.matches} matches (--pick first)`;
+  return `${s.taken.type} "${s.taken.title}" ${s.taken.url}: ${which}`;
 }

@@ -1,4 +1,5 @@
 /** Human-readable lines for a capture record (`heapcap trigger` and `heapcap status`). */
+import { formatMiB } from '@heapcap/capture';
 
 interface RecordView {
   id: string;
@@ -22,9 +23,9 @@ export function formatRecord(r: RecordView): string {
   if (r.error) lines.push(`  error     ${r.error.code}: ${r.error.message}${r.error.hint ? `\n  check     ${r.error.hint}` : ''}`);
   if (r.timings) {
     const t = r.timings;
-    const order = ['queued', 'connect', 'preflight', 'warm', 'gc', 'generate', 'serialize', 'sink', 'total'];
+    const order = ['queued', 'connect', 'preflight', 'warm', 'enable', 'gc', 'generate', 'serialize', 'sink', 'total'];
     lines.push(`  timings   ${order.filter((k) => t[k] !== undefined).map((k) => `${k} ${Math.round(t[k]!)} ms`).join(', ')}`);
   }
-  if (r.artifact) lines.push(`  artifact  ${r.artifact.location} (${(r.artifact.bytesStored / 1048576).toFixed(1)} MiB stored)`);
+  if (r.artifact) lines.push(`  artifact  ${r.artifact.location} (${formatMiB(r.artifact.bytesStored)} stored)`);
   return lines.join('\n');
 }

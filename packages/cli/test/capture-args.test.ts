@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseConfig } from '@heapcap/config';
+import { isCaptureError } from '@heapcap/errors';
 import { parseCaptureArgs } from '../src/capture-args.ts';
 
 const env = {
@@ -38,4 +39,13 @@ void test('--out DIR is the filesystem sink; target ids derive from the target',
   assert.deepEqual(cmd.storage, { kind: 'file', dir: '/tmp/x' });
   assert.equal(cmd.targetId, 'pid-4321');
   assert.deepEqual(cmd.endpoint, { kind: 'node-pid', pid: 4321 });
+});
+
+void test('--pick first goes with --chromium into the selector; anything else is refused', () => {
+  const config = parseConfig({});
+  const defaults = { storage: config.storage, memoryCeilingBytes: config.memoryCeilingBytes, spillDir: undefined, s3: config.s3 };
+  const cmd = parseCaptureArgs(['--chromium', '127.0.0.1:9222', '--url-pattern', 'shop', '--pick', 'first'], defaults);
+  assert.deepEqual(cmd.endpoint, { kind: 'chromium', browser: '127.0.0.1:9222', select: { urlPattern: 'shop', pick: 'first' } });
+  assert.throws(() => parseCaptureArgs(['--chromium', '127.0.0.1:9222', '--pick', 'last'], defaults), (err: unknown) => isCaptureError(err, 'invalid_input') && /--pick "last"/.test(err.message));
+  assert.throws(() => parseCaptureArgs(['--node', '127.0.0.1:9229', '--pick', 'first'], defaults), (err: unknown) => isCaptureError(err, 'invalid_input') && /go with --chromium/.test(err.message));
 });

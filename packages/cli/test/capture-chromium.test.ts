@@ -2,11 +2,12 @@
  * `heapcap capture --chromium --url-pattern` against a real headless Chromium
  * with two test pages open (plus its own about:blank): only the page whose URL
  * matches is captured. Also the selector's failure modes: no page matches,
- * the pattern is not a regular expression.
+ * several match (refused unless --pick first), the pattern is not a regular
+ * expression.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { assertGoodArtifact, countObjects, pageOrders, startChromium, startPageServer, tmpDir, type Chromium, type PageServer, type TmpDir, readManifests } from '@heapcap/testkit';
+import { assertGoodArtifact, countObjects, PAGE_TITLE, pageOrders, readManifests, startChromium, startPageServer, tmpDir, type Chromium, type PageServer, type TmpDir } from '@heapcap/testkit';
 import { EXIT } from '../src/exit-codes.ts';
 import { listFiles, runCli } from './cli-harness.ts';
 
@@ -54,6 +55,34 @@ void describe('capture a Chromium page chosen by URL pattern', { timeout: 180_00
     const snapshot = await assertGoodArtifact(m);
     // The page's own objects: the target holds pageOrders(20), the decoy pageOrders(2).
     assert.equal(countObjects(snapshot, 'Order'), pageOrders(TARGET_MB));
+    assert.deepEqual(m.selection, { matches: 1, pick: 'only', taken: { type: 'page', title: PAGE_TITLE, url: targetUrl } });
+  });
+
+  void test('a pattern that matches both pages → target_ambiguous naming them and how to narrow, nothing written', async () => {
+    const empty = await tmpDir('heapcap-cli-chromium-ambiguous');
+    try {
+      const res = await runCli(['--chromium', `127.0.0.1:${chromium.port}`, '--url-pattern', 'leaky', '--out', empty.path, '--json']);
+      assert.equal(res.code, EXIT.target, res.stderr);
+      const [first, second] = res.stderr.split('\n');
+      assert.match(first ?? '', /^target_ambiguous: 2 page targets of the browser at 127\.0\.0\.1:\d+ match url \/leaky\/: /);
+      assert.ok(first?.includes(targetUrl) && first.includes(decoyUrl), `the message names both pages: ${first}`);
+      assert.match(second ?? '', /^ {2}check: narrow the selector .*--pick first \(select\.pick: "first" in the targets file\)$/);
+      assert.equal((JSON.parse(res.stdout) as { error: { code: string } }).error.code, 'target_ambiguous');
+      assert.deepEqual(await listFiles(empty.path), []);
+    } finally {
+      await empty.cleanup();
+    }
+  });
+
+  void test('--pick first takes the first page the browser lists and records the choice', async () => {
+    const first = (await chromium.listTargets()).find((t) => t.type === 'page' && /leaky/.test(t.url));
+    assert.ok(first !== undefined);
+    const res = await runCli(['--chromium', `127.0.0.1:${chromium.port}`, '--url-pattern', 'leaky', '--pick', 'first', '--out', out.path, '--json']);
+    assert.equal(res.code, 0, `exit code; stderr:\n${res.stderr}`);
+    const m = await readManifests(res.stdout);
+    assert.deepEqual(m.selection, { matches: 2, pick: 'first', taken: { type: 'page', title: first.title, url: first.url } });
+    assert.equal(m.runtime.url, first.url, 'the page itself is the one recorded');
+    await assertGoodArtifact(m);
   });
 
   void test('no page matches → target_not_found, the hint lists the pages seen, nothing written', async () => {

@@ -15,6 +15,10 @@ export interface CliResult {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
+  /** performance.now() when the first stderr bytes arrived (undefined: none). */
+  firstStderrAt: number | undefined;
+  /** performance.now() when the child had exited and its output was complete. */
+  endedAt: number;
 }
 
 /** Options for {@link startCli}. */
@@ -48,8 +52,12 @@ export function startCli(args: string[], opts: CliOptions = {}): CliRun {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'capture', ...args], spawnOpts);
   let stdout = '';
   let stderr = '';
+  let firstStderrAt: number | undefined;
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    firstStderrAt ??= performance.now();
+    stderr += d;
+  });
   let exited = false;
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const done = new Promise<CliResult>((resolve, reject) => {
@@ -65,7 +73,7 @@ export function startCli(args: string[], opts: CliOptions = {}): CliRun {
     child.once('close', (code, signal) => {
       exited = true;
       clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
+      resolve({ code, signal, stdout, stderr, firstStderrAt, endedAt: performance.now() });
     });
   });
   return {

@@ -262,7 +262,7 @@ void describe('heapcap capture --out s3:// against MinIO', () => {
     assert.deepEqual(stored, manifest);
     const t = manifest.timings;
     for (const phase of ['connect', 'preflight', 'generate', 'serialize', 'sink'] as const) assert.ok(t[phase] > 0, `${phase}: ${t[phase]}`);
-    const sum = t.connect + t.preflight + t.warm + t.gc + t.generate + t.serialize + t.sink;
+    const sum = t.connect + t.preflight + t.warm + t.enable + t.gc + t.generate + t.serialize + t.sink;
     assert.ok(Math.abs(sum - t.total) < 1, `phases add up to the total: ${sum} vs ${t.total}`);
     assert.equal(manifest.target.id, 'orders-api');
   });
@@ -317,7 +317,7 @@ void test('the upload overlaps serialization: parts stored before the last chunk
     const m = JSON.parse(run.stdout) as CaptureManifest;
     const t = m.timings;
     // Wall-clock time of the last chunk: the engine's start plus its (monotonic) phases up to serialize.
-    const lastChunkAt = Date.parse(m.startedAt) + t.connect + t.preflight + t.warm + t.gc + t.generate + t.serialize;
+    const lastChunkAt = Date.parse(m.startedAt) + t.connect + t.preflight + t.warm + t.enable + t.gc + t.generate + t.serialize;
     const storedBeforeLastChunk = Math.max(0, ...samples.filter((x) => x.at < lastChunkAt).map((x) => x.bytes));
     const ratio = t.sink / t.serialize;
     console.log(

@@ -11,6 +11,8 @@
 export const ERROR_CODES = [
   'target_unreachable',
   'target_not_found',
+  // A selector (Chromium page pattern) matched several targets and was not told to take the first.
+  'target_ambiguous',
   'target_closed',
   'protocol_timeout',
   'protocol_error',

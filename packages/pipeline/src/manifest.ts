@@ -48,6 +48,10 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
     },
     forced: result.headroom.forced,
     peak: result.peak,
+    // node-pid: whether heapcap opened the inspector with SIGUSR1 and closed it again.
+    inspector: result.inspector,
+    // chromium: how many targets the selector matched and which one was taken.
+    ...(result.endpoint.selected === undefined ? {} : { selection: selectionOf(result.endpoint.selected) }),
     artifact: {
       key: stored.key,
       location: stored.location,
@@ -63,4 +67,8 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
     finishedAt: result.finishedAt.toISOString(),
     heapcapVersion: HEAPCAP_VERSION,
   };
+}
+
+function selectionOf(s: NonNullable<CaptureResult<StoredArtifact>['endpoint']['selected']>): NonNullable<CaptureManifest['selection']> {
+  return { matches: s.matches, pick: s.pick, taken: { type: s.type, title: s.title, url: s.url } };
 }

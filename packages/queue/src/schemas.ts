@@ -39,6 +39,8 @@ export const TargetSchema = z.discriminatedUnion('kind', [
         urlPattern: z.string().max(512).optional(),
         titlePattern: z.string().max(512).optional(),
         type: z.enum(['page', 'worker', 'service_worker', 'shared_worker']).optional(),
+        /** Several matches: refuse with target_ambiguous (`only`, the default) or take the first listed. */
+        pick: z.enum(['only', 'first']).optional(),
       })
       .default({}),
     labels: Labels,
@@ -88,6 +90,11 @@ export type CaptureJob = z.infer<typeof CaptureJobSchema>;
 export const CAPTURE_QUEUE = 'heapcap-captures';
 export const CAPTURE_JOB = 'capture';
 
+/**
+ * Milliseconds per phase (the engine's PHASES, plus `queued` and `total`). A
+ * record, not a fixed object: records written before a phase existed (e.g.
+ * `enable`) or after one was added still parse.
+ */
 const Timings = z.record(z.string(), z.number());
 
 /** A capture record, as stored in Redis and returned by the API. */

@@ -61,6 +61,9 @@ export const CaptureManifestSchema = z.looseObject({
     connect: ms,
     preflight: ms,
     warm: ms,
+    // HeapProfiler.enable. Absent in manifests written before it had a phase of its
+    // own: there `gc` includes it (2-17 ms) even when no GC was asked for.
+    enable: ms.default(0),
     gc: ms,
     generate: ms,
     serialize: ms,
@@ -127,6 +130,24 @@ export const CaptureManifestSchema = z.looseObject({
   startedAt: z.iso.datetime({ offset: true }),
   finishedAt: z.iso.datetime({ offset: true }),
   heapcapVersion: z.string().min(1),
+  // Chromium: how many targets the selector matched, how it picked, which one was taken.
+  selection: z
+    .object({
+      matches: z.number().int().positive(),
+      pick: z.enum(['only', 'first']),
+      taken: z.object({ type: z.string(), title: z.string(), url: z.string() }),
+    })
+    .optional(),
+  // Whether heapcap opened the target's inspector (node-pid, SIGUSR1) and closed it again.
+  // Absent in manifests written before it was recorded.
+  inspector: z
+    .object({
+      openedByHeapcap: z.boolean(),
+      closed: z.boolean(),
+      address: z.string().optional(),
+      note: z.string().optional(),
+    })
+    .optional(),
 });
 
 /** A manifest (schemaVersion 1), as built and as parsed. */

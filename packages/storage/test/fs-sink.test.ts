@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as setImmediatePromise, setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
@@ -338,6 +338,86 @@ void describe('manifest, read-back and remove', () => {
     assert.equal((await filesUnder(root)).length, 1);
     await sink.remove({ ...ref, gzip: true }); // the ref's gzip flag does not matter for removal
     assert.deepEqual(await filesUnder(root), []);
+  });
+});
+
+void describe('FileSink directories after a failure', () => {
+  /** A source that fails on its first read, as a snapshot whose target died at once. */
+  const failing = (): Readable =>
+    new Readable({
+      read() {
+        this.destroy(new CaptureError('target_closed', 'gone'));
+      },
+    });
+
+  void it('a failed put removes the <target>/YYYY/MM/DD directories it created, and keeps the root', async () => {
+    const root = await newRoot();
+    const err = await rejection(createFileSink({ dir: root }).put(newRef(), failing()));
+    assert.equal(err.code, 'target_closed');
+    assert.deepEqual(await readdir(root), [], 'no empty directories left');
+    // Directories that were there before the attempt stay.
+    await mkdir(join(root, 'checkout-api/2026'), { recursive: true });
+    await rejection(createFileSink({ dir: root }).put(newRef(), failing()));
+    assert.deepEqual(await readdir(join(root, 'checkout-api')), ['2026'], 'only what the attempt created is removed');
+    assert.deepEqual(await readdir(join(root, 'checkout-api/2026')), []);
+  });
+
+  void it('a failed put keeps a directory another capture is writing into, and that capture completes', async () => {
+    const root = await newRoot();
+    const sink = createFileSink({ dir: root });
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let streaming!: () => void;
+    const midStream = new Promise<void>((r) => (streaming = r));
+    const slow = slowSnapshot(async (_stream, sent) => {
+      if (sent !== 3) return;
+      streaming();
+      await released;
+    });
+    const ok = newRef();
+    const writing = sink.put(ok, slow);
+    await midStream;
+    // The slow capture's temp file is in the directory; the failed one must not take the directory away.
+    const err = await rejection(sink.put(newRef(), failing()));
+    assert.equal(err.code, 'target_closed');
+    release();
+    const stored = await writing;
+    assert.deepEqual(await filesUnder(root), [stored.key]);
+  });
+
+  void it('a capture racing a failed one into a new directory completes (it recreates what the failure pruned)', async () => {
+    // The window is between the writer's mkdir and its open: a failed capture
+    // that prunes the directory right then must not fail the writer. Starting
+    // the writer 0-6 event-loop turns after the failure sweeps across that
+    // window; without the retry about a third of the rounds failed with ENOENT.
+    for (let round = 0; round < 100; round++) {
+      const root = await newRoot();
+      const sink = createFileSink({ dir: root });
+      const good = newRef();
+      const [written, failed] = await Promise.allSettled([
+        (async () => {
+          for (let i = 0; i < round % 7; i++) await setImmediatePromise();
+          return sink.put(good, Readable.from([Buffer.from('{"snapshot":{}}')]));
+        })(),
+        sink.put(newRef(), failing()),
+      ]);
+      assert.equal(failed.status, 'rejected');
+      assert.equal(written.status, 'fulfilled', `round ${round}: ${written.status === 'rejected' ? String(written.reason) : ''}`);
+      assert.equal((await filesUnder(root)).length, 1, `round ${round}`);
+    }
+  });
+
+  void it('remove() also removes the directories it leaves empty', async () => {
+    const root = await newRoot();
+    const sink = createFileSink({ dir: root });
+    const a = newRef();
+    const b = newRef();
+    await sink.put(a, Readable.from([Buffer.from('{"snapshot":{}}')]));
+    await sink.put(b, Readable.from([Buffer.from('{"snapshot":{}}')]));
+    await sink.remove(a);
+    assert.equal((await filesUnder(root)).length, 1, 'the other capture stays, with its directory');
+    await sink.remove(b);
+    assert.deepEqual(await readdir(root), []);
   });
 });
 

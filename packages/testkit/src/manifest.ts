@@ -12,7 +12,7 @@ export function sampleManifest(ref: ArtifactRef, stored: Pick<StoredArtifact, 'k
     options: { warm: 'auto', gc: false, gzip: ref.gzip },
     warm: { mode: 'auto', decision: 'warmed', reason: 'V8 11.3 < 11.5.130', method: 'debugger', durationMs: 140 },
     heap: { usedBytes: 5 * mb, totalBytes: 8 * mb },
-    timings: { connect: 3, preflight: 5, warm: 140, gc: 0, generate: 300, serialize: 120, sink: 4, total: 572 },
+    timings: { connect: 3, preflight: 5, warm: 140, enable: 1, gc: 0, generate: 300, serialize: 120, sink: 4, total: 573 },
     stream: { bytes: stored.bytesUncompressed, chunks: Math.ceil(stored.bytesUncompressed / 102_400), spilledBytes: 0, peakMemoryBytes: 102_400 },
     preflight: { access: 'builtin', rssBytes: 60 * mb, maxRssBytes: 61 * mb, heapLimitBytes: 4096 * mb, constrainedMemoryBytes: null, availableMemoryBytes: null, warnings: [] },
     estimate: { model: { family: 'node-v8-11', factor: 7.4, constantBytes: 2 * mb }, heapUsedBytes: 5 * mb, extraBytes: 39 * mb, peakBytes: 99 * mb },
@@ -23,7 +23,7 @@ export function sampleManifest(ref: ArtifactRef, stored: Pick<StoredArtifact, 'k
     snapshot: stored.header,
     trigger: { kind: 'cli', who: 'test', reason: 'store test' },
     startedAt: ref.startedAt.toISOString(),
-    finishedAt: new Date(ref.startedAt.getTime() + 572).toISOString(),
+    finishedAt: new Date(ref.startedAt.getTime() + 573).toISOString(),
     heapcapVersion: '0.1.0',
   };
 }

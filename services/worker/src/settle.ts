@@ -11,7 +11,7 @@
  * nothing, not even the HTTP request: that is busy too, not gone. Only a
  * refused connection (nobody listens any more) means the process is gone.
  */
-import { CdpSession, evaluateValue, resolveEndpoint, type EndpointSpec } from '@heapcap/capture';
+import { CdpSession, evaluateValue, releaseInspector, resolveEndpoint, type EndpointSpec, type ResolvedEndpoint } from '@heapcap/capture';
 import { isCaptureError } from '@heapcap/errors';
 
 /** How a wait for the target ended, and how long it took. */
@@ -31,11 +31,14 @@ export async function settleTarget(endpoint: EndpointSpec, timeoutMs: number): P
   const result = (outcome: SettleResult['outcome']): SettleResult => ({ outcome, waitedMs: Math.round(performance.now() - start) });
   while (left() > 0) {
     let session: CdpSession | undefined;
+    let resolved: ResolvedEndpoint | undefined;
     try {
       const connectMs = Math.max(1, Math.min(left(), TRY_MS));
-      const resolved = await resolveEndpoint(endpoint, { timeoutMs: connectMs });
+      resolved = await resolveEndpoint(endpoint, { timeoutMs: connectMs });
       session = await CdpSession.connect(resolved.wsUrl, { connectTimeoutMs: connectMs, commandTimeoutMs: Math.max(1, left()) });
       await evaluateValue<number>(session, '1');
+      // A node-pid target whose inspector this wait opened (SIGUSR1) gets it closed again.
+      await releaseInspector(resolved, session);
       return result('idle');
     } catch (err) {
       // Refused, or the target reports it is not there: the process is gone.
@@ -44,6 +47,8 @@ export async function settleTarget(endpoint: EndpointSpec, timeoutMs: number): P
     } finally {
       await session?.close().catch(() => undefined);
     }
+    // Opened by this try but not answered: close it before trying again (or giving up).
+    if (resolved?.openedInspector !== undefined) await releaseInspector(resolved);
     await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_PAUSE_MS, Math.max(0, left()))));
   }
   return result('busy');

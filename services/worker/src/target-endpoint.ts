@@ -11,7 +11,7 @@ export function targetToEndpoint(target: Target): EndpointSpec {
     case 'node-pid':
       return { kind: 'node-pid', pid: target.pid, ...(target.port === undefined ? {} : { port: target.port }) };
     case 'chromium': {
-      const { urlPattern, titlePattern, type } = target.select;
+      const { urlPattern, titlePattern, type, pick } = target.select;
       return {
         kind: 'chromium',
         browser: target.browser,
@@ -19,6 +19,7 @@ export function targetToEndpoint(target: Target): EndpointSpec {
           ...(urlPattern === undefined ? {} : { urlPattern }),
           ...(titlePattern === undefined ? {} : { titlePattern }),
           ...(type === undefined ? {} : { type }),
+          ...(pick === undefined ? {} : { pick }),
         },
       };
     }

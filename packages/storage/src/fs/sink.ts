@@ -12,6 +12,7 @@ import type { Readable, Stream } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CaptureError } from '@heapcap/errors';
 import { SnapshotDigest } from '../digest.ts';
+import { CreatedDirs, DIR_MODE, openInDir, pruneEmptyDirs } from './dirs.ts';
 import { errnoCode, fsStorageError, type FsOp } from './errors.ts';
 import { createSnapshotGzip } from '../gzip.ts';
 import { ID_PATTERN } from '@heapcap/config';
@@ -29,7 +30,6 @@ export interface FileSinkOptions {
 
 // Heap snapshots hold whatever the target held (tokens, personal data): owner-only.
 const FILE_MODE = 0o600;
-const DIR_MODE = 0o700;
 
 function tempSuffix(): string {
   return randomBytes(6).toString('hex');
@@ -166,13 +166,13 @@ export class FileSink implements ArtifactStore {
     // Dot-prefixed and in the final directory: hidden from listings, and the rename never crosses filesystems.
     const tmp = join(dir, `.${ref.captureId}.${tempSuffix()}.tmp`);
     const digest = new SnapshotDigest();
+    const created = new CreatedDirs();
     let watch: FirstFailure | undefined;
     let handle: FileHandle | undefined;
     let out: WriteStream | undefined;
     let leftover: string | undefined;
     try {
-      await mkdir(dir, { recursive: true, mode: DIR_MODE });
-      handle = await open(tmp, 'wx', FILE_MODE);
+      handle = await openInDir(dir, tmp, FILE_MODE, created);
       leftover = tmp;
       // autoClose off: the fd must outlive 'finish' for the fsync; closeStream() closes it (and the handle).
       out = handle.createWriteStream({ autoClose: false });
@@ -202,6 +202,7 @@ export class FileSink implements ArtifactStore {
       if (out !== undefined) await closeStream(out).catch(() => {});
       else if (handle !== undefined) await handle.close().catch(() => {});
       if (leftover !== undefined) await unlinkIfPresent(leftover).catch(() => {});
+      await created.prune(dir);
       throw this.#putError(err, watch?.first === source, signal, final);
     } finally {
       watch?.detach();
@@ -218,8 +219,9 @@ export class FileSink implements ArtifactStore {
 
   /**
    * Deletes the manifest (first: its presence means "complete"), the summary,
-   * the snapshot (.gz and plain) and temp files a crashed put left. Missing files
-   * are fine; every deletion is attempted, and the first failure is thrown.
+   * the snapshot (.gz and plain) and temp files a crashed put left, then the
+   * `<target>/YYYY/MM/DD` directories left empty. Missing files are fine; every
+   * deletion is attempted, and the first failure is thrown.
    */
   async remove(target: RemoveTarget): Promise<void> {
     const loc: CaptureLocation = 'key' in target ? locationOfKey(target.key) : locationOfRef(target);
@@ -244,6 +246,8 @@ export class FileSink implements ArtifactStore {
       }
     }
     if (first !== undefined) throw first;
+    // Up to the target's own directory: `<root>/<targetId>` is the first segment of every key.
+    await pruneEmptyDirs(dir, this.#keyPath(loc.dir.split('/')[0] ?? ''));
   }
 
   /** Streams an artifact by its key relative to the root; gunzips on the fly when asked and stored gzipped. */
@@ -301,10 +305,10 @@ export class FileSink implements ArtifactStore {
     const dir = dirname(final);
     // `.<captureId>.manifest.json.<random>.tmp`: remove() finds it by the capture id.
     const tmp = join(dir, `.${basename(final)}.${tempSuffix()}.tmp`);
+    const created = new CreatedDirs();
     let leftover: string | undefined;
     try {
-      await mkdir(dir, { recursive: true, mode: DIR_MODE });
-      const handle = await open(tmp, 'wx', FILE_MODE);
+      const handle = await openInDir(dir, tmp, FILE_MODE, created);
       leftover = tmp;
       try {
         await handle.writeFile(body);
@@ -318,6 +322,7 @@ export class FileSink implements ArtifactStore {
       leftover = undefined;
     } catch (err) {
       if (leftover !== undefined) await unlinkIfPresent(leftover).catch(() => {});
+      await created.prune(dir);
       throw fsStorageError(err, op, final, this.root);
     }
   }

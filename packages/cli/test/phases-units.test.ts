@@ -1,0 +1,77 @@
+/**
+ * The CLI says exactly what it measured: sizes in MiB (the unit its size flags
+ * take), and a phase clock where `gc` is 0 unless a GC was asked for, the
+ * HeapProfiler.enable round trip being timed as `enable`.
+ */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+import { PHASES } from '@heapcap/capture';
+import { assertTimingsAddUp, fixturePath, startNodeTarget, tmpDir, type NodeTarget, type TmpDir } from '@heapcap/testkit';
+import { ProgressLine } from '../src/format.ts';
+import type { CaptureManifest } from '@heapcap/storage/file';
+import { runCli } from './cli-harness.ts';
+
+/** Computed here, not with the code under test: bytes / 2^20, one decimal. */
+const mib = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+
+void describe('units and phases of heapcap capture', { timeout: 180_000 }, () => {
+  let target: NodeTarget;
+  let out: TmpDir;
+  before(async () => {
+    target = await startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '10' } });
+    out = await tmpDir('heapcap-cli-units');
+  });
+  after(async () => {
+    await target?.kill();
+    await out?.cleanup();
+  });
+
+  /** One human-readable capture; returns its stdout and the manifest it points to. */
+  async function capture(extra: string[]): Promise<{ stdout: string; m: CaptureManifest }> {
+    const res = await runCli(['--node', `127.0.0.1:${target.port}`, '--out', out.path, ...extra]);
+    assert.equal(res.code, 0, `exit code; stderr:\n${res.stderr}`);
+    const path = /^ {2}manifest {3}(\S+)$/m.exec(res.stdout)?.[1];
+    assert.ok(path !== undefined, `the summary names the manifest:\n${res.stdout}`);
+    return { stdout: res.stdout, m: JSON.parse(await readFile(path, 'utf8')) as CaptureManifest };
+  }
+
+  void test('without --gc: gc is 0 ms, HeapProfiler.enable is timed as enable, sizes print in MiB', async () => {
+    const { stdout, m } = await capture([]);
+    assert.deepEqual(PHASES, ['connect', 'preflight', 'warm', 'enable', 'gc', 'generate', 'serialize', 'sink']);
+    assert.equal(m.options.gc, false);
+    assert.equal(m.timings.gc, 0, 'no GC was asked for, none was timed');
+    assert.ok(m.timings.enable > 0, `enable: ${m.timings.enable}`);
+    assertTimingsAddUp(m.timings);
+    assert.match(stdout, /^ {2}enable +\d+\.\d$/m);
+    assert.match(stdout, /^ {2}gc +0\.0$/m);
+    // Every size in the summary, in MiB.
+    assert.ok(stdout.includes(`  heap used  ${mib(m.heap.usedBytes)} of ${mib(m.heap.totalBytes)}\n`), stdout);
+    assert.ok(stdout.includes(`  snapshot   ${mib(m.artifact.bytesUncompressed)} → ${mib(m.artifact.bytesStored)} gzip,`), stdout);
+    assert.ok(stdout.includes(`  headroom   estimate +${mib(m.estimate.extraBytes)}, `), stdout);
+    assert.doesNotMatch(stdout, /\d MB\b/, 'no decimal megabytes anywhere');
+  });
+
+  void test('with --gc: the collection is timed as gc, after enable', async () => {
+    const { m } = await capture(['--gc']);
+    assert.equal(m.options.gc, true);
+    assert.ok(m.timings.gc > 0, `gc: ${m.timings.gc}`);
+    assert.ok(m.timings.enable > 0, `enable: ${m.timings.enable}`);
+    assertTimingsAddUp(m.timings);
+  });
+
+  void test('--help gives every size flag in MiB', async () => {
+    const res = await runCli(['--help']);
+    assert.equal(res.code, 0);
+    assert.match(res.stdout, /^ {2}--memory-ceiling MiB /m);
+    assert.match(res.stdout, /^ {2}--memory-limit MiB /m);
+    assert.doesNotMatch(res.stdout, /\bMB\b/);
+  });
+
+  void test('the progress line counts MiB and MiB/s', () => {
+    const written: string[] = [];
+    const line = new ProgressLine({ write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream);
+    line.update({ phase: 'serialize', bytes: 10 * 1024 * 1024, chunks: 103, spilledBytes: 3 * 1024 * 1024 });
+    assert.match(written.join(''), /serialize {2}10\.0 MiB {2}\d+\.\d MiB\/s {2}\(spilled 3\.0 MiB\)$/);
+  });
+});
