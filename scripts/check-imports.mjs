@@ -12,7 +12,8 @@ const ALLOWED = {
   capture: ['errors', 'config'],
   storage: ['errors', 'config'],
   queue: ['errors', 'config'],
-  cli: ['errors', 'config', 'capture', 'storage', 'queue'],
+  analysis: ['errors'],
+  cli: ['errors', 'config', 'capture', 'storage', 'queue', 'analysis'],
   testkit: ['errors', 'config', 'capture', 'storage', 'queue'],
 };
 
