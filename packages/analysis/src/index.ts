@@ -7,3 +7,5 @@ export { analyzeSnapshotFile, analyzeGraph, loadSnapshotGraph, type AnalyzeOptio
 export { AnalysisSchema, AnalysisClassSchema, DominatorSchema, PathStepSchema, ANALYSIS_SCHEMA_VERSION, type Analysis, type AnalysisClass, type DominatorEntry } from './analysis-schema.ts';
 export { formatPath, type PathStep } from './paths.ts';
 export { snapshotFileInfo, type SnapshotFileInfo } from './source.ts';
+export { diffSummaries, topGrowth, SummaryDiffSchema, ClassDeltaSchema, GrowthEntrySchema, DIFF_SCHEMA_VERSION, type SummaryDiff, type ClassDelta, type GrowthEntry, type DiffOptions } from './diff.ts';
+export { leakHunt, LeakHuntSchema, LeakClassSchema, LEAK_HUNT_SCHEMA_VERSION, type LeakHunt, type LeakClass, type LeakHuntOptions } from './leak-hunt.ts';
