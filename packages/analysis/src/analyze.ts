@@ -48,7 +48,9 @@ export function analyzeGraph(graph: HeapGraph, topDominators = 20): Analysis {
     (self[c] as number) += graph.selfSize[i] as number;
     totalSelfSize += graph.selfSize[i] as number;
   }
-  const rows = classes.names.map((name, c) => ({ name, count: count[c] as number, selfSize: self[c] as number, retainedSize: classRetained[c] as number }));
+  const rows = classes.names
+    .map((name, c) => ({ name, count: count[c] as number, selfSize: self[c] as number, retainedSize: classRetained[c] as number }))
+    .filter((row) => row.count > 0); // node types without nodes
   rows.sort((a, b) => b.retainedSize - a.retainedSize || b.selfSize - a.selfSize || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
   const parentEdge = shortestPathTree(graph);

@@ -4,7 +4,7 @@
  * retained size counts for its class unless a dominator of it already belongs
  * to the same class (so nested instances are not counted twice).
  */
-import { typeGroups } from './class-name.ts';
+import { nameClass, typeGroups } from './class-name.ts';
 import type { HeapGraph } from './graph.ts';
 
 /** Class id per node and the class names. */
@@ -39,7 +39,7 @@ export function classify(graph: HeapGraph): Classes {
     const nameIndex = graph.nodeName[i] as number;
     let id = byName.get(nameIndex);
     if (id === undefined) {
-      id = idOf(graph.strings[nameIndex] as string);
+      id = idOf(nameClass(graph.strings[nameIndex] as string));
       byName.set(nameIndex, id);
     }
     classOf[i] = id;

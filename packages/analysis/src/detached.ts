@@ -7,6 +7,7 @@
 import { DETACHED } from './snapshot-meta.ts';
 import type { HeapGraph } from './graph.ts';
 import { sortRows } from './summarizer.ts';
+import { nameClass } from './class-name.ts';
 import type { Analysis } from './analysis-schema.ts';
 
 const ATTACHED = 1;
@@ -52,7 +53,7 @@ export function detachedClasses(graph: HeapGraph): Analysis['detached'] {
   let selfSize = 0;
   for (let i = 0; i < graph.nodeCount; i++) {
     if (state[i] !== DETACHED || graph.nodeType[i] !== native) continue;
-    const name = graph.strings[graph.nodeName[i] as number] as string;
+    const name = nameClass(graph.strings[graph.nodeName[i] as number] as string);
     const row = rows.get(name) ?? { name, count: 0, selfSize: 0 };
     row.count++;
     row.selfSize += graph.selfSize[i] as number;

@@ -2,7 +2,7 @@
 export { createSummarizer, type Summarizer } from './summarizer.ts';
 export { SummarySchema, ClassRowSchema, SUMMARY_SCHEMA_VERSION, type Summary, type ClassRow, type SummaryOptions } from './summary-schema.ts';
 export { SnapshotScanner, invalidSnapshot, type ScanHandler, type ScanTotals, type NumberSection } from './scanner.ts';
-export { typeGroup } from './class-name.ts';
+export { typeGroup, nameClass } from './class-name.ts';
 export { analyzeSnapshotFile, analyzeGraph, loadSnapshotGraph, type AnalyzeOptions } from './analyze.ts';
 export { AnalysisSchema, AnalysisClassSchema, DominatorSchema, PathStepSchema, ANALYSIS_SCHEMA_VERSION, type Analysis, type AnalysisClass, type DominatorEntry } from './analysis-schema.ts';
 export { formatPath, type PathStep } from './paths.ts';

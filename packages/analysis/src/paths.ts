@@ -8,7 +8,7 @@
  */
 import type { HeapGraph } from './graph.ts';
 import { edgeTypeIndex } from './dominators.ts';
-import { typeGroup } from './class-name.ts';
+import { nameClass, typeGroup } from './class-name.ts';
 
 /** One step of a retainer path: the edge taken and the node it reaches. */
 export interface PathStep {
@@ -87,7 +87,7 @@ export function edgeLabel(graph: HeapGraph, edge: number): string {
 /** The class of a node (same rule as the summary). */
 export function nodeClass(graph: HeapGraph, node: number): string {
   const typeName = graph.layout.nodeTypes[graph.nodeType[node] as number] ?? '?';
-  return typeGroup(typeName) ?? (graph.strings[graph.nodeName[node] as number] as string);
+  return typeGroup(typeName) ?? nameClass(graph.strings[graph.nodeName[node] as number] as string);
 }
 
 /** The path root → … → `node`, or undefined when `node` is unreachable from the root. */

@@ -10,7 +10,7 @@
  */
 import { DETACHED, parseLayout, type SnapshotLayout } from './snapshot-meta.ts';
 import { invalidSnapshot, SnapshotScanner, type NumberSection, type ScanHandler } from './scanner.ts';
-import { typeGroups } from './class-name.ts';
+import { nameClass, typeGroups } from './class-name.ts';
 import { SUMMARY_SCHEMA_VERSION, type ClassRow, type Summary, type SummaryOptions } from './summary-schema.ts';
 
 /** A summarizer: feed it the snapshot's bytes in order, then `end()`. */
@@ -158,12 +158,20 @@ class NodeAggregator implements ScanHandler {
         row.selfSize += selfSize;
       }
     };
-    this.slotName.forEach((nameIndex, slot) => add(nameOf(nameIndex), this.slotCount[slot] as number, this.slotSize[slot] as number));
+    this.slotName.forEach((nameIndex, slot) => add(nameClass(nameOf(nameIndex)), this.slotCount[slot] as number, this.slotSize[slot] as number));
     this.groups.forEach((group, type) => {
       const count = this.typeCount[type] as number;
       if (group !== undefined && count > 0) add(group, count, this.typeSize[type] as number);
     });
-    const detachedRows = [...this.detachedOf].map(([nameIndex, d]) => ({ name: nameOf(nameIndex), ...d }));
+    const detached = new Map<string, ClassRow>();
+    for (const [nameIndex, d] of this.detachedOf) {
+      const name = nameClass(nameOf(nameIndex));
+      const row = detached.get(name) ?? { name, count: 0, selfSize: 0 };
+      row.count += d.count;
+      row.selfSize += d.selfSize;
+      detached.set(name, row);
+    }
+    const detachedRows = [...detached.values()];
     const summary: Summary = {
       schemaVersion: SUMMARY_SCHEMA_VERSION,
       snapshotBytes: bytes,

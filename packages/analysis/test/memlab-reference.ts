@@ -5,6 +5,7 @@
  */
 import memlab from '@memlab/core';
 import type { IHeapNode } from '@memlab/core';
+import { nameClass } from '../src/index.ts';
 
 /** Per class: count, self size and DevTools-style class retained size, from memlab's model. */
 export interface ReferenceClass {
@@ -28,7 +29,7 @@ function classOf(node: IHeapNode): string {
   switch (node.type) {
     case 'object':
     case 'native':
-      return node.is_detached && node.name.startsWith('Detached ') ? node.name.slice('Detached '.length) : node.name;
+      return nameClass(node.is_detached && node.name.startsWith('Detached ') ? node.name.slice('Detached '.length) : node.name);
     case 'hidden':
       return '(system)';
     case 'code':
