@@ -8,7 +8,7 @@ import { computeDominators } from './dominators.ts';
 import { classify, classRetainedSizes } from './classes.ts';
 import { nodeClass, retainerPath, shortestPathTree } from './paths.ts';
 import { detachedClasses } from './detached.ts';
-import { readSnapshot, snapshotFileInfo, tooLarge } from './source.ts';
+import { checkSnapshotSize, readSnapshot, snapshotFileInfo } from './source.ts';
 import { invalidSnapshot } from './scanner.ts';
 import { ANALYSIS_SCHEMA_VERSION, type Analysis, type DominatorEntry } from './analysis-schema.ts';
 
@@ -23,7 +23,7 @@ export interface AnalyzeOptions {
 /** Loads a snapshot file (plain or gzipped) into a graph; refuses it above `maxBytes`. */
 export async function loadSnapshotGraph(path: string, maxBytes: number): Promise<HeapGraph> {
   const info = await snapshotFileInfo(path);
-  if (info.jsonBytes > maxBytes) throw tooLarge(path, info.jsonBytes, maxBytes);
+  await checkSnapshotSize(info, maxBytes);
   const loader = createGraphLoader((nodes, edges) => {
     // A valid snapshot spends at least two bytes ("0,") per value: bigger counts are a corrupt header, not a reason to allocate.
     if (!info.gzip && nodes * 2 + edges * 2 > info.jsonBytes) {

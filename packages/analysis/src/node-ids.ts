@@ -6,7 +6,7 @@
  */
 import { invalidSnapshot, SnapshotScanner, type NumberSection, type ScanHandler } from './scanner.ts';
 import { parseLayout, type SnapshotLayout } from './snapshot-meta.ts';
-import { readSnapshot, snapshotFileInfo, tooLarge } from './source.ts';
+import { checkSnapshotSize, readSnapshot, snapshotFileInfo } from './source.ts';
 
 const ID_SCALE = 65536;
 
@@ -58,7 +58,7 @@ class IdCollector implements ScanHandler {
 /** Reads only the node ids (and signatures) of a snapshot file. */
 export async function readNodeIds(path: string, maxBytes: number): Promise<NodeIdSet> {
   const info = await snapshotFileInfo(path);
-  if (info.jsonBytes > maxBytes) throw tooLarge(path, info.jsonBytes, maxBytes);
+  await checkSnapshotSize(info, maxBytes);
   const collector = new IdCollector();
   const scanner = new SnapshotScanner(collector);
   await readSnapshot(info, (chunk) => scanner.write(chunk), maxBytes);

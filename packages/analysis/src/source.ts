@@ -57,6 +57,19 @@ export function tooLarge(path: string, bytes: number, maxBytes: number): Capture
   });
 }
 
+/**
+ * Refuses a file whose snapshot JSON exceeds `maxBytes` (`analysis_too_large`)
+ * before anything is allocated for it. A gzip trailer's ISIZE is only believed
+ * after decompressing (and discarding) up to the limit: a truncated or corrupt
+ * file ends in arbitrary bytes, and must fail as `snapshot_invalid`, not as
+ * too large.
+ */
+export async function checkSnapshotSize(info: SnapshotFileInfo, maxBytes: number): Promise<void> {
+  if (info.jsonBytes <= maxBytes) return;
+  if (info.gzip) await readSnapshot(info, () => {}, maxBytes, info.jsonBytes);
+  throw tooLarge(info.path, info.jsonBytes, maxBytes);
+}
+
 /** The snapshot's JSON bytes as a stream (gunzipped when needed). */
 export function openSnapshotStream(info: SnapshotFileInfo, highWaterMark = 1024 * 1024): Readable {
   const file = createReadStream(info.path, { highWaterMark });
@@ -67,14 +80,14 @@ export function openSnapshotStream(info: SnapshotFileInfo, highWaterMark = 1024 
 }
 
 /** Feeds every chunk of the file to `write`; gzip errors become `snapshot_invalid`. */
-export async function readSnapshot(info: SnapshotFileInfo, write: (chunk: Buffer) => void, limitBytes = Infinity): Promise<number> {
+export async function readSnapshot(info: SnapshotFileInfo, write: (chunk: Buffer) => void, limitBytes = Infinity, reportedBytes?: number): Promise<number> {
   const stream = openSnapshotStream(info);
   let bytes = 0;
   try {
     for await (const chunk of stream) {
       const buf = chunk as Buffer;
       bytes += buf.length;
-      if (bytes > limitBytes) throw tooLarge(info.path, bytes, limitBytes);
+      if (bytes > limitBytes) throw tooLarge(info.path, reportedBytes ?? bytes, limitBytes);
       write(buf);
     }
   } catch (err) {
