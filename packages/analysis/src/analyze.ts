@@ -27,7 +27,7 @@ export async function loadSnapshotGraph(path: string, maxBytes: number): Promise
   const loader = createGraphLoader((nodes, edges) => {
     // A valid snapshot spends at least two bytes ("0,") per value: bigger counts are a corrupt header, not a reason to allocate.
     if (!info.gzip && nodes * 2 + edges * 2 > info.jsonBytes) {
-      throw invalidSnapshot(0, `the header declares ${nodes} nodes and ${edges} edges, more than a ${info.jsonBytes}-byte file can hold`);
+      throw invalidSnapshot(info.jsonBytes, `the file ends early or its header is corrupt: the header declares ${nodes} nodes and ${edges} edges, more than ${info.jsonBytes} bytes can hold`);
     }
   });
   await readSnapshot(info, (chunk) => loader.write(chunk), maxBytes);

@@ -5,6 +5,8 @@ import { captureMain } from './capture-main.ts';
 import { serveMain } from './serve.ts';
 import { statusMain } from './status.ts';
 import { triggerMain } from './trigger.ts';
+import { analyzeMain } from './analyze.ts';
+import { diffMain } from './diff.ts';
 import { EXIT } from './exit-codes.ts';
 import { HEAPCAP_VERSION } from './version.ts';
 
@@ -15,6 +17,8 @@ Usage:
   heapcap serve [--dev]              run the API and a worker (needs Redis; --dev: no auth, loopback only)
   heapcap trigger TARGET [--wait S]  ask the API for a capture (HEAPCAP_API_URL, HEAPCAP_TOKEN)
   heapcap status ID                  show a capture's record
+  heapcap analyze FILE [--json]      retained sizes and retainer paths of a local snapshot file
+  heapcap diff BASE HEAD [--json]    what grew between two local snapshot files
   heapcap version
 
 Configuration comes from HEAPCAP_* environment variables (docs/configuration.md).
@@ -39,6 +43,10 @@ async function main(argv: string[]): Promise<number> {
       return triggerMain(rest, clientEnv(config));
     case 'status':
       return statusMain(rest, clientEnv(config));
+    case 'analyze':
+      return analyzeMain(rest);
+    case 'diff':
+      return diffMain(rest);
     case 'version':
     case '--version':
       process.stdout.write(`${HEAPCAP_VERSION}\n`);

@@ -22,6 +22,8 @@ export interface CliOptions {
   /** Deadline for the whole run; the child is SIGKILLed after it (default 120 s). */
   timeoutMs?: number;
   env?: Record<string, string>;
+  /** The heapcap command to run (default `capture`). */
+  command?: string;
   /** Run as another user (e.g. nobody: 65534). */
   uid?: number;
   gid?: number;
@@ -35,7 +37,7 @@ export interface CliRun {
   kill(): void;
 }
 
-/** Starts `node --import tsx packages/cli/src/main.ts capture ARGS` with cwd at the workspace root. */
+/** Starts `node --import tsx packages/cli/src/main.ts COMMAND ARGS` (COMMAND default `capture`) with cwd at the workspace root. */
 export function startCli(args: string[], opts: CliOptions = {}): CliRun {
   const spawnOpts: SpawnOptions = {
     cwd: REPO_ROOT,
@@ -45,7 +47,7 @@ export function startCli(args: string[], opts: CliOptions = {}): CliRun {
     ...(opts.uid === undefined ? {} : { uid: opts.uid }),
     ...(opts.gid === undefined ? {} : { gid: opts.gid }),
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'capture', ...args], spawnOpts);
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, opts.command ?? 'capture', ...args], spawnOpts);
   let stdout = '';
   let stderr = '';
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -55,7 +57,7 @@ export function startCli(args: string[], opts: CliOptions = {}): CliRun {
   const done = new Promise<CliResult>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`heapcap capture ${args.join(' ')} did not exit within ${timeoutMs} ms\nstderr:\n${stderr}`));
+      reject(new Error(`heapcap ${opts.command ?? 'capture'} ${args.join(' ')} did not exit within ${timeoutMs} ms\nstderr:\n${stderr}`));
     }, timeoutMs);
     child.once('error', (err) => {
       clearTimeout(timer);
