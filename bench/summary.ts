@@ -27,11 +27,10 @@
 import { createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { loadavg } from 'node:os';
 import { captureHeapSnapshot } from '../packages/capture/src/index.ts';
-import { createSummarizer } from '../packages/analysis/src/index.ts';
+import { SummaryTee } from '../packages/analysis/src/index.ts';
 import { runHelper } from './lib/child.ts';
 import { heapHolderTarget, withTarget } from './lib/targets.ts';
 import { withScratchDir } from './lib/tmp.ts';
@@ -65,18 +64,11 @@ interface CaptureRun {
 /** One capture of `inspect` into `path`, with or without the summarizer in the sink's pipeline. */
 async function capture(inspect: string, path: string, summary: boolean): Promise<CaptureRun> {
   const cpu0 = process.cpuUsage();
-  const summarizer = summary ? createSummarizer() : undefined;
-  const result = await captureHeapSnapshot({ endpoint: { kind: 'node', inspect } }, async (snapshot) => {
-    if (summarizer === undefined) return pipeline(snapshot, createWriteStream(path));
-    const tee = new Transform({
-      transform(chunk: Buffer, _encoding, callback): void {
-        summarizer.write(chunk);
-        callback(null, chunk);
-      },
-    });
-    return pipeline(snapshot, tee, createWriteStream(path));
-  });
-  if (summarizer !== undefined) summarizer.end();
+  const tee = summary ? new SummaryTee() : undefined;
+  const result = await captureHeapSnapshot({ endpoint: { kind: 'node', inspect } }, async (snapshot) =>
+    tee === undefined ? pipeline(snapshot, createWriteStream(path)) : pipeline(snapshot, tee, createWriteStream(path)),
+  );
+  if (tee !== undefined && !tee.outcome.ok) throw tee.outcome.error;
   const cpu = process.cpuUsage(cpu0);
   return { summary, wallMs: result.timings.total, cpuMs: (cpu.user + cpu.system) / 1000, bytes: (await stat(path)).size };
 }

@@ -9,5 +9,5 @@ export { formatPath, type PathStep } from './paths.ts';
 export { snapshotFileInfo, type SnapshotFileInfo } from './source.ts';
 export { diffSummaries, topGrowth, SummaryDiffSchema, ClassDeltaSchema, GrowthEntrySchema, DIFF_SCHEMA_VERSION, type SummaryDiff, type ClassDelta, type GrowthEntry, type DiffOptions } from './diff.ts';
 export { leakHunt, LeakHuntSchema, LeakClassSchema, LEAK_HUNT_SCHEMA_VERSION, type LeakHunt, type LeakClass, type LeakHuntOptions } from './leak-hunt.ts';
-export { SummaryWritable, summarizeFile } from './summary-stream.ts';
+export { SummaryWritable, SummaryTee, summarizeFile, type SummaryOutcome } from './summary-stream.ts';
 export { createGraphLoader, type GraphLoader, type HeapGraph } from './graph.ts';
