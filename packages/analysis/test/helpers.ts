@@ -1,10 +1,6 @@
 /** Shared by the analysis tests: the leak target, snapshots taken by the real capture CLI, random chunking. */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { childEnv, startNodeTarget, type NodeTarget, type NodeVersion } from '@heapcap/testkit';
-
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI_MAIN = fileURLToPath(new URL('../../cli/src/main.ts', import.meta.url));
+import { runHeapcap, startNodeTarget, type NodeTarget, type NodeVersion } from '@heapcap/testkit';
 
 /** Starts the leak fixture (packages/analysis/test/fixtures/leak-target.cjs). */
 export function startLeakTarget(node: NodeVersion = 'system'): Promise<NodeTarget> {
@@ -17,39 +13,9 @@ export async function writeSnapshot(target: NodeTarget, path: string): Promise<s
   return path;
 }
 
-/** What a CLI run printed. */
-export interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `heapcap ARGS` (the TypeScript sources through tsx, cwd = repo root) to completion, killed at the deadline. */
-export function runHeapcap(args: string[], timeoutMs = 300_000): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { cwd: REPO_ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`heapcap ${args.join(' ')} did not exit within ${timeoutMs} ms\nstderr:\n${stderr}`));
-    }, timeoutMs);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
 /** Captures a target over CDP with `heapcap capture ARGS --out DIR --no-gzip --json`; returns the snapshot file. */
 export async function captureWithCli(args: string[], outDir: string): Promise<string> {
-  const res = await runHeapcap(['capture', ...args, '--out', outDir, '--no-gzip', '--json']);
+  const res = await runHeapcap(['capture', ...args, '--out', outDir, '--no-gzip', '--json'], { timeoutMs: 300_000 });
   if (res.code !== 0) throw new Error(`heapcap capture ${args.join(' ')} exited ${res.code}:\n${res.stderr}`);
   return (JSON.parse(res.stdout) as { artifact: { location: string } }).artifact.location;
 }

@@ -16,3 +16,4 @@ export { OutputLog } from './output-log.ts';
 export { createMemoryCgroup, memoryCgroupLayout, type MemoryCgroup, type CgroupStats } from './cgroup.ts';
 export { startMinio, minioBinary } from './minio.ts';
 export type { MinioServer, MinioOptions } from './minio.ts';
+export { runHeapcap, type HeapcapRun } from './heapcap-cli.ts';
