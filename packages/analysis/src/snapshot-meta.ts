@@ -1,11 +1,10 @@
 /**
  * The `snapshot` header of a V8 heap snapshot: field layouts and type names.
  *
- * Measured: Node 20 (V8 11.3), Node 22 (V8 12.4) and Chromium 156 (V8 15.6)
- * all write node_fields [type, name, id, self_size, edge_count, detachedness]
- * (older V8 had trace_node_id before detachedness) and edge_fields
- * [type, name_or_index, to_node]. The scanner reads the offsets from the
- * header rather than assuming them.
+ * Node 20 (V8 11.3) writes node_fields [type, name, id, self_size,
+ * edge_count, trace_node_id, detachedness] and edge_fields [type,
+ * name_or_index, to_node]; the field list has changed across V8 versions
+ * (detachedness is recent), so offsets are always read from the header.
  */
 import { z } from 'zod';
 import { invalidSnapshot } from './scanner.ts';

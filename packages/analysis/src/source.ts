@@ -52,7 +52,7 @@ export async function snapshotFileInfo(path: string): Promise<SnapshotFileInfo> 
 /** `analysis_too_large` for a snapshot of `bytes` against `maxBytes`. */
 export function tooLarge(path: string, bytes: number, maxBytes: number): CaptureError {
   return new CaptureError('analysis_too_large', `${path} holds ${bytes} bytes of snapshot JSON, above the analysis limit of ${maxBytes}`, {
-    hint: 'raise HEAPCAP_ANALYSIS_MAX_BYTES on a machine with the memory for it (the analysis needs about 2-3x the snapshot size), or use the streaming summary, which has no limit',
+    hint: 'raise the limit (heapcap analyze --max-bytes; HEAPCAP_ANALYSIS_MAX_BYTES for the service) on a machine with the memory for it (the analysis needs about 2x the snapshot size), or use the summary, which has no limit',
     details: { bytes, maxBytes },
   });
 }
