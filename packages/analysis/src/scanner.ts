@@ -106,7 +106,7 @@ export class SnapshotScanner {
   // Strings.
   private stringIndex = 0;
   private wanted = false;
-  private pieces: Buffer[] = [];
+  private readonly pieces: Buffer[] = [];
   private escaped = false;
   // Skipping.
   private depth = 0;
@@ -228,7 +228,7 @@ export class SnapshotScanner {
         if (c !== QUOTE) this.unexpected(chunk, i, 'a string');
         this.wanted = this.handler.wantString(this.stringIndex);
         this.escaped = false;
-        this.pieces = [];
+        this.pieces.length = 0; // reused: one array per string would be millions of allocations
         this.state = S.StrIn;
         return i + 1;
       case S.StrAfter:
@@ -309,6 +309,7 @@ export class SnapshotScanner {
   private scanNumbers(chunk: Buffer, start: number): number {
     const n = chunk.length;
     const batch = this.batch;
+    const deliver = this.deliver;
     let len = this.batchLen;
     let v = this.num;
     let state = this.state;
@@ -325,21 +326,24 @@ export class SnapshotScanner {
       }
       if (c === COMMA) {
         if (state !== S.NumIn && state !== S.NumAfter) break;
-        batch[len++] = v;
         count++;
-        v = 0;
         state = S.NumNext;
-        if (len === BATCH) {
-          this.batchLen = len;
-          this.flushNumbers();
-          len = 0;
+        // A section nobody wants (the summary's edges) is only counted.
+        if (deliver) {
+          batch[len++] = v;
+          if (len === BATCH) {
+            this.batchLen = len;
+            this.flushNumbers();
+            len = 0;
+          }
         }
+        v = 0;
         continue;
       }
       if (c === RBRACKET) {
         if (state === S.NumNext) break;
         if (state === S.NumIn || state === S.NumAfter) {
-          batch[len++] = v;
+          if (deliver) batch[len++] = v;
           count++;
         }
         this.batchLen = len;
@@ -359,7 +363,6 @@ export class SnapshotScanner {
     this.state = state;
     this.counts[this.section as NumberSection] += count;
     if (i < n) this.unexpected(chunk, i, `a non-negative integer, "," or "]" in "${this.section}"`);
-    if (len === BATCH) this.flushNumbers();
     return i;
   }
 
@@ -391,7 +394,7 @@ export class SnapshotScanner {
     }
     if (this.wanted) this.handler.string(this.stringIndex, this.decode(i));
     this.stringIndex++;
-    this.pieces = [];
+    this.pieces.length = 0;
     this.state = S.StrAfter;
     return i + 1;
   }
