@@ -151,6 +151,8 @@ class GraphBuilder implements ScanHandler {
     const g = this.graph;
     if (g === undefined) throw invalidSnapshot(bytes, 'no "snapshot" header');
     const L = g.layout;
+    // Node 0 is the root every analysis starts from; V8 always writes it.
+    if (g.nodeCount === 0) throw invalidSnapshot(bytes, 'the snapshot has no nodes (not even the root)');
     if (this.node !== g.nodeCount || this.nodeField !== 0) throw invalidSnapshot(bytes, `"nodes" has ${this.node * L.nodeFieldCount + this.nodeField} values, the header declares ${g.nodeCount} nodes`);
     if (this.edge !== g.edgeCount || this.edgeField !== 0) throw invalidSnapshot(bytes, `"edges" has ${this.edge * L.edgeFieldCount + this.edgeField} values, the header declares ${g.edgeCount} edges`);
     const first = g.firstEdge;

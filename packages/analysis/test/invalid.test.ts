@@ -99,6 +99,13 @@ void describe('invalid snapshots', { timeout: 300_000 }, () => {
     assert.equal(offsetOf(summarize(Buffer.from('{"a":1}'))), 5, 'a key before the "snapshot" header');
     assert.equal(offsetOf(summarize(Buffer.from('{"snapshot":{"meta":{}}}'))), 23, 'a header without layouts');
     assert.equal(offsetOf(summarize(Buffer.concat([bytes, Buffer.from(' x')]))), bytes.length + 1, 'garbage after the end');
+    // A well-formed snapshot without a single node: nothing to summarize wrongly, nothing to analyse.
+    const header = JSON.stringify((JSON.parse(bytes.toString('utf8')) as { snapshot: { meta: unknown } }).snapshot.meta);
+    const empty = Buffer.from(`{"snapshot":{"meta":${header},"node_count":0,"edge_count":0},"nodes":[],"edges":[],"strings":[]}`);
+    const s = createSummarizer();
+    s.write(empty);
+    assert.equal(s.end().nodeCount, 0);
+    assert.equal(offsetOf(analyze(empty)), empty.length, 'no root to analyse from');
   });
 
   void test('random corruption never escapes as anything but snapshot_invalid (200 cases)', () => {
