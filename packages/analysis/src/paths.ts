@@ -90,30 +90,57 @@ export function nodeClass(graph: HeapGraph, node: number): string {
   return typeGroup(typeName) ?? nameClass(graph.strings[graph.nodeName[node] as number] as string);
 }
 
-/** The path root → … → `node`, or undefined when `node` is unreachable from the root. */
-export function retainerPath(graph: HeapGraph, parentEdge: Uint32Array, node: number, maxSteps = 100): PathStep[] | undefined {
-  const steps: PathStep[] = [];
-  let at = node;
-  while (at !== 0) {
-    const e = parentEdge[at] as number;
-    if (e === 0 || steps.length >= maxSteps) return undefined;
-    const edge = e - 1;
+/** Steps kept at each end of a long path (a linked list can make a path of millions of steps). */
+const PATH_END_STEPS = 40;
+
+/**
+ * The path root → … → `node`, or undefined when `node` is unreachable from the
+ * root. A path longer than 2 × 40 steps keeps 40 at each end, with one step of
+ * edge type `elided` between them saying how many were left out.
+ */
+export function retainerPath(graph: HeapGraph, parentEdge: Uint32Array, node: number): PathStep[] | undefined {
+  const step = (at: number, edge: number): PathStep => {
     const typeName = graph.layout.nodeTypes[graph.nodeType[at] as number];
-    steps.push({
+    return {
       edge: edgeLabel(graph, edge),
       edgeType: graph.layout.edgeTypes[graph.edgeType[edge] as number] ?? '?',
       id: graph.nodeId[at] as number,
       class: nodeClass(graph, at),
       ...(typeName === 'closure' || typeName === 'synthetic' ? { name: graph.strings[graph.nodeName[at] as number] as string } : {}),
-    });
+    };
+  };
+  // Walk from the node up to the root: the first steps met are the node's end;
+  // a ring buffer keeps the last ones met (the root's end). The BFS tree has no
+  // cycles, so the walk ends.
+  const nodeEnd: PathStep[] = [];
+  const rootEnd: PathStep[] = [];
+  let walked = 0;
+  let at = node;
+  while (at !== 0) {
+    const e = parentEdge[at] as number;
+    if (e === 0) return undefined;
+    const edge = e - 1;
+    if (nodeEnd.length < PATH_END_STEPS) nodeEnd.push(step(at, edge));
+    else rootEnd[(walked - PATH_END_STEPS) % PATH_END_STEPS] = step(at, edge);
+    walked++;
     at = edgeSource(graph, edge);
   }
-  return steps.reverse();
+  const beyond = walked - PATH_END_STEPS; // steps that went to the ring buffer
+  if (beyond <= 0) return nodeEnd.reverse();
+  // The ring buffer in walk order (oldest first), then reversed to root-first.
+  const ring = beyond <= PATH_END_STEPS ? rootEnd.slice(0, beyond) : [...rootEnd.slice(beyond % PATH_END_STEPS), ...rootEnd.slice(0, beyond % PATH_END_STEPS)];
+  const elided = beyond - ring.length;
+  return [
+    ...ring.reverse(),
+    ...(elided > 0 ? [{ edge: `${elided} steps`, edgeType: 'elided', id: 0, class: '…' }] : []),
+    ...nodeEnd.reverse(),
+  ];
 }
 
 /** A path as one line for people, e.g. `(root) → .2 global → .leaks Array → [3] Leaked`. */
 export function formatPath(steps: readonly PathStep[]): string {
   const parts = steps.map((s) => {
+    if (s.edgeType === 'elided') return `… (${s.edge} elided)`;
     const edge = s.edgeType === 'element' || s.edgeType === 'hidden' ? s.edge : `.${s.edge}`;
     const target = s.name === undefined || s.name === '' ? s.class : s.class === '(closure)' ? `${s.name}()` : s.name;
     return `${edge} ${target}`;
