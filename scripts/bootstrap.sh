@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PNPM_VERSION=10.34.8
+# puppeteer (pulled in by @memlab/core, a test-only dependency) must never try
+# to download a browser; pnpm does not run its install script anyway
+# (pnpm-workspace.yaml), this covers a package manager that would.
+export PUPPETEER_SKIP_DOWNLOAD=true
 marker=node_modules/.modules.yaml
 if [ ! -f "$marker" ] || [ pnpm-lock.yaml -nt "$marker" ] || ! [ -e node_modules/.bin/tsx ]; then
   echo "heapcap: installing dependencies (pnpm $PNPM_VERSION)…" >&2

@@ -7,9 +7,9 @@
  * | 1 | internal error (a bug: please report it) |
  * | 2 | invalid input: bad flags or configuration |
  * | 3 | target problem: unreachable, not found, closed, permission denied |
- * | 4 | snapshot problem: truncated, protocol timeout or error |
+ * | 4 | snapshot problem: truncated, invalid, protocol timeout or error |
  * | 5 | storage problem: failed, unavailable, auth, bucket missing |
- * | 6 | refused: insufficient headroom on the target |
+ * | 6 | refused: insufficient headroom on the target, or a snapshot too large to analyse |
  * | 130 | cancelled (SIGINT/SIGTERM) |
  */
 import type { ErrorCode } from '@heapcap/errors';
@@ -38,6 +38,7 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
     case 'permission_denied':
       return EXIT.target;
     case 'snapshot_truncated':
+    case 'snapshot_invalid':
     case 'protocol_timeout':
     case 'protocol_error':
       return EXIT.snapshot;
@@ -47,6 +48,7 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
     case 'storage_bucket_missing':
       return EXIT.storage;
     case 'insufficient_headroom':
+    case 'analysis_too_large':
       return EXIT.refused;
     case 'cancelled':
       return EXIT.cancelled;

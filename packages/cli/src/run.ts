@@ -10,6 +10,8 @@ import { HEAPCAP_VERSION } from '@heapcap/pipeline';
 import { captureMain } from './capture-main.ts';
 import { statusMain } from './status.ts';
 import { triggerMain } from './trigger.ts';
+import { analyzeMain } from './analyze.ts';
+import { diffMain } from './diff.ts';
 import { EXIT } from './exit-codes.ts';
 
 const USAGE = `heapcap ${HEAPCAP_VERSION}: V8 heap snapshots from running Node.js processes and Chromium pages
@@ -21,6 +23,8 @@ Usage:
   heapcap worker                     run a capture worker alone (split deployments)
   heapcap trigger TARGET [--wait S]  ask the API for a capture (HEAPCAP_API_URL, HEAPCAP_TOKEN)
   heapcap status ID                  show a capture's record
+  heapcap analyze FILE [--json]      retained sizes and retainer paths of a local snapshot file
+  heapcap diff BASE HEAD [--json]    what grew between two local snapshot files
   heapcap version
 
 Configuration comes from HEAPCAP_* environment variables (docs/configuration.md).
@@ -58,6 +62,10 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       return triggerMain(rest, clientEnv(config));
     case 'status':
       return statusMain(rest, clientEnv(config));
+    case 'analyze':
+      return analyzeMain(rest);
+    case 'diff':
+      return diffMain(rest);
     case 'version':
     case '--version':
       process.stdout.write(`${HEAPCAP_VERSION}\n`);

@@ -26,6 +26,8 @@ export interface CliOptions {
   /** Deadline for the whole run; the child is SIGKILLed after it (default 120 s). */
   timeoutMs?: number;
   env?: Record<string, string>;
+  /** The heapcap command to run (default `capture`). */
+  command?: string;
   /** Run as another user (e.g. nobody: 65534). */
   uid?: number;
   gid?: number;
@@ -39,7 +41,7 @@ export interface CliRun {
   kill(): void;
 }
 
-/** Starts `node --import tsx services/serve/src/heapcap.ts capture ARGS` with cwd at the workspace root. */
+/** Starts `node --import tsx services/serve/src/heapcap.ts COMMAND ARGS` (COMMAND default `capture`) with cwd at the workspace root. */
 export function startCli(args: string[], opts: CliOptions = {}): CliRun {
   const spawnOpts: SpawnOptions = {
     cwd: REPO_ROOT,
@@ -49,7 +51,7 @@ export function startCli(args: string[], opts: CliOptions = {}): CliRun {
     ...(opts.uid === undefined ? {} : { uid: opts.uid }),
     ...(opts.gid === undefined ? {} : { gid: opts.gid }),
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'capture', ...args], spawnOpts);
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, opts.command ?? 'capture', ...args], spawnOpts);
   let stdout = '';
   let stderr = '';
   let firstStderrAt: number | undefined;
@@ -63,7 +65,7 @@ export function startCli(args: string[], opts: CliOptions = {}): CliRun {
   const done = new Promise<CliResult>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`heapcap capture ${args.join(' ')} did not exit within ${timeoutMs} ms\nstderr:\n${stderr}`));
+      reject(new Error(`heapcap ${opts.command ?? 'capture'} ${args.join(' ')} did not exit within ${timeoutMs} ms\nstderr:\n${stderr}`));
     }, timeoutMs);
     child.once('error', (err) => {
       clearTimeout(timer);

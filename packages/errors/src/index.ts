@@ -24,6 +24,10 @@ export const ERROR_CODES = [
   'storage_auth_failed',
   'storage_bucket_missing',
   'invalid_input',
+  // A heap snapshot file or stream that is not valid snapshot JSON (details.offset: the byte where parsing failed).
+  'snapshot_invalid',
+  // An artifact larger than the analysis is allowed to load (HEAPCAP_ANALYSIS_MAX_BYTES).
+  'analysis_too_large',
   'cancelled',
   'internal',
 ] as const;

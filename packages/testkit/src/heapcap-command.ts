@@ -37,9 +37,12 @@ export interface HeapcapResult {
   stderr: string;
 }
 
-/** This process's environment without HEAPCAP_* (a developer's settings must not leak into a test), plus `extra`. */
+/**
+ * This process's environment without HEAPCAP_* (a developer's settings must not
+ * leak into a test), NODE_OPTIONS and the test runner's NODE_TEST_CONTEXT, plus `extra`.
+ */
 export function commandEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !k.startsWith('HEAPCAP_') && v !== undefined)) as Record<string, string>;
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !k.startsWith('HEAPCAP_') && k !== 'NODE_OPTIONS' && k !== 'NODE_TEST_CONTEXT' && v !== undefined)) as Record<string, string>;
   return { ...base, HEAPCAP_LOG_LEVEL: 'warn', ...extra };
 }
 
@@ -54,6 +57,14 @@ function spawnTracked(cmd: string, args: string[], opts: HeapcapRunOptions): Chi
 /** Run `bin/heapcap ARGS` to completion; rejects only when it outlives its deadline (then it is killed). */
 export async function runHeapcap(args: string[], opts: HeapcapRunOptions = {}): Promise<HeapcapResult> {
   return runCommand(opts.bin ?? HEAPCAP_BIN, args, opts);
+}
+
+/** The TypeScript entry point of the command (what the bundle is built from). */
+export const HEAPCAP_SOURCE = join(REPO_ROOT, 'services/serve/src/heapcap.ts');
+
+/** Run `heapcap ARGS` from the TypeScript sources through tsx (no bundle build): for tests of the command's behaviour, not of how it ships. */
+export function runHeapcapSource(args: string[], opts: HeapcapRunOptions = {}): Promise<HeapcapResult> {
+  return runCommand(process.execPath, ['--import', 'tsx', HEAPCAP_SOURCE, ...args], opts);
 }
 
 /** Run any command the README shows (npm run …) the same way: scrubbed environment, output kept, deadline. */

@@ -1,0 +1,13 @@
+/** @heapcap/analysis — what a heap snapshot holds: streaming summary, retained sizes, diffs, leak hunts. */
+export { createSummarizer, type Summarizer } from './summarizer.ts';
+export { SummarySchema, ClassRowSchema, SUMMARY_SCHEMA_VERSION, type Summary, type ClassRow, type SummaryOptions } from './summary-schema.ts';
+export { SnapshotScanner, invalidSnapshot, type ScanHandler, type ScanTotals, type NumberSection } from './scanner.ts';
+export { typeGroup, nameClass } from './class-name.ts';
+export { analyzeSnapshotFile, analyzeGraph, loadSnapshotGraph, type AnalyzeOptions } from './analyze.ts';
+export { AnalysisSchema, AnalysisClassSchema, DominatorSchema, PathStepSchema, ANALYSIS_SCHEMA_VERSION, type Analysis, type AnalysisClass, type DominatorEntry } from './analysis-schema.ts';
+export { formatPath, type PathStep } from './paths.ts';
+export { snapshotFileInfo, type SnapshotFileInfo } from './source.ts';
+export { diffSummaries, topGrowth, SummaryDiffSchema, ClassDeltaSchema, GrowthEntrySchema, DIFF_SCHEMA_VERSION, type SummaryDiff, type ClassDelta, type GrowthEntry, type DiffOptions } from './diff.ts';
+export { leakHunt, LeakHuntSchema, LeakClassSchema, LEAK_HUNT_SCHEMA_VERSION, type LeakHunt, type LeakClass, type LeakHuntOptions } from './leak-hunt.ts';
+export { SummaryWritable, SummaryTee, summarizeFile, type SummaryOutcome } from './summary-stream.ts';
+export { createGraphLoader, type GraphLoader, type HeapGraph } from './graph.ts';
