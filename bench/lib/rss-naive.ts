@@ -19,8 +19,8 @@ interface Client {
 }
 type Connect = (options: { host: string; port: number }) => Promise<Client>;
 
-// The workspace root does not depend on chrome-remote-interface; the capture package does.
-const CDP = createRequire(new URL('../../packages/capture/package.json', import.meta.url))('chrome-remote-interface') as Connect;
+// A dev dependency of the workspace root, for the benches only (the engine has its own transport).
+const CDP = createRequire(import.meta.url)('chrome-remote-interface') as Connect;
 
 const [inspect, out] = process.argv.slice(2);
 if (inspect === undefined || out === undefined) throw new Error('usage: rss-naive.ts HOST:PORT OUT_FILE');
