@@ -54,6 +54,7 @@ interface Setting {
 
 const SETTINGS: Setting[] = [
   { label: 'level 1', options: { level: 1 } },
+  { label: 'level 2', options: { level: 2 } },
   { label: 'level 3', options: { level: 3 } },
   { label: 'level 4', options: { level: 4 } },
   { label: 'level 5', options: { level: 5 } },

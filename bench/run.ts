@@ -1,7 +1,7 @@
 /**
  * Runs the benches of this workspace in sequence, or the ones named:
  *
- *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|api|headroom-model|summary ...]
+ *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|api|headroom-model|summary ...]
  *
  * Exits non-zero when any bench check failed (each failure is printed as
  * `FAIL [bench] ...` and summarised at the end) or a bench crashed.
@@ -31,6 +31,8 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   rss: async () => (await import('./rss.ts')).rssBench,
   'gzip-level': async () => script('./gzip-level.ts'),
   s3: async () => (await import('./s3.ts')).s3Bench,
+  throughput: async () => (await import('./throughput.ts')).throughputBench,
+  'capturer-cpu': async () => (await import('./capturer-cpu.ts')).capturerCpuBench,
   api: async () => (await import('./api.ts')).apiBench,
   'headroom-model': async () => (await import('./headroom-model.ts')).headroomModelBench,
   summary: async () => (await import('./summary.ts')).summaryBench,

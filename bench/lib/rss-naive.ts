@@ -19,7 +19,7 @@ interface Client {
 }
 type Connect = (options: { host: string; port: number }) => Promise<Client>;
 
-// The naive client as users write it: chrome-remote-interface's CommonJS entry, typed by the slice above.
+// The naive client as users write it: chrome-remote-interface's CommonJS entry (a bench dependency), typed by the slice above.
 const CDP = createRequire(import.meta.url)('chrome-remote-interface') as Connect;
 
 const [inspect, out] = process.argv.slice(2);

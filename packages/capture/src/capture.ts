@@ -61,6 +61,14 @@ export interface CaptureOptions extends SnapshotFlags {
   signal?: AbortSignal;
   onProgress?: (progress: CaptureProgress) => void;
   /**
+   * Ask V8 for generation progress (`generate` progress with done/total).
+   * Off by default: V8 then walks the whole heap once more just to count the
+   * objects, which lengthens the target's pause. Measured on Node 22, 525 MB
+   * snapshot: +1.2 s of the target's main-thread CPU (+12% of generation),
+   * 3 of 3 runs. Without it, `generate` progress reports done = total = 0.
+   */
+  reportProgress?: boolean;
+  /**
    * Runs at the end of preflight with the facts, before anything heavy touches
    * the target. Throwing refuses the capture (e.g. storage not writable).
    */
@@ -263,12 +271,11 @@ async function streamSnapshot<T>(
   stream.on('error', () => undefined);
   let firstChunkAt: number | undefined;
   let lastChunkAt: number | undefined;
-  let head = '';
-  let tail = '';
+  const ends = new SnapshotEnds();
   let responded = false;
   let lateChunks = 0;
   // Listeners go on before the command, and come off in `finally`.
-  const offChunk = session.on('HeapProfiler.addHeapSnapshotChunk', ({ chunk }) => {
+  const offChunk = session.onSnapshotChunk((chunk) => {
     if (responded) {
       lateChunks += 1;
       return;
@@ -279,8 +286,7 @@ async function streamSnapshot<T>(
       clock.enter('serialize', now);
     }
     lastChunkAt = now;
-    if (head.length < 64) head += chunk.slice(0, 64 - head.length);
-    tail = (tail + chunk).slice(-64);
+    ends.add(chunk);
     stream.pushChunk(chunk);
     progress({ phase: 'serialize', bytes: stream.stats.bytes, chunks: stream.stats.chunks, spilledBytes: stream.stats.spilledBytes });
   });
@@ -298,11 +304,11 @@ async function streamSnapshot<T>(
     },
   );
   try {
-    const snapshot = session.send('HeapProfiler.takeHeapSnapshot', { reportProgress: true, ...flags }, snapshotMs);
+    const snapshot = session.send('HeapProfiler.takeHeapSnapshot', { reportProgress: options.reportProgress === true, ...flags }, snapshotMs);
     // A failing sink stops the capture at once: no point in reading a snapshot we cannot store.
     await Promise.race([snapshot, consumeFailed]);
     responded = true;
-    const truncated = truncation(head, tail, firstChunkAt !== undefined);
+    const truncated = truncation(ends.head, ends.tail, firstChunkAt !== undefined);
     if (truncated !== undefined) throw truncated;
     clock.enter('sink', lastChunkAt);
     stream.finish();
@@ -318,6 +324,25 @@ async function streamSnapshot<T>(
     offChunk();
     offProgress();
     if (lateChunks > 0) stream.destroy();
+  }
+}
+
+/** The first and last 64 bytes of the snapshot, for the completeness check; copies nothing else. */
+class SnapshotEnds {
+  #head = Buffer.alloc(0);
+  #tail = Buffer.alloc(0);
+
+  add(chunk: Buffer): void {
+    if (this.#head.length < 64) this.#head = Buffer.concat([this.#head, chunk.subarray(0, 64 - this.#head.length)]);
+    this.#tail = chunk.length >= 64 ? Buffer.from(chunk.subarray(-64)) : Buffer.concat([this.#tail, chunk]).subarray(-64);
+  }
+
+  get head(): string {
+    return this.#head.toString('utf8');
+  }
+
+  get tail(): string {
+    return this.#tail.toString('utf8');
   }
 }
 

@@ -17,3 +17,5 @@ export { gatherMemoryFacts, type MemoryFacts, type CgroupFacts } from './headroo
 export { headroomLines, decisionText } from './headroom-text.ts';
 export type { PeakReport } from './headroom-peak.ts';
 export { MEMORY_MODELS, modelFamily, modelFor, estimateExtraBytes, type MemoryModel, type MemoryModelOverride, type ModelFamily } from './memory-model.ts';
+export { CdpTransport } from './cdp-transport.ts';
+export { decodeChunkFrame, isChunkFrame } from './chunk-frame.ts';

@@ -1,16 +1,17 @@
 /**
- * A typed CDP session over chrome-remote-interface.
+ * A typed CDP session over our own transport (cdp-transport.ts: `ws` 8 and a
+ * fast path for snapshot chunks).
  *
  * Every command has a deadline. When the socket closes (target died, or we
  * closed it) every pending command and event wait is rejected with a typed
  * error, so nothing hangs. Listeners are owned: `on()` returns the function
  * that removes exactly that listener.
  */
-import CDP from 'chrome-remote-interface';
 import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping.js';
 import { CaptureError } from './errors.ts';
 import { cancelledError, withDeadline } from './deadline.ts';
 import { redactInspectorUrl } from './redact.ts';
+import { CdpClosedError, CdpTransport } from './cdp-transport.ts';
 
 type Commands = ProtocolMapping.Commands;
 type Events = ProtocolMapping.Events;
@@ -21,20 +22,8 @@ export type ResultOf<M extends keyof Commands> = Commands[M]['returnType'];
 /** Payload of a CDP event. */
 export type EventOf<E extends keyof Events> = Events[E][0];
 
-/** The part of chrome-remote-interface's client we use (it is an EventEmitter). */
-interface RawClient {
-  send(method: string, params?: object): Promise<unknown>;
-  on(event: string, listener: (...args: unknown[]) => void): unknown;
-  removeListener(event: string, listener: (...args: unknown[]) => void): unknown;
-  close(): Promise<void>;
-  /**
-   * chrome-remote-interface's underlying `ws` WebSocket (not part of its typed
-   * API). `terminate()` destroys the TCP socket at once; `close()` waits for the
-   * peer's close frame, and a frozen peer never sends one (ws then holds the
-   * socket, and the process, for its 30 s close timeout).
-   */
-  _ws?: { terminate(): void };
-}
+/** The part of the transport the session uses (it is an EventEmitter). */
+type RawClient = Pick<CdpTransport, 'send' | 'on' | 'removeListener' | 'close' | 'terminate' | 'setChunkSink'>;
 
 /**
  * How long a graceful WebSocket close may take before the socket is destroyed.
@@ -85,8 +74,7 @@ export class CdpSession {
   /** Open a session to an inspector WebSocket URL. */
   static async connect(url: string, options: SessionOptions): Promise<CdpSession> {
     const shown = redactInspectorUrl(url);
-    // `local: true` uses the protocol bundled with the client instead of fetching it from the target.
-    const opening = CDP({ target: url, local: true }) as unknown as Promise<RawClient>;
+    const opening: Promise<RawClient> = CdpTransport.open(url);
     let client: RawClient;
     try {
       client = await withDeadline(
@@ -150,6 +138,18 @@ export class CdpSession {
     };
   }
 
+  /**
+   * Receive `HeapProfiler.addHeapSnapshotChunk` as the snapshot's bytes (UTF-8)
+   * instead of as events: decoded from the frame without a message object.
+   * One receiver at a time; returns the function that removes it.
+   */
+  onSnapshotChunk(handler: (bytes: Buffer) => void): () => void {
+    this.#client.setChunkSink(handler);
+    return () => {
+      this.#client.setChunkSink(undefined);
+    };
+  }
+
   /** Wait for an event, with a deadline; rejects if the session closes first. */
   async waitFor<E extends keyof Events>(event: E, timeoutMs: number, predicate: (p: EventOf<E>) => boolean = () => true): Promise<EventOf<E>> {
     this.#assertOpen();
@@ -201,7 +201,7 @@ export class CdpSession {
   /** Destroy the socket now (no close handshake); a no-op once it is closed. */
   #terminate(): void {
     try {
-      this.#client._ws?.terminate();
+      this.#client.terminate();
     } catch {
       // Already destroyed.
     }
@@ -244,10 +244,10 @@ export class CdpSession {
 
   #mapSendError(method: string, err: unknown): CaptureError {
     if (err instanceof CaptureError) return err;
-    if (err instanceof Error && err.message === 'WebSocket connection closed') {
+    if (err instanceof CdpClosedError) {
       return this.#closeError ?? new CaptureError('target_closed', `the inspector connection closed while ${method} was pending`);
     }
-    // chrome-remote-interface's ProtocolError carries the target's `{code, message}`.
+    // CdpProtocolError carries the target's `{code, message, data}`.
     return new CaptureError('protocol_error', `${method} failed: ${describe(err)}`, { cause: err, details: { method } });
   }
 }

@@ -65,19 +65,23 @@ export class SnapshotStream extends Readable {
     this.#spillDir = options.spillDir ?? tmpdir();
   }
 
-  /** Add a chunk. Synchronous and never blocks: called from the WebSocket event handler. */
-  pushChunk(text: string): void {
+  /**
+   * Add a chunk (bytes, which the stream now owns, or text, stored as UTF-8).
+   * Synchronous and never blocks: called from the WebSocket message handler.
+   */
+  pushChunk(chunk: Buffer | string): void {
     if (this.destroyed || this.#producerDone) return;
-    const length = Buffer.byteLength(text, 'utf8');
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    const length = bytes.length;
     this.stats.bytes += length;
     this.stats.chunks += 1;
     if (!this.#spilling && this.#memBytes + length <= this.#ceiling) {
-      this.#mem.push(Buffer.from(text, 'utf8'));
+      this.#mem.push(bytes);
       this.#memBytes += length;
       if (this.#memBytes > this.stats.peakMemoryBytes) this.stats.peakMemoryBytes = this.#memBytes;
     } else {
       try {
-        this.#spill(text, length);
+        this.#spill(bytes);
       } catch (err) {
         this.destroy(spillError(err, this.#spillDir));
         return;
@@ -110,11 +114,11 @@ export class SnapshotStream extends Readable {
   /** A spill read in flight owns the fd until it returns; it closes it then. */
   #closeAfterRead: number | undefined;
 
-  #spill(text: string, length: number): void {
+  #spill(buf: Buffer): void {
     this.#spilling = true;
     this.#fd ??= this.#openSpillFile();
+    const length = buf.length;
     let written = 0;
-    const buf = Buffer.from(text, 'utf8');
     while (written < length) {
       written += writeSync(this.#fd, buf, written, length - written, this.#written + written);
     }

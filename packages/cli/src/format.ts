@@ -3,7 +3,6 @@ import type { CaptureProgress, InspectorRelease, PhaseTimings } from '@heapcap/c
 import { formatMiB, MIB, PHASES } from '@heapcap/capture';
 import type { CaptureManifest } from '@heapcap/storage/file';
 
-
 /** Renders progress on a TTY, redrawing one line at most every 100 ms. */
 export class ProgressLine {
   readonly #out: NodeJS.WriteStream;
@@ -24,8 +23,12 @@ export class ProgressLine {
     this.#lastDraw = now;
     let text: string;
     if (p.phase === 'generate') {
-      const pct = p.total > 0 ? Math.floor((100 * p.done) / p.total) : 0;
-      text = `generate   ${bar(pct)} ${String(pct).padStart(3)}%`;
+      // Progress events cost the target an extra walk of its heap (+12% generation), so the
+      // engine asks for none by default: then there is nothing to count, only to say.
+      text =
+        p.total > 0
+          ? `generate   ${bar(Math.floor((100 * p.done) / p.total))} ${String(Math.floor((100 * p.done) / p.total)).padStart(3)}%`
+          : 'generate   the target is building its snapshot (its main thread is paused)…';
     } else if (p.phase === 'serialize') {
       const secs = Math.max((now - this.#serializeStart) / 1000, 0.001);
       text = `serialize  ${formatMiB(p.bytes)}  ${(p.bytes / MIB / secs).toFixed(1)} MiB/s${p.spilledBytes > 0 ? `  (spilled ${formatMiB(p.spilledBytes)})` : ''}`;

@@ -1,0 +1,81 @@
+/**
+ * The capturer's hot path against the replaying stand-in inspector
+ * (lib/replay-server.ts), in its own process, as it was before issue 14 and
+ * as it is now:
+ * - before: chrome-remote-interface (`ws` 7, UTF-8 validated in JavaScript,
+ *   every message parsed whole), the engine's old chunk handler (chunk
+ *   string → UTF-8 Buffer, head/tail kept as strings), SnapshotStream, sha256,
+ *   gzip level 4, a file;
+ * - after: the engine's transport (`ws` 8, native UTF-8 validation, chunk
+ *   frames decoded from their bytes), SnapshotStream, sha256, the sink's gzip
+ *   (level 2), a file.
+ * Prints {"cpuMs", "gcMs", "bytes", "spilledBytes", "wallMs"}: CPU of all
+ * threads (gzip runs on libuv's pool) and the main thread's GC pauses.
+ *
+ * Usage: node --max-semi-space-size=2 --import tsx bench/lib/replay-capture.ts WS_URL before|after OUT_FILE
+ */
+import { createWriteStream } from 'node:fs';
+import { createRequire } from 'node:module';
+import { PerformanceObserver, performance } from 'node:perf_hooks';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import { SnapshotStream } from '@heapcap/capture';
+import { CdpTransport } from '@heapcap/capture';
+import { SnapshotDigest } from '@heapcap/storage';
+import { createSnapshotGzip } from '@heapcap/storage';
+
+interface CriClient {
+  send(method: string, params?: object): Promise<unknown>;
+  on(event: string, listener: (params: { chunk: string }) => void): unknown;
+  close(): Promise<void>;
+}
+type Cri = (options: { target: string; local: boolean }) => Promise<CriClient>;
+
+const [url, variant, out] = process.argv.slice(2);
+if (url === undefined || (variant !== 'before' && variant !== 'after') || out === undefined) {
+  throw new Error('usage: replay-capture.ts WS_URL before|after OUT_FILE');
+}
+
+let gcMs = 0;
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcMs += entry.duration;
+});
+gcObserver.observe({ entryTypes: ['gc'] });
+
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+const stream = new SnapshotStream();
+const consuming = pipeline(stream, new SnapshotDigest(), variant === 'before' ? createGzip({ level: 4 }) : createSnapshotGzip(), createWriteStream(out));
+if (variant === 'before') {
+  const cdp = createRequire(import.meta.url)('chrome-remote-interface') as Cri;
+  const client = await cdp({ target: url, local: true });
+  // The engine's chunk handler before issue 14: strings all the way to the stream.
+  let head = '';
+  let tail = '';
+  client.on('HeapProfiler.addHeapSnapshotChunk', ({ chunk }) => {
+    if (head.length < 64) head += chunk.slice(0, 64 - head.length);
+    tail = (tail + chunk).slice(-64);
+    stream.pushChunk(chunk);
+  });
+  await client.send('HeapProfiler.takeHeapSnapshot', { reportProgress: true });
+  await client.close();
+  if (!head.startsWith('{') || !tail.endsWith('}')) throw new Error('replay did not deliver a whole snapshot');
+} else {
+  const transport = await CdpTransport.open(url);
+  transport.setChunkSink((bytes) => stream.pushChunk(bytes));
+  await transport.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+  await transport.close();
+}
+stream.finish();
+await consuming;
+const cpu = process.cpuUsage(cpu0);
+gcObserver.disconnect();
+console.log(
+  JSON.stringify({
+    cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+    gcMs: Math.round(gcMs),
+    bytes: stream.stats.bytes,
+    spilledBytes: stream.stats.spilledBytes,
+    wallMs: Math.round(performance.now() - t0),
+  }),
+);

@@ -1,0 +1,204 @@
+/**
+ * The CDP wire: JSON-RPC over one WebSocket (`ws` 8), plus a fast path for
+ * snapshot chunks. `CdpSession` (session.ts) is the typed API on top of it,
+ * with deadlines and typed errors; nothing else should talk to the socket.
+ *
+ * Why not chrome-remote-interface: it pins `ws` 7, which validates UTF-8 in
+ * JavaScript unless an optional native addon is installed (the bundled CLI
+ * has none), and it hands every message over as a string that it parses whole
+ * and emits three times. A snapshot is ~5,000-10,000 such messages of
+ * 100 KiB-1 MiB. Here `ws` 8 validates UTF-8 natively (`buffer.isUtf8`) and a
+ * chunk frame is recognised by its bytes and only its string is parsed
+ * (chunk-frame.ts). We used no other part of it (protocol download, domain
+ * helpers).
+ */
+import { EventEmitter } from 'node:events';
+import WebSocket from 'ws';
+import { decodeChunkFrame, isChunkFrame } from './chunk-frame.ts';
+
+/** The socket closed (or never opened) while a command was pending. */
+export class CdpClosedError extends Error {
+  override readonly name = 'CdpClosedError';
+}
+
+/** The target answered a command with a protocol error (`{code, message, data}`). */
+export class CdpProtocolError extends Error {
+  override readonly name = 'CdpProtocolError';
+  readonly code: number | undefined;
+  readonly data: unknown;
+  constructor(error: { code?: unknown; message?: unknown; data?: unknown }) {
+    const message = typeof error.message === 'string' ? error.message : 'protocol error';
+    super(error.data === undefined ? message : `${message} (${String(error.data)})`);
+    this.code = typeof error.code === 'number' ? error.code : undefined;
+    this.data = error.data;
+  }
+}
+
+interface Pending {
+  resolve: (result: unknown) => void;
+  reject: (err: Error) => void;
+}
+
+/**
+ * How long `close()` waits for the peer to answer our close frame before it
+ * drops the TCP connection. A frozen target (SIGSTOP, a 30 s GC) never answers,
+ * and `ws` would otherwise keep the socket, and the process, for 30 s.
+ */
+const CLOSE_GRACE_MS = 1_000;
+
+/**
+ * Largest message accepted. Chunks are 100 KiB (V8 ≤ 12) or 1 MiB (later V8)
+ * of snapshot text, escaped; nothing we ask for comes near this.
+ */
+const MAX_PAYLOAD = 64 * 1024 * 1024;
+
+/**
+ * One CDP connection. Emits each protocol event under its method name with its
+ * params, and `disconnect` once when the socket closes (whoever closed it).
+ */
+export class CdpTransport extends EventEmitter {
+  readonly #ws: WebSocket;
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #closed = false;
+  #chunkSink: ((bytes: Buffer) => void) | undefined;
+  #dropReason: string | undefined;
+
+  private constructor(ws: WebSocket) {
+    super();
+    this.#ws = ws;
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (!isBinary) this.#onMessage(data);
+    });
+    ws.on('close', () => this.#onClose());
+    // After open, errors are followed by 'close'; that is where pending calls fail.
+    ws.on('error', () => undefined);
+  }
+
+  /** Open a WebSocket to `url`; rejects with the socket's error (refused, 404, bad handshake). */
+  static open(url: string): Promise<CdpTransport> {
+    return new Promise((resolve, reject) => {
+      let ws: WebSocket;
+      try {
+        ws = new WebSocket(url, {
+          // The inspector does not compress; a browser would, at its own CPU cost per chunk.
+          perMessageDeflate: false,
+          maxPayload: MAX_PAYLOAD,
+          followRedirects: false,
+        });
+      } catch (err) {
+        reject(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      const onError = (err: Error): void => {
+        ws.off('open', onOpen);
+        ws.terminate();
+        reject(err);
+      };
+      const onOpen = (): void => {
+        ws.off('error', onError);
+        resolve(new CdpTransport(ws));
+      };
+      ws.once('open', onOpen);
+      ws.once('error', onError);
+    });
+  }
+
+  /**
+   * Deliver `HeapProfiler.addHeapSnapshotChunk` as the snapshot's bytes instead
+   * of as an event (undefined: back to events). The Buffer is the caller's.
+   */
+  setChunkSink(sink: ((bytes: Buffer) => void) | undefined): void {
+    this.#chunkSink = sink;
+  }
+
+  /** Send a command; resolves with its result, rejects with CdpProtocolError or CdpClosedError. */
+  send(method: string, params: object = {}): Promise<unknown> {
+    if (this.#closed || this.#ws.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new CdpClosedError(`the WebSocket is closed; ${method} was not sent`));
+    }
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#ws.send(JSON.stringify({ id, method, params }), (err) => {
+        if (err === undefined || err === null) return;
+        this.#pending.delete(id);
+        reject(new CdpClosedError(`sending ${method} failed: ${err.message}`));
+      });
+    });
+  }
+
+  /** Close the socket; resolves once it is closed (at most CLOSE_GRACE_MS after the close frame). */
+  close(): Promise<void> {
+    const ws = this.#ws;
+    if (ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS);
+      ws.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      if (ws.readyState === WebSocket.OPEN) ws.close();
+      else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+    });
+  }
+
+  #onMessage(data: Buffer): void {
+    // Dropped: `ws` may still hand over what it had already read; none of it counts.
+    if (this.#dropReason !== undefined) return;
+    const sink = this.#chunkSink;
+    if (sink !== undefined && isChunkFrame(data)) {
+      const bytes = decodeChunkFrame(data);
+      if (bytes !== undefined) {
+        sink(bytes);
+        return;
+      }
+    }
+    let message: { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
+    try {
+      message = JSON.parse(data.toString('utf8')) as typeof message;
+    } catch {
+      // It may have been a snapshot chunk: never carry on without it.
+      this.#drop('the target sent a message that is not valid JSON');
+      return;
+    }
+    if (typeof message.id === 'number') {
+      const pending = this.#pending.get(message.id);
+      if (pending === undefined) return;
+      this.#pending.delete(message.id);
+      if (typeof message.error === 'object' && message.error !== null) pending.reject(new CdpProtocolError(message.error));
+      else pending.resolve(message.result ?? {});
+    } else if (typeof message.method === 'string') {
+      // A chunk in a shape the fast path does not recognise still goes to the sink.
+      if (sink !== undefined && message.method === 'HeapProfiler.addHeapSnapshotChunk') {
+        const chunk = (message.params as { chunk?: unknown } | undefined)?.chunk;
+        if (typeof chunk === 'string') sink(Buffer.from(chunk, 'utf8'));
+        else this.#drop('the target sent a snapshot chunk without its text');
+        return;
+      }
+      this.emit(message.method, message.params);
+    }
+  }
+
+  /** Destroy the socket now, without a close handshake (a frozen peer never answers one). */
+  terminate(): void {
+    this.#ws.terminate();
+  }
+
+  /** Drops the connection: what follows on it cannot be trusted to be complete. */
+  #drop(reason: string): void {
+    this.#dropReason ??= reason;
+    this.#chunkSink = undefined;
+    this.#ws.terminate();
+  }
+
+  #onClose(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#chunkSink = undefined;
+    const err = new CdpClosedError(this.#dropReason === undefined ? 'the WebSocket closed' : `the connection was dropped: ${this.#dropReason}`);
+    for (const pending of this.#pending.values()) pending.reject(err);
+    this.#pending.clear();
+    this.emit('disconnect');
+  }
+}
