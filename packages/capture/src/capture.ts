@@ -23,6 +23,7 @@ import { checkHeadroom, forcedFailure } from './headroom-gate.ts';
 import type { HeadroomOptions, HeadroomReport } from './headroom.ts';
 import { readPeak, type PeakReport } from './headroom-peak.ts';
 import { closeOpenedInspector, leftOpenText, NOT_OPENED_BY_US, type InspectorRelease } from './inspector-close.ts';
+import { preparePipe, readPipeSnapshot, removePipe, type PipeSetup, type SnapshotTransport, type TransportReport } from './pipe-transport.ts';
 
 /** Deadlines, in milliseconds. */
 export interface CaptureTimeouts {
@@ -79,6 +80,15 @@ export interface CaptureOptions extends SnapshotFlags {
   memoryLimitBytes?: number;
   /** Headroom gate tuning per target: safety margin, model coefficients. */
   headroom?: Pick<HeadroomOptions, 'marginBytes' | 'model'>;
+  /**
+   * How the snapshot bytes travel (default `cdp`): `pipe` has a Node.js target
+   * on a shared filesystem write them with its own `writeHeapSnapshot()` into a
+   * FIFO heapcap reads (pipe-transport.ts), `auto` uses the pipe where the
+   * target can and CDP elsewhere.
+   */
+  transport?: SnapshotTransport;
+  /** Where the FIFO is made (default the OS temp dir); the target must see the same directory. */
+  pipeDir?: string;
 }
 
 /** Everything the engine learnt and measured, plus what `consume` returned. */
@@ -97,6 +107,8 @@ export interface CaptureResult<T> {
   peak: PeakReport;
   /** Whether heapcap opened the target's inspector (node-pid) and closed it again. */
   inspector: InspectorRelease;
+  /** How the snapshot bytes travelled, and why. */
+  transport: TransportReport;
   startedAt: Date;
   finishedAt: Date;
   consumed: T;
@@ -172,7 +184,8 @@ export async function captureHeapSnapshot<T>(
     throwIfAborted(signal);
 
     const flags = snapshotFlags(options, facts);
-    const { stats, finishedAtMs, consumed } = await streamSnapshot(session, flags, timeouts.snapshotMs, clock, progress, options, consume, facts);
+    const route = await chooseTransport(session, facts, flags, options);
+    const { stats, finishedAtMs, consumed, transport } = await streamSnapshot(session, flags, timeouts.snapshotMs, clock, progress, options, consume, facts, route);
 
     clock.stop(finishedAtMs);
     const peak = await readPeak(session, endpoint, headroom, timeouts.commandMs);
@@ -188,6 +201,7 @@ export async function captureHeapSnapshot<T>(
       headroom,
       peak,
       inspector,
+      transport,
       startedAt,
       finishedAt: new Date(),
       consumed,
@@ -244,6 +258,25 @@ function snapshotFlags(options: SnapshotFlags, facts: RuntimeFacts): SnapshotFla
   return flags;
 }
 
+/** The way the snapshot will travel: a FIFO ready for it, or CDP and why. */
+type Route = { pipe: PipeSetup; requested: SnapshotTransport } | { pipe: undefined; report: TransportReport };
+
+/** Decide the transport before the snapshot; `pipe` required but impossible is an error that says why. */
+async function chooseTransport(session: CdpSession, facts: RuntimeFacts, flags: SnapshotFlags, options: CaptureOptions): Promise<Route> {
+  const requested = options.transport ?? 'cdp';
+  if (requested === 'cdp') return { pipe: undefined, report: { requested, used: 'cdp', reason: 'cdp was requested' } };
+  const setup = flags.treatGlobalObjectsAsRoots !== undefined ? { skip: 'treatGlobalObjectsAsRoots exists only over CDP' } : await preparePipe(session, facts, options.pipeDir);
+  if ('skip' in setup) {
+    if (requested === 'pipe') {
+      throw new CaptureError('invalid_input', `the pipe transport is not possible for this target: ${setup.skip}`, {
+        hint: 'use --transport auto (the pipe where possible, CDP elsewhere) or cdp',
+      });
+    }
+    return { pipe: undefined, report: { requested, used: 'cdp', reason: setup.skip } };
+  }
+  return { pipe: setup, requested };
+}
+
 /** Take the snapshot and feed it to `consume`; returns when the artifact is complete. */
 async function streamSnapshot<T>(
   session: CdpSession,
@@ -254,7 +287,8 @@ async function streamSnapshot<T>(
   options: CaptureOptions,
   consume: (snapshot: Readable, facts: RuntimeFacts) => Promise<T>,
   facts: RuntimeFacts,
-): Promise<{ stats: SnapshotStreamStats; finishedAtMs: number; consumed: T }> {
+  route: Route,
+): Promise<{ stats: SnapshotStreamStats; finishedAtMs: number; consumed: T; transport: TransportReport }> {
   // Attaching the sink belongs to generate: left in the phase before, it made
   // `enable` read 1.3-3.9 ms where the round trip alone took 0.3-1.1 ms (same
   // target, back to back, load average 4-6), and `gc` before that.
@@ -275,7 +309,7 @@ async function streamSnapshot<T>(
   let responded = false;
   let lateChunks = 0;
   // Listeners go on before the command, and come off in `finally`.
-  const offChunk = session.onSnapshotChunk((chunk) => {
+  const onChunk = (chunk: Buffer): void => {
     if (responded) {
       lateChunks += 1;
       return;
@@ -289,7 +323,8 @@ async function streamSnapshot<T>(
     ends.add(chunk);
     stream.pushChunk(chunk);
     progress({ phase: 'serialize', bytes: stream.stats.bytes, chunks: stream.stats.chunks, spilledBytes: stream.stats.spilledBytes });
-  });
+  };
+  const offChunk = session.onSnapshotChunk(onChunk);
   const offProgress = session.on('HeapProfiler.reportHeapSnapshotProgress', ({ done, total }) => {
     if (firstChunkAt === undefined) progress({ phase: 'generate', done, total });
   });
@@ -303,17 +338,34 @@ async function streamSnapshot<T>(
       throw err;
     },
   );
+  let transport: TransportReport | undefined = route.pipe === undefined ? route.report : undefined;
   try {
-    const snapshot = session.send('HeapProfiler.takeHeapSnapshot', { reportProgress: options.reportProgress === true, ...flags }, snapshotMs);
-    // A failing sink stops the capture at once: no point in reading a snapshot we cannot store.
-    await Promise.race([snapshot, consumeFailed]);
+    if (route.pipe !== undefined) {
+      try {
+        // A failing sink stops the capture at once: no point in reading a snapshot we cannot store.
+        await Promise.race([readPipeSnapshot(session, route.pipe, flags, snapshotMs, onChunk), consumeFailed]);
+        transport = { requested: route.requested, used: 'pipe', reason: 'the target shares the pipe directory' };
+      } catch (err) {
+        // Nothing arrived yet and the target is fine: the same snapshot over CDP, unless the pipe was
+        // required. A target that timed out, closed or was cancelled is not asked again.
+        if (firstChunkAt !== undefined || consumeError !== undefined || route.requested === 'pipe' || targetFailure(err)) throw err;
+        transport = { requested: route.requested, used: 'cdp', reason: `the pipe failed before any byte: ${(err as Error).message}` };
+      } finally {
+        await removePipe(route.pipe);
+      }
+    }
+    if (transport?.used !== 'pipe') {
+      const snapshot = session.send('HeapProfiler.takeHeapSnapshot', { reportProgress: options.reportProgress === true, ...flags }, snapshotMs);
+      // A failing sink stops the capture at once: no point in reading a snapshot we cannot store.
+      await Promise.race([snapshot, consumeFailed]);
+    }
     responded = true;
     const truncated = truncation(ends.head, ends.tail, firstChunkAt !== undefined);
     if (truncated !== undefined) throw truncated;
     clock.enter('sink', lastChunkAt);
     stream.finish();
     const consumed = await withDeadline(consuming, snapshotMs, () => new CaptureError('storage_failed', `the sink did not complete within ${snapshotMs} ms after the last chunk`), options.signal);
-    return { stats: { ...stream.stats }, finishedAtMs: performance.now(), consumed };
+    return { stats: { ...stream.stats }, finishedAtMs: performance.now(), consumed, transport: transport ?? { requested: 'cdp', used: 'cdp', reason: 'cdp was requested' } };
   } catch (err) {
     const error = consumeError ?? err;
     stream.destroy(toCaptureError(error));
@@ -325,6 +377,11 @@ async function streamSnapshot<T>(
     offProgress();
     if (lateChunks > 0) stream.destroy();
   }
+}
+
+/** The target (not the pipe) failed: it is frozen, busy, gone, or the capture was cancelled. */
+function targetFailure(err: unknown): boolean {
+  return err instanceof CaptureError && (err.code === 'protocol_timeout' || err.code === 'target_closed' || err.code === 'cancelled');
 }
 
 /** The first and last 64 bytes of the snapshot, for the completeness check; copies nothing else. */

@@ -1,7 +1,7 @@
 /** Flags of `heapcap capture`, validated into a typed command. */
 import { parseArgs } from 'node:util';
 import { CaptureError } from '@heapcap/errors';
-import type { EndpointSpec, WarmMode } from '@heapcap/capture';
+import type { EndpointSpec, SnapshotTransport, WarmMode } from '@heapcap/capture';
 import { parseStorageUrl, type S3Settings, type StorageConfig } from '@heapcap/config';
 
 /** A validated `heapcap capture` invocation. */
@@ -20,6 +20,9 @@ export interface CaptureCommand {
   memoryCeilingBytes: number;
   spillDir: string | undefined;
   snapshotTimeoutMs: number | undefined;
+  /** How the snapshot bytes travel. */
+  transport: SnapshotTransport;
+  pipeDir: string | undefined;
   /** Capture even when the headroom gate refuses. */
   force: boolean;
   /** Print the preflight facts and the headroom decision; take nothing. */
@@ -53,6 +56,10 @@ Options:
   --capture-numeric-value include numeric values (where supported)
   --memory-ceiling MiB    snapshot bytes held in memory before spilling (default 32)
   --spill-dir DIR         where to spill (default: the OS temp dir)
+  --transport T           auto (default) | cdp | pipe: how the snapshot bytes travel; pipe has a
+                          Node.js target on this host write them into a FIFO with its own
+                          writeHeapSnapshot() (a shorter pause); auto uses it where it can
+  --pipe-dir DIR          where the FIFO is made (default: the OS temp dir; the target must see it)
   --timeout SECONDS       deadline for the snapshot itself (default 1800)
   --reason TEXT           why (goes into the manifest)
   --json                  print the manifest as JSON on stdout
@@ -66,7 +73,7 @@ Headroom (a snapshot makes the target's RSS grow ~7-20x its heap used, outside t
 `;
 
 /** Parse `heapcap capture` argv (without the subcommand). Throws CaptureError('invalid_input'). */
-export function parseCaptureArgs(argv: string[], defaults: { storage: StorageConfig; memoryCeilingBytes: number; spillDir: string | undefined; s3?: S3Settings }): CaptureCommand {
+export function parseCaptureArgs(argv: string[], defaults: { storage: StorageConfig; memoryCeilingBytes: number; spillDir: string | undefined; s3?: S3Settings; transport?: SnapshotTransport; pipeDir?: string | undefined }): CaptureCommand {
   let values;
   try {
     ({ values } = parseArgs({
@@ -90,6 +97,8 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
         'no-warm': { type: 'boolean' },
         gc: { type: 'boolean' },
         'no-gzip': { type: 'boolean' },
+        transport: { type: 'string' },
+        'pipe-dir': { type: 'string' },
         'expose-internals': { type: 'boolean' },
         'capture-numeric-value': { type: 'boolean' },
         'memory-ceiling': { type: 'string' },
@@ -187,6 +196,8 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
     captureNumericValue: values['capture-numeric-value'] === true,
     memoryCeilingBytes: values['memory-ceiling'] === undefined ? defaults.memoryCeilingBytes : positiveInt(values['memory-ceiling'], '--memory-ceiling', 4096) * 1024 * 1024,
     spillDir: values['spill-dir'] ?? defaults.spillDir,
+    transport: transportOf(values.transport, defaults.transport ?? 'auto'),
+    pipeDir: values['pipe-dir'] ?? defaults.pipeDir,
     snapshotTimeoutMs: values.timeout === undefined ? undefined : positiveInt(values.timeout, '--timeout', 86_400) * 1000,
     force: values.force === true,
     dryRun: values['dry-run'] === true,
@@ -221,4 +232,11 @@ function safeHost(url: string): string {
 
 function invalid(message: string): CaptureError {
   return new CaptureError('invalid_input', message, { hint: 'run `heapcap capture --help` for the flags' });
+}
+
+/** `--transport`: one of auto, cdp, pipe. */
+function transportOf(value: string | undefined, fallback: SnapshotTransport): SnapshotTransport {
+  if (value === undefined) return fallback;
+  if (value === 'auto' || value === 'cdp' || value === 'pipe') return value;
+  throw new CaptureError('invalid_input', `--transport "${value}" is not one of auto, cdp, pipe`);
 }

@@ -25,6 +25,8 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
       storage: config.storage,
       memoryCeilingBytes: config.memoryCeilingBytes,
       spillDir: config.spillDir,
+      transport: config.snapshotTransport,
+      pipeDir: config.pipeDir,
       s3: config.s3,
     });
   } catch (err) {
@@ -53,6 +55,8 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
       captureNumericValue: cmd.captureNumericValue,
       memoryCeilingBytes: cmd.memoryCeilingBytes,
       spillDir: cmd.spillDir,
+      transport: cmd.transport,
+      pipeDir: cmd.pipeDir,
       snapshotTimeoutMs: cmd.snapshotTimeoutMs,
       force: cmd.force,
       memoryLimitBytes: cmd.memoryLimitBytes,

@@ -39,7 +39,8 @@ void describe('target frozen during generation (CLI)', { timeout: 180_000 }, () 
 
   void test('protocol_timeout printed within ~1 s of the deadline, exit right after, nothing left', async () => {
     const out = join(work.path, 'out');
-    const cli = startCli(['--node', `127.0.0.1:${target.port}`, '--out', out, '--timeout', String(TIMEOUT_S), '--quiet'], { timeoutMs: 120_000 });
+    // Over CDP: the session's own deadline and close (the pipe's are tested in pipe-transport.test.ts).
+    const cli = startCli(['--node', `127.0.0.1:${target.port}`, '--out', out, '--timeout', String(TIMEOUT_S), '--quiet', '--transport', 'cdp'], { timeoutMs: 120_000 });
     try {
       // The sink opens its temp file right after the engine sent takeHeapSnapshot.
       await waitFor(async () => (await listFiles(out)).some((f) => /(^|\/)\.[0-9A-Z]{26}\.[0-9a-f]+\.tmp$/.test(f)), {

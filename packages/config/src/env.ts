@@ -46,6 +46,13 @@ const EnvSchema = z.object({
   HEAPCAP_MEMORY_CEILING_MB: z.coerce.number().int().min(1).max(4096).default(32),
   /** Directory for spill files (default: the OS temp dir). */
   HEAPCAP_SPILL_DIR: z.string().min(1).optional(),
+  /**
+   * How snapshot bytes travel: cdp (inspector messages), pipe (a Node.js target on a
+   * shared filesystem writes them into a FIFO), auto (the pipe where possible).
+   */
+  HEAPCAP_SNAPSHOT_TRANSPORT: z.enum(['auto', 'cdp', 'pipe']).default('auto'),
+  /** Where the pipe's FIFO is made (default: the OS temp dir); the target must see the same directory. */
+  HEAPCAP_PIPE_DIR: z.string().min(1).optional(),
 });
 
 /** The parsed configuration. */
@@ -62,6 +69,9 @@ export interface HeapcapConfig {
   logLevel: z.infer<typeof EnvSchema>['HEAPCAP_LOG_LEVEL'];
   memoryCeilingBytes: number;
   spillDir: string | undefined;
+  /** How snapshot bytes travel (HEAPCAP_SNAPSHOT_TRANSPORT). */
+  snapshotTransport: 'auto' | 'cdp' | 'pipe';
+  pipeDir: string | undefined;
   /** The API base URL for the client commands. */
   apiUrl: string;
   /** The client commands' bearer token. */
@@ -127,6 +137,8 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     logLevel: e.HEAPCAP_LOG_LEVEL,
     memoryCeilingBytes: e.HEAPCAP_MEMORY_CEILING_MB * 1024 * 1024,
     spillDir: e.HEAPCAP_SPILL_DIR,
+    snapshotTransport: e.HEAPCAP_SNAPSHOT_TRANSPORT,
+    pipeDir: e.HEAPCAP_PIPE_DIR,
     apiUrl: e.HEAPCAP_API_URL,
     token: e.HEAPCAP_TOKEN,
   };

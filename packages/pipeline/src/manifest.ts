@@ -50,6 +50,7 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
     peak: result.peak,
     // node-pid: whether heapcap opened the inspector with SIGUSR1 and closed it again.
     inspector: result.inspector,
+    transport: result.transport,
     // chromium: how many targets the selector matched and which one was taken.
     ...(result.endpoint.selected === undefined ? {} : { selection: selectionOf(result.endpoint.selected) }),
     artifact: {

@@ -4,7 +4,7 @@
  * Shared by the CLI and the worker; knows nothing of queues or records.
  */
 import type { Readable } from 'node:stream';
-import { captureHeapSnapshot, type CaptureOptions, type CaptureProgress, type CaptureResult, type EndpointSpec, type WarmMode } from '@heapcap/capture';
+import { captureHeapSnapshot, type CaptureOptions, type CaptureProgress, type CaptureResult, type EndpointSpec, type SnapshotTransport, type WarmMode } from '@heapcap/capture';
 import { CaptureError, toCaptureError } from '@heapcap/errors';
 import type { ArtifactRef, ArtifactStore, CaptureManifest, StoredArtifact } from '@heapcap/storage';
 import { buildManifest, type CaptureManifestInput } from './manifest.ts';
@@ -23,6 +23,9 @@ export interface RunCaptureInput {
   memoryCeilingBytes?: number;
   spillDir?: string | undefined;
   snapshotTimeoutMs?: number | undefined;
+  /** How the snapshot bytes travel (default cdp); see @heapcap/capture's pipe transport. */
+  transport?: SnapshotTransport | undefined;
+  pipeDir?: string | undefined;
   /** Capture even when the headroom gate refuses. */
   force?: boolean;
   /** The target's configured memory limit. */
@@ -51,6 +54,8 @@ export async function runCapture(input: RunCaptureInput): Promise<RunCaptureOutp
     captureNumericValue: input.captureNumericValue === true,
     ...(input.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: input.memoryCeilingBytes }),
     ...(input.spillDir === undefined ? {} : { spillDir: input.spillDir }),
+    ...(input.transport === undefined ? {} : { transport: input.transport }),
+    ...(input.pipeDir === undefined ? {} : { pipeDir: input.pipeDir }),
     ...(input.snapshotTimeoutMs === undefined ? {} : { timeouts: { snapshotMs: input.snapshotTimeoutMs } }),
     force: input.force === true,
     ...(input.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: input.memoryLimitBytes }),

@@ -138,6 +138,11 @@ export const CaptureManifestSchema = z.looseObject({
       taken: z.object({ type: z.string(), title: z.string(), url: z.string() }),
     })
     .optional(),
+  // How the snapshot bytes travelled (CDP messages or the local pipe), and why.
+  // Absent in manifests written before the pipe existed (they all used CDP).
+  transport: z
+    .object({ requested: z.enum(['auto', 'cdp', 'pipe']), used: z.enum(['cdp', 'pipe']), reason: z.string() })
+    .optional(),
   // Whether heapcap opened the target's inspector (node-pid, SIGUSR1) and closed it again.
   // Absent in manifests written before it was recorded.
   inspector: z

@@ -17,6 +17,12 @@ export interface NodeTargetOptions {
   env?: Record<string, string>;
   /** Deadline for the inspector line and `READY`; default 30 s. */
   readyTimeoutMs?: number;
+  /**
+   * Start it through a launcher that execs node in the same process (so `pid`
+   * stays node's), e.g. `unshare` for a target in another mount namespace:
+   * gets node's path and argv, returns the command and its arguments.
+   */
+  wrap?: (bin: string, argv: string[]) => [string, string[]];
 }
 
 /** How a child ended. */
@@ -60,7 +66,8 @@ export async function startNodeTarget(opts: NodeTargetOptions): Promise<NodeTarg
     opts.script,
     ...(opts.args ?? []),
   ];
-  const child = spawn(bin, argv, { env: childEnv(opts.env), stdio: 'pipe' });
+  const [cmd, args] = opts.wrap === undefined ? [bin, argv] : opts.wrap(bin, argv);
+  const child = spawn(cmd, args, { env: childEnv(opts.env), stdio: 'pipe' });
   const unregister = onProcessExit(() => child.kill('SIGKILL'));
   // A target that dies makes writes to its stdin fail with EPIPE; that is not our error.
   child.stdin.on('error', () => {});

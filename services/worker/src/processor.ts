@@ -26,6 +26,8 @@ export interface ProcessorDeps {
   tuning: WorkerTuning;
   memoryCeilingBytes?: number | undefined;
   spillDir?: string | undefined;
+  snapshotTransport?: 'auto' | 'cdp' | 'pipe' | undefined;
+  pipeDir?: string | undefined;
 }
 
 /** Phases during which the target may still be producing a snapshot we abandoned. */
@@ -146,6 +148,8 @@ async function runAttempt(a: AttemptInput): Promise<void> {
       ...(target.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: target.memoryLimitBytes }),
       ...(deps.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: deps.memoryCeilingBytes }),
       spillDir: deps.spillDir,
+      transport: deps.snapshotTransport,
+      pipeDir: deps.pipeDir,
       snapshotTimeoutMs: tuning.snapshotTimeoutMs,
       trigger: a.record.trigger,
       signal: controller.signal,

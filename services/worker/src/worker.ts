@@ -21,6 +21,8 @@ export interface CaptureWorkerDeps {
   tuning: Partial<WorkerTuning> & { concurrency: number };
   memoryCeilingBytes?: number | undefined;
   spillDir?: string | undefined;
+  snapshotTransport?: 'auto' | 'cdp' | 'pipe' | undefined;
+  pipeDir?: string | undefined;
 }
 
 type State = 'created' | 'running' | 'closing' | 'closed';
@@ -155,5 +157,7 @@ export function workerFromConfig(config: HeapcapConfig, queue: HeapcapQueue, sin
     tuning: { concurrency: config.workerConcurrency },
     memoryCeilingBytes: config.memoryCeilingBytes,
     spillDir: config.spillDir,
+    snapshotTransport: config.snapshotTransport,
+    pipeDir: config.pipeDir,
   });
 }
