@@ -103,6 +103,7 @@ export {
   ScheduleRunJobSchema,
   MemberJobSchema,
   memberJobId,
+  scheduledTimeOf,
   type MemberJob,
   type ScheduleRunJob,
 } from './schedules/jobs.ts';

@@ -103,3 +103,43 @@ void test('every 2s captures its target; PUT 3s keeps one scheduler; pause, resu
   const audit = (await q.audit.recent(100)).map((e) => e.action);
   for (const a of ['schedule.create', 'schedule.update', 'schedule.pause', 'schedule.resume', 'schedule.delete']) assert.ok(audit.includes(a), `audit has ${a}: ${audit.join(', ')}`);
 });
+
+void test('a group of three, every 6s, maxConcurrent 1: each target once per interval, starts spread, never two at once', async () => {
+  h = await startHarness({ redisUrl: redis.url, env: FAST, worker: { concurrency: 3 }, schedules: {} });
+  const group = ['grp-a', 'grp-b', 'grp-c'];
+  for (const id of group) await h.world.addTarget(id, 2, { service: 'grp' });
+  await h.world.addTarget('bystander', 2, { service: 'other' });
+  const q = h.queue;
+  const res = await h.app.inject({ method: 'POST', url: '/v1/schedules', headers: auth('runbook'), payload: { id: 'grp', selector: { service: 'grp' }, every: '6s', maxConcurrent: 1 } });
+  assert.equal(res.statusCode, 201, res.body);
+  assert.equal(res.json<View>().matches, 3);
+
+  // Two full runs.
+  await waitFor(async () => (await scheduleCaptures(q, 'grp')).length >= 6, { timeoutMs: 90_000, intervalMs: 200, what: 'six captures of the group' });
+  await h.app.inject({ method: 'POST', url: '/v1/schedules/grp/pause', headers: auth('runbook') });
+  const all = await settled(q, 'grp');
+  if (process.env['HEAPCAP_TEST_DEBUG'] === '1') {
+    console.log(all.map((r) => `${r.targetId} ${r.status} c=${r.createdAt} s=${r.startedAt} f=${r.finishedAt} ${JSON.stringify(r.timings)}`).join('\n'));
+    console.log(h.logs.lines.filter((l) => l.includes('schedule')).join('\n'));
+  }
+  const runs = [all.slice(0, 3), all.slice(3, 6)];
+  for (const run of runs) {
+    assert.deepEqual(run.map((r) => r.targetId).sort(), group, `each target once per run: ${run.map((r) => `${r.targetId}@${r.createdAt}`).join(', ')}`);
+    for (const r of run) assert.equal(r.status, 'succeeded', JSON.stringify(r.error));
+  }
+  assert.ok(!all.some((r) => r.targetId === 'bystander'));
+  // Runs are an interval apart; within a run the members are spread over it (offsets 0, 2, 4 s).
+  const runGap = Date.parse(runs[1]![0]!.createdAt) - Date.parse(runs[0]![0]!.createdAt);
+  assert.ok(runGap >= 5_000 && runGap <= 7_500, `runs ${runGap} ms apart`);
+  const started = all.slice(0, 6).map((r) => ({ id: r.targetId, start: Date.parse(r.startedAt ?? ''), end: Date.parse(r.finishedAt ?? '') })).sort((a, b) => a.start - b.start);
+  for (let i = 1; i < started.length; i++) {
+    const [prev, cur] = [started[i - 1]!, started[i]!];
+    assert.ok(cur.start - prev.start >= 1_000, `starts ${cur.start - prev.start} ms apart: ${JSON.stringify(started)}`);
+    assert.ok(cur.start >= prev.end, `two at once: ${prev.id} ran until ${prev.end}, ${cur.id} started ${cur.start}`);
+  }
+  // Turns are counted by outcome.
+  const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const created = Number(/heapcap_schedule_runs_total\{outcome="created"\} (\d+)/.exec(metrics)?.[1]);
+  assert.ok(created >= 6, metrics);
+  assert.match(metrics, /heapcap_schedules\{state="paused"\} 1/);
+});

@@ -43,3 +43,15 @@ export function memberJobId(m: Pick<MemberJob, 'scheduleId' | 'runAt' | 'targetI
 
 /** BullMQ keeps finished jobs of this queue only this long/many (the records and lastRun are the history). */
 export const FINISHED_JOBS = { removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: { age: 24 * 3_600, count: 1_000 } } as const;
+
+/**
+ * The scheduled time of a scheduler's job. BullMQ names each iteration
+ * `repeat:<scheduler id>:<scheduled ms>`; that is the one reliable source
+ * (an `every` iteration's `opts.prevMillis` is unset, and its `timestamp` is
+ * when the previous iteration started, not when this one is due). Falls back
+ * to `timestamp + delay` for an id of another shape.
+ */
+export function scheduledTimeOf(job: { id?: string | undefined; timestamp: number; delay?: number | undefined }): number {
+  const ms = Number(job.id?.slice(job.id.lastIndexOf(':') + 1));
+  return job.id?.startsWith('repeat:') === true && Number.isSafeInteger(ms) && ms > 0 ? ms : job.timestamp + (job.delay ?? 0);
+}

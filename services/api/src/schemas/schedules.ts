@@ -30,7 +30,8 @@ export const ListSchedulesResponseSchema = z.object({ items: z.array(ScheduleVie
 
 export const PinBodySchema = z
   .strictObject({ reason: z.string().max(1000).optional().describe('why it is kept (shown on the record)') })
-  .optional()
+  // No body at all arrives as null.
+  .nullish()
   .describe('PinCapture');
 
 export const PinResponseSchema = z.object({ capture: CaptureRecordSchema });

@@ -21,6 +21,7 @@ import {
   SCHEDULE_QUEUE,
   SCHEDULE_RUN_JOB,
   ScheduleRunJobSchema,
+  scheduledTimeOf,
   type ArtifactRemover,
   type HeapcapQueue,
 } from '@heapcap/queue';
@@ -127,7 +128,7 @@ export class ScheduleWorker {
       case SCHEDULE_RUN_JOB: {
         const data = ScheduleRunJobSchema.safeParse(job.data);
         if (!data.success) throw new UnrecoverableError('invalid_input: bad schedule-run payload');
-        const runAt = job.opts.prevMillis ?? job.timestamp;
+        const runAt = scheduledTimeOf({ id: job.id, timestamp: job.timestamp, delay: job.opts.delay });
         const plan = await queue.planScheduleRun(data.data.scheduleId, runAt);
         const log = this.#log.child({ scheduleId: data.data.scheduleId, runAt: new Date(runAt).toISOString() });
         if (plan.kind === 'planned') log.info({ members: plan.members, intervalMs: plan.intervalMs }, 'schedule run planned');
