@@ -10,6 +10,7 @@ import { HEAPCAP_VERSION } from '@heapcap/pipeline';
 import { captureMain } from './capture-main.ts';
 import { statusMain } from './status.ts';
 import { triggerMain } from './trigger.ts';
+import { schedulesMain } from './schedules.ts';
 import { EXIT } from './exit-codes.ts';
 
 const USAGE = `heapcap ${HEAPCAP_VERSION}: V8 heap snapshots from running Node.js processes and Chromium pages
@@ -21,6 +22,7 @@ Usage:
   heapcap worker                     run a capture worker alone (split deployments)
   heapcap trigger TARGET [--wait S]  ask the API for a capture (HEAPCAP_API_URL, HEAPCAP_TOKEN)
   heapcap status ID                  show a capture's record
+  heapcap schedules list|show|create|pause|resume|delete   periodic captures (see heapcap schedules --help)
   heapcap version
 
 Configuration comes from HEAPCAP_* environment variables (docs/configuration.md).
@@ -58,6 +60,8 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       return triggerMain(rest, clientEnv(config));
     case 'status':
       return statusMain(rest, clientEnv(config));
+    case 'schedules':
+      return schedulesMain(rest, clientEnv(config));
     case 'version':
     case '--version':
       process.stdout.write(`${HEAPCAP_VERSION}\n`);
