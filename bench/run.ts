@@ -1,7 +1,7 @@
 /**
  * Runs the benches of this workspace in sequence, or the ones named:
  *
- *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3 ...]
+ *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|api|headroom-model|redis-footprint ...]
  *
  * Exits non-zero when any bench check failed (each failure is printed as
  * `FAIL [bench] ...` and summarised at the end) or a bench crashed.
@@ -33,6 +33,7 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   s3: async () => (await import('./s3.ts')).s3Bench,
   api: async () => (await import('./api.ts')).apiBench,
   'headroom-model': async () => (await import('./headroom-model.ts')).headroomModelBench,
+  'redis-footprint': async () => (await import('./redis-footprint.ts')).redisFootprintBench,
 };
 
 // Ctrl-C / SIGTERM: exit through process.exit so the test kit's exit hook kills every target we started.

@@ -62,8 +62,12 @@ const EnvSchema = z.object({
   HEAPCAP_RETENTION_MAX_AGE_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   /** How often the retention janitor runs (one run at a time across replicas). */
   HEAPCAP_RETENTION_INTERVAL: DurationSchema.default(10 * 60_000),
-  /** Days a record whose artifact is gone (expired, failed, cancelled, deleted) stays in Redis. */
-  HEAPCAP_RECORD_TTL_DAYS: z.coerce.number().positive().max(36_500).default(30),
+  /**
+   * Days a record whose artifact is gone (expired, failed, cancelled, deleted)
+   * stays in Redis. A record is ~3.4 KB with its index entries (bench/redis-footprint.ts):
+   * a target captured every 30 min keeps 48 + 48 × 7 records ≈ 1.3 MB at 7 days.
+   */
+  HEAPCAP_RECORD_TTL_DAYS: z.coerce.number().positive().max(36_500).default(7),
 });
 
 /** The parsed configuration. */
