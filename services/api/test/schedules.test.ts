@@ -5,6 +5,8 @@
  * over the interval with at most maxConcurrent at once.
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
 import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
 import { auth, startHarness, type Harness } from './harness.ts';
@@ -57,6 +59,9 @@ void test('every 2s captures its target; PUT 3s keeps one scheduler; pause, resu
   for (const r of two) {
     assert.deepEqual(r.trigger, { kind: 'schedule', who: 'runbook', scheduleId: 'app-2s', reason: 'leak hunt' });
     assert.equal(r.targetId, 'app');
+    // The manifest beside the snapshot says the same.
+    const manifest = JSON.parse(await readFile(join(h.storage.path, r.artifact?.manifestKey ?? ''), 'utf8')) as { trigger: unknown };
+    assert.deepEqual(manifest.trigger, r.trigger);
   }
   assert.deepEqual(await schedulerIds(q), ['app-2s']);
   const shown = (await h.app.inject({ method: 'GET', url: '/v1/schedules/app-2s', headers: auth('reader') })).json<View>();
