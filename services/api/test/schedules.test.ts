@@ -123,10 +123,6 @@ void test('a group of three, every 6s, maxConcurrent 1: each target once per int
   await waitFor(async () => (await scheduleCaptures(q, 'grp')).length >= 6, { timeoutMs: 90_000, intervalMs: 200, what: 'six captures of the group' });
   await h.app.inject({ method: 'POST', url: '/v1/schedules/grp/pause', headers: auth('runbook') });
   const all = await settled(q, 'grp');
-  if (process.env['HEAPCAP_TEST_DEBUG'] === '1') {
-    console.log(all.map((r) => `${r.targetId} ${r.status} c=${r.createdAt} s=${r.startedAt} f=${r.finishedAt} ${JSON.stringify(r.timings)}`).join('\n'));
-    console.log(h.logs.lines.filter((l) => l.includes('schedule')).join('\n'));
-  }
   const runs = [all.slice(0, 3), all.slice(3, 6)];
   for (const run of runs) {
     assert.deepEqual(run.map((r) => r.targetId).sort(), group, `each target once per run: ${run.map((r) => `${r.targetId}@${r.createdAt}`).join(', ')}`);
