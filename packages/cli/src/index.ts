@@ -2,5 +2,8 @@
 export { EXIT, exitCodeFor } from './exit-codes.ts';
 export { triggerMain, parseTriggerArgs, TRIGGER_USAGE } from './trigger.ts';
 export { statusMain, STATUS_USAGE } from './status.ts';
+export { schedulesMain, SCHEDULES_USAGE } from './schedules.ts';
+export { parseCreateArgs, parseSelectorArg, type ScheduleBody } from './schedules-args.ts';
+export { formatSchedules, type ScheduleViewLike } from './schedules-format.ts';
 export type { CliIo } from './status-client.ts';
 export { runCli, type ServiceCommand, type ServiceCommands } from './run.ts';

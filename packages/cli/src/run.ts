@@ -12,6 +12,7 @@ import { statusMain } from './status.ts';
 import { triggerMain } from './trigger.ts';
 import { analyzeMain } from './analyze.ts';
 import { diffMain } from './diff.ts';
+import { schedulesMain } from './schedules.ts';
 import { EXIT } from './exit-codes.ts';
 
 const USAGE = `heapcap ${HEAPCAP_VERSION}: V8 heap snapshots from running Node.js processes and Chromium pages
@@ -25,6 +26,7 @@ Usage:
   heapcap status ID                  show a capture's record
   heapcap analyze FILE [--json]      retained sizes and retainer paths of a local snapshot file
   heapcap diff BASE HEAD [--json]    what grew between two local snapshot files
+  heapcap schedules list|show|create|pause|resume|delete   periodic captures (see heapcap schedules --help)
   heapcap version
 
 Configuration comes from HEAPCAP_* environment variables (docs/configuration.md).
@@ -66,6 +68,8 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       return analyzeMain(rest);
     case 'diff':
       return diffMain(rest);
+    case 'schedules':
+      return schedulesMain(rest, clientEnv(config));
     case 'version':
     case '--version':
       process.stdout.write(`${HEAPCAP_VERSION}\n`);

@@ -35,7 +35,7 @@ export function apiTargetFrom(env: Record<string, string | undefined>): ApiTarge
 }
 
 /** Call the API; resolves with status and JSON body; throws RestError for transport failures and error bodies. */
-export async function callApi(api: ApiTarget, method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: unknown }> {
+export async function callApi(api: ApiTarget, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: unknown }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (api.token !== undefined) headers['authorization'] = `Bearer ${api.token}`;
@@ -67,6 +67,6 @@ export async function callApi(api: ApiTarget, method: 'GET' | 'POST', path: stri
 
 /** Exit code for a REST failure. */
 export function exitCodeForRest(err: RestError): number {
-  if (err.status === 401 || err.status === 403 || err.status === 400 || err.status === 404 || err.status === 422 || err.code === 'invalid_input') return EXIT.usage;
+  if (err.status === 401 || err.status === 403 || err.status === 400 || err.status === 404 || err.status === 409 || err.status === 422 || err.code === 'invalid_input') return EXIT.usage;
   return EXIT.internal;
 }

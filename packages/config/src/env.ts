@@ -4,6 +4,7 @@
  * Packages never read process.env; they receive the typed result.
  */
 import { z } from 'zod';
+import { DurationSchema } from './duration.ts';
 import { parseStorageUrl, S3_STORAGE_CLASSES, type S3Settings, type StorageConfig } from './storage.ts';
 
 /** Where the client commands find the API unless HEAPCAP_API_URL says otherwise. */
@@ -53,6 +54,27 @@ const EnvSchema = z.object({
   HEAPCAP_SNAPSHOT_TRANSPORT: z.enum(['auto', 'cdp', 'pipe']).default('auto'),
   /** Where the pipe's FIFO is made (default: the OS temp dir); the target must see the same directory. */
   HEAPCAP_PIPE_DIR: z.string().min(1).optional(),
+  /**
+   * The shortest schedule interval the API accepts. A snapshot pauses the
+   * target for seconds; a schedule tighter than a minute is nearly always a
+   * typo. Tests lower it (e.g. `1s`).
+   */
+  HEAPCAP_SCHEDULE_MIN_INTERVAL: DurationSchema.default(60_000),
+  /** Schedules without their own `retention.keepLast` keep this many newest snapshots. */
+  HEAPCAP_RETENTION_KEEP_LAST: z.coerce.number().int().min(1).max(100_000).default(48),
+  /**
+   * Artifacts older than this many days are deleted (unless pinned): every
+   * capture's, except a schedule's with its own `retention.maxAgeDays`. 0 = no age limit.
+   */
+  HEAPCAP_RETENTION_MAX_AGE_DAYS: z.coerce.number().min(0).max(36_500).default(30),
+  /** How often the retention janitor runs (one run at a time across replicas). */
+  HEAPCAP_RETENTION_INTERVAL: DurationSchema.default(10 * 60_000),
+  /**
+   * Days a record whose artifact is gone (expired, failed, cancelled, deleted)
+   * stays in Redis. A record is ~3.4 KB with its index entries (bench/redis-footprint.ts):
+   * a target captured every 30 min keeps 48 + 48 × 7 records ≈ 1.3 MB at 7 days.
+   */
+  HEAPCAP_RECORD_TTL_DAYS: z.coerce.number().positive().max(36_500).default(7),
 });
 
 /** The parsed configuration. */
@@ -76,6 +98,22 @@ export interface HeapcapConfig {
   apiUrl: string;
   /** The client commands' bearer token. */
   token: string | undefined;
+  /** Schedules and retention (HEAPCAP_SCHEDULE_MIN_INTERVAL, HEAPCAP_RETENTION_*, HEAPCAP_RECORD_TTL_DAYS). */
+  schedules: ScheduleSettings;
+}
+
+/** Settings of schedules, the retention janitor and record expiry. */
+export interface ScheduleSettings {
+  /** Shortest `every` (and cron gap) the API accepts. */
+  minIntervalMs: number;
+  /** Default `retention.keepLast` of a schedule. */
+  keepLast: number;
+  /** Default artifact age limit in days; 0 = none. */
+  maxAgeDays: number;
+  /** Janitor run interval. */
+  retentionIntervalMs: number;
+  /** How long a record without an artifact stays. */
+  recordTtlMs: number;
 }
 
 /** A configuration error naming every bad variable. */
@@ -141,6 +179,13 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     pipeDir: e.HEAPCAP_PIPE_DIR,
     apiUrl: e.HEAPCAP_API_URL,
     token: e.HEAPCAP_TOKEN,
+    schedules: {
+      minIntervalMs: e.HEAPCAP_SCHEDULE_MIN_INTERVAL,
+      keepLast: e.HEAPCAP_RETENTION_KEEP_LAST,
+      maxAgeDays: e.HEAPCAP_RETENTION_MAX_AGE_DAYS,
+      retentionIntervalMs: e.HEAPCAP_RETENTION_INTERVAL,
+      recordTtlMs: Math.round(e.HEAPCAP_RECORD_TTL_DAYS * 86_400_000),
+    },
   };
 }
 

@@ -172,3 +172,14 @@ void test('several bad variables are all named at once', () => {
   const issues = issuesOf({ HEAPCAP_PORT: '99999', HEAPCAP_S3_ENDPOINT: 'nope', HEAPCAP_LOG_LEVEL: 'loud' });
   assert.deepEqual(issues.map((i) => i.variable).sort(), ['HEAPCAP_LOG_LEVEL', 'HEAPCAP_PORT', 'HEAPCAP_S3_ENDPOINT']);
 });
+
+void test('schedules and retention: defaults, durations, and the variable named when bad', () => {
+  assert.deepEqual(parseConfig({}).schedules, { minIntervalMs: 60_000, keepLast: 48, maxAgeDays: 30, retentionIntervalMs: 600_000, recordTtlMs: 7 * 86_400_000 });
+  const c = parseConfig({ HEAPCAP_SCHEDULE_MIN_INTERVAL: '1s', HEAPCAP_RETENTION_KEEP_LAST: '3', HEAPCAP_RETENTION_MAX_AGE_DAYS: '0', HEAPCAP_RETENTION_INTERVAL: '1h30m', HEAPCAP_RECORD_TTL_DAYS: '0.5' });
+  assert.deepEqual(c.schedules, { minIntervalMs: 1_000, keepLast: 3, maxAgeDays: 0, retentionIntervalMs: 5_400_000, recordTtlMs: 43_200_000 });
+  rejects({ HEAPCAP_SCHEDULE_MIN_INTERVAL: '1 minute' }, 'HEAPCAP_SCHEDULE_MIN_INTERVAL', /a duration such as "90s"/);
+  rejects({ HEAPCAP_RETENTION_INTERVAL: '0s' }, 'HEAPCAP_RETENTION_INTERVAL', /a duration/);
+  rejects({ HEAPCAP_RETENTION_KEEP_LAST: '0' }, 'HEAPCAP_RETENTION_KEEP_LAST', />=1|too small/i);
+  rejects({ HEAPCAP_RETENTION_MAX_AGE_DAYS: '-1' }, 'HEAPCAP_RETENTION_MAX_AGE_DAYS', />=0|too small/i);
+  rejects({ HEAPCAP_RECORD_TTL_DAYS: '0' }, 'HEAPCAP_RECORD_TTL_DAYS', />0|too small/i);
+});

@@ -10,7 +10,7 @@ export interface CaptureManifestInput {
   stored: StoredArtifact;
   gzip: boolean;
   warmMode: WarmMode;
-  trigger?: { kind: string; who: string; reason?: string | undefined };
+  trigger?: { kind: string; who: string; reason?: string | undefined; scheduleId?: string | undefined };
 }
 
 /** Build the manifest (schemaVersion 1); the store validates it against the schema before writing. */

@@ -43,11 +43,23 @@
  *   q.events.onCancel(listener) (after `await q.events.ready()`)
  *   reconcileCaptures(q, graceMs?)
  *
+ * Pins, schedules and retention
+ *   q.setPin(id, pin, by, reason?)             → { outcome: 'ok'|'not_found'|'expired'|'expiring', record }
+ *   q.schedules.get(id) · list() · put(schedule) → { created } · remove(id) · syncScheduler(s)
+ *              · schedulerNext(id) · schedulerCount() · reconcile() · ensureJanitor(everyMs) · lastRuns()
+ *   checkSchedule(spec, { minIntervalMs, targets }) → { issues: [{path, message}], matches, everyMs }
+ *   buildSchedule(spec, check, owner, existing)    → Schedule (defaults applied)
+ *   q.planScheduleRun(scheduleId, runAt)  (the `schedule-run` job) · q.takeScheduleTurn(member) (a `member` job)
+ *   new Janitor({ queue, store, log, defaults }).run() → JanitorReport   (one run at a time across processes)
+ *   q.scheduleMetrics()                      → schedules by state, turns by outcome, retention counters
+ *   Selectors: SelectorSchema, matchesSelector(labels, selector), selectTargets(targets, selector)
+ *
  * Record statuses: queued → running → succeeded | failed | cancelled (terminal
- * statuses are never overwritten; a retry goes running → queued).
+ * statuses are never overwritten; a retry goes running → queued), and
+ * succeeded → expired when retention deleted the artifact.
  */
 export * from './schemas.ts';
-export { createQueue, HeapcapQueue, type QueueOptions, type QueueDepth, type QueueCounter } from './queue.ts';
+export { createQueue, HeapcapQueue, type QueueOptions, type QueueDepth, type QueueCounter, type ScheduleMetrics } from './queue.ts';
 export type { QueueSettings } from './context.ts';
 export type { RequestCaptureInput, RequestCaptureResult } from './requests.ts';
 export type { ListCapturesFilter, CapturePage } from './records.ts';
@@ -62,3 +74,38 @@ export { PHASE_BUCKETS_SECONDS, type FinishedMetrics, type PhaseHistogram } from
 export { reconcileCaptures, type ReconcileReport } from './reconcile.ts';
 export { QueueError, isQueueError, QUEUE_ERROR_CODES, type QueueErrorCode } from './errors.ts';
 export { Keys } from './keys.ts';
+export { SelectorSchema, matchesSelector, selectTargets, formatSelector, type Selector } from './selectors.ts';
+export {
+  ScheduleSpecSchema,
+  ScheduleSchema,
+  RetentionSchema,
+  LastRunSchema,
+  RUN_OUTCOMES,
+  SKIP_REASONS,
+  type ScheduleSpec,
+  type Schedule,
+  type Retention,
+  type LastRun,
+  type RunOutcome,
+  type SkipReason,
+} from './schedules/schema.ts';
+export { checkSchedule, buildSchedule, newScheduleId, type ScheduleCheck, type ScheduleCheckContext, type ScheduleIssue } from './schedules/check.ts';
+export { nextRuns, intervalAfter, cronProblem, isTimeZone } from './schedules/timing.ts';
+export { spreadOffsets, type MemberSlot } from './schedules/spread.ts';
+export { resolveTargets, type PlanResult, type TurnResult } from './schedules/run.ts';
+export { ScheduleStore, type SchedulerReconcileReport, type ScheduleRunState } from './schedules/store.ts';
+export {
+  SCHEDULE_QUEUE,
+  SCHEDULE_RUN_JOB,
+  SCHEDULE_MEMBER_JOB,
+  RETENTION_JOB,
+  JANITOR_SCHEDULER_ID,
+  ScheduleRunJobSchema,
+  MemberJobSchema,
+  memberJobId,
+  scheduledTimeOf,
+  type MemberJob,
+  type ScheduleRunJob,
+} from './schedules/jobs.ts';
+export { Janitor, type ArtifactRemover, type JanitorLog, type JanitorOptions, type JanitorReport, type RetentionDefaults, type ExpireReason } from './retention/janitor.ts';
+export type { PinOutcome } from './retention/pins.ts';

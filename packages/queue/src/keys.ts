@@ -36,12 +36,16 @@ export class Keys {
   indexStatus(status: CaptureStatus): string {
     return `${this.base}:idx:status:${status}`;
   }
-  /** The five status indexes in CAPTURE_STATUSES order (scripts rely on the order). */
+  /** The status indexes in CAPTURE_STATUSES order (scripts rely on the order). */
   statusIndexes(): string[] {
     return CAPTURE_STATUSES.map((s) => this.indexStatus(s));
   }
   indexTrigger(kind: string): string {
     return `${this.base}:idx:trigger:${kind}`;
+  }
+  /** Sorted set (score = createdAt ms) of the captures a schedule created: what its retention counts. */
+  indexSchedule(scheduleId: string): string {
+    return `${this.base}:idx:schedule:${scheduleId}`;
   }
   /** Sorted set of the queued/running captures of a target: what a new request may join. */
   active(targetId: string): string {
@@ -75,6 +79,26 @@ export class Keys {
   /** Hash of monotonic counters (lock waits…). */
   counters(): string {
     return `${this.base}:counters`;
+  }
+  /** Hash: schedule id → schedule JSON (the definitions). */
+  schedules(): string {
+    return `${this.base}:schedules`;
+  }
+  /** Hash: schedule id → JSON of its last run (what GET /v1/schedules shows). */
+  scheduleRuns(): string {
+    return `${this.base}:schedules:runs`;
+  }
+  /** The lock a group's admissions take, so replicas never admit past `maxConcurrent` together. */
+  scheduleAdmitLock(scheduleId: string): string {
+    return `${this.base}:lock:schedule:${scheduleId}`;
+  }
+  /** The janitor's lock: one retention run at a time across every process. */
+  janitorLock(): string {
+    return `${this.base}:lock:janitor`;
+  }
+  /** Sorted set (score = claim time ms) of captures retention claimed and has not finished deleting: retried first. */
+  retentionPending(): string {
+    return `${this.base}:retention:pending`;
   }
   /** Pub/sub: `<id> <status>` when a capture reaches a terminal status. */
   doneChannel(): string {

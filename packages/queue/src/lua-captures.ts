@@ -7,20 +7,24 @@ import { LuaScript } from './script.ts';
 
 /** Shared Lua: status names in CAPTURE_STATUSES order, matching the status index KEYS. */
 const STATUS_HELPERS = `
-local STATUSES = {'queued', 'running', 'succeeded', 'failed', 'cancelled'}
+local STATUSES = {'queued', 'running', 'succeeded', 'failed', 'cancelled', 'expired'}
 local function statusIndex(st, first)
   for i, s in ipairs(STATUSES) do if s == st then return KEYS[first + i - 1] end end
   return nil
 end
-local function isTerminal(st) return st == 'succeeded' or st == 'failed' or st == 'cancelled' end
+local function isTerminal(st) return st == 'succeeded' or st == 'failed' or st == 'cancelled' or st == 'expired' end
+-- The finished-metrics hash follows the status indexes (which start at KEYS[3]).
+local METRICS_KEY = KEYS[3 + #STATUSES]
 `;
 
 /**
  * Join, replay or create a capture.
  * KEYS: 1 idempotency key, 2 active set of the target, 3 new record, 4 index all,
- *       5 index target, 6 index status queued, 7 index trigger kind.
+ *       5 index target, 6 index status queued, 7 index trigger kind, 8 index of the schedule.
  * ARGV: 1 use idempotency (0|1), 2 request fingerprint, 3 idempotency TTL ms, 4 force (0|1),
- *       5 new id, 6 createdAt ms, 7 record key prefix, 8 now (ISO), 9.. record fields.
+ *       5 new id, 6 createdAt ms, 7 record key prefix, 8 now (ISO),
+ *       9 add to the schedule index (0|1: only captures a schedule created, never ones it joined),
+ *       10.. record fields.
  * Reply: {'created'|'replayed'|'reused', id} | {'joined', id, ...HGETALL of the joined record}.
  */
 export const REQUEST_SCRIPT = new LuaScript(`
@@ -51,7 +55,7 @@ if ARGV[4] ~= '1' then
   end
 end
 local fields = {}
-for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[3], unpack(fields))
 local score, id = ARGV[6], ARGV[5]
 redis.call('ZADD', KEYS[4], score, id)
@@ -59,6 +63,7 @@ redis.call('ZADD', KEYS[5], score, id)
 redis.call('ZADD', KEYS[6], score, id)
 redis.call('ZADD', KEYS[7], score, id)
 redis.call('ZADD', KEYS[2], score, id)
+if ARGV[9] == '1' then redis.call('ZADD', KEYS[8], score, id) end
 if useIdem then redis.call('SET', KEYS[1], id .. '|' .. ARGV[2], 'PX', ARGV[3]) end
 return {'created', id}
 `);
@@ -69,7 +74,7 @@ return {'created', id}
  * (stalled, then picked up elsewhere) cannot write over the new attempt.
  * A move to a terminal status also adds the finished-capture counters, in the
  * same script: they count every finish exactly once.
- * KEYS: 1 record, 2 active set of the target, 3..7 status indexes, 8 finished-metrics hash.
+ * KEYS: 1 record, 2 active set of the target, 3..8 status indexes, 9 finished-metrics hash.
  * ARGV: 1 to status, 2 allowed from (comma list), 3 expected attempts ('' = any),
  *       4 now ISO, 5 done channel, 6 increment attempts (0|1),
  *       7 N metric increments, 8..7+2N field/increment pairs (applied only on a terminal move),
@@ -96,7 +101,7 @@ if to ~= st then
 end
 if isTerminal(to) then
   redis.call('ZREM', KEYS[2], cur[4])
-  for i = 8, first - 1, 2 do redis.call('HINCRBYFLOAT', KEYS[8], ARGV[i], ARGV[i + 1]) end
+  for i = 8, first - 1, 2 do redis.call('HINCRBYFLOAT', METRICS_KEY, ARGV[i], ARGV[i + 1]) end
   redis.call('PUBLISH', ARGV[5], cur[4] .. ' ' .. to)
 end
 return {'ok', to, attempts}
@@ -105,7 +110,7 @@ return {'ok', to, attempts}
 /**
  * Cancel: a queued capture becomes cancelled here; a running one is flagged and
  * its worker told over pub/sub (the flag also reaches a worker that missed the message).
- * KEYS: 1 record, 2 active set, 3..7 status indexes, 8 finished-metrics hash.
+ * KEYS: 1 record, 2 active set, 3..8 status indexes, 9 finished-metrics hash.
  * ARGV: 1 now ISO, 2 done channel, 3 cancel channel, 4 error JSON for the record,
  *       5 the finished-metrics field a cancelled queued capture increments.
  * Reply: {'cancelled'|'cancelling'|'finished', status} | {'missing'}.
@@ -124,7 +129,7 @@ redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updatedAt', ARGV[1], 'finish
 redis.call('ZREM', statusIndex(st, 3), cur[3])
 redis.call('ZADD', statusIndex('cancelled', 3), cur[2], cur[3])
 redis.call('ZREM', KEYS[2], cur[3])
-redis.call('HINCRBYFLOAT', KEYS[8], ARGV[5], 1)
+redis.call('HINCRBYFLOAT', METRICS_KEY, ARGV[5], 1)
 redis.call('PUBLISH', ARGV[2], cur[3] .. ' cancelled')
 return {'cancelled', 'cancelled'}
 `);

@@ -15,6 +15,10 @@ import { TargetRegistry } from './registry.ts';
 import { requestCapture, type RequestCaptureInput, type RequestCaptureResult } from './requests.ts';
 import { CAPTURE_QUEUE, CAPTURE_STATUSES, type CaptureJob, type CaptureRecord, type CaptureStatus } from './schemas.ts';
 import { waitForCapture } from './wait.ts';
+import { setPin, type PinOutcome } from './retention/pins.ts';
+import type { MemberJob } from './schedules/jobs.ts';
+import { planRun, takeTurn, type PlanResult, type RunDeps, type TurnResult } from './schedules/run.ts';
+import { ScheduleStore } from './schedules/store.ts';
 
 /** How to open a queue. Only `redisUrl` is required. */
 export interface QueueOptions {
@@ -42,6 +46,13 @@ export interface QueueDepth {
 /** Counters kept in Redis so every process reports the same totals. */
 export type QueueCounter = 'lock_waits';
 
+/** Schedules and retention, cluster-wide (for /metrics). */
+export interface ScheduleMetrics {
+  schedules: { active: number; paused: number };
+  runs: { created: number; coalesced: number; skipped: number };
+  retention: { deleted: number; failures: number; recordsDeleted: number };
+}
+
 /** Records, requests, locks, registry and audit log over one Redis. */
 export class HeapcapQueue {
   readonly keys: Keys;
@@ -57,6 +68,8 @@ export class HeapcapQueue {
   readonly attempts: AttemptRecorder;
   /** Pub/sub: capture done, cancel requests. */
   readonly events: CaptureEvents;
+  /** Schedule definitions, their last turns and BullMQ job schedulers. */
+  readonly schedules: ScheduleStore;
   readonly #ctx: QueueContext;
   #closing: Promise<void> | undefined;
 
@@ -81,6 +94,11 @@ export class HeapcapQueue {
     this.locks = new TargetLocks(this.#ctx);
     this.audit = new AuditLog(this.#ctx);
     this.attempts = new AttemptRecorder(this.#ctx);
+    this.schedules = new ScheduleStore(this.#ctx);
+  }
+
+  #runDeps(): RunDeps {
+    return { ctx: this.#ctx, schedules: this.schedules, targets: this.targets, request: (input) => this.requestCapture(input) };
   }
 
   /** The settings in force (defaults applied). */
@@ -111,6 +129,36 @@ export class HeapcapQueue {
   /** The record once terminal, or as it is at the deadline / when `signal` aborts; null if unknown. */
   waitForCapture(id: string, timeoutMs: number, signal?: AbortSignal): Promise<CaptureRecord | null> {
     return waitForCapture(this.#ctx, id, timeoutMs, signal);
+  }
+
+  /** Pin a capture (retention and the record TTL keep it) or unpin it; `by` is the token name. */
+  setPin(id: string, pin: boolean, by: string, reason?: string): Promise<{ outcome: PinOutcome; record: CaptureRecord | null }> {
+    return setPin(this.#ctx, id, pin, by, reason);
+  }
+
+  /** Plan the run of a schedule scheduled at `runAt` (ms): resolve its targets, add their member jobs. */
+  planScheduleRun(scheduleId: string, runAt: number): Promise<PlanResult> {
+    return planRun(this.#runDeps(), scheduleId, runAt);
+  }
+
+  /** Take one target's turn of a schedule run: join, wait for the group, or create its capture. */
+  takeScheduleTurn(member: MemberJob): Promise<TurnResult> {
+    return takeTurn(this.#runDeps(), member);
+  }
+
+  /** Schedules by state, turns by outcome, retention deletions and failures (cluster-wide). */
+  async scheduleMetrics(): Promise<ScheduleMetrics> {
+    const [schedules, runs, counters] = await Promise.all([
+      this.schedules.list(),
+      this.schedules.runCounts(),
+      withRedisDeadline(this.redis.hmget(this.keys.counters(), 'retention_deleted', 'retention_failures', 'records_deleted'), this.settings.redisTimeoutMs, 'counters'),
+    ]);
+    const active = schedules.filter((s) => s.enabled).length;
+    return {
+      schedules: { active, paused: schedules.length - active },
+      runs,
+      retention: { deleted: Number(counters[0] ?? 0), failures: Number(counters[1] ?? 0), recordsDeleted: Number(counters[2] ?? 0) },
+    };
   }
 
   /** Forget the artifact of a finished capture (after the API deleted the objects). */
@@ -160,7 +208,7 @@ export class HeapcapQueue {
   /** Close the producer, the subscriber and the connection; idempotent, every step runs. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await Promise.allSettled([this.bull.close(), this.events.close()]);
+      await Promise.allSettled([this.bull.close(), this.schedules.close(), this.events.close()]);
       await closeRedis(this.redis);
     })();
     return this.#closing;

@@ -2,7 +2,7 @@
  * Capture records are Redis hashes: scalar fields stay scalar so scripts can
  * HINCRBY/HSET them atomically; nested fields are JSON strings. An empty string
  * stands for null. Fields outside the schema (`createdAtMs`, `cancelRequested`,
- * `forced`) are bookkeeping and never leave this package.
+ * `forced`, `expiring`) are bookkeeping and never leave this package.
  */
 import { CaptureRecordSchema, type CaptureRecord } from './schemas.ts';
 
@@ -20,6 +20,8 @@ export function encodeRecord(record: CaptureRecord, extra: Record<string, string
     timings: record.timings === null ? '' : JSON.stringify(record.timings),
     artifact: record.artifact === null ? '' : JSON.stringify(record.artifact),
     attempts: String(record.attempts),
+    pinned: record.pinned === null ? '' : JSON.stringify(record.pinned),
+    expired: record.expired === null ? '' : JSON.stringify(record.expired),
     coalesced: String(record.coalesced),
     createdAt: record.createdAt,
     createdAtMs: String(Date.parse(record.createdAt)),
@@ -49,6 +51,8 @@ export function decodeRecord(hash: Record<string, string>): CaptureRecord | null
     timings: json(hash['timings']),
     artifact: json(hash['artifact']),
     attempts: Number(hash['attempts'] ?? 0),
+    pinned: json(hash['pinned']),
+    expired: json(hash['expired']),
     coalesced: Number(hash['coalesced'] ?? 0),
     createdAt: hash['createdAt'],
     startedAt: str(hash['startedAt']),

@@ -60,6 +60,8 @@ export async function requestCapture(
     timings: null,
     artifact: null,
     attempts: 0,
+    pinned: null,
+    expired: null,
     coalesced: 0,
     createdAt: iso,
     startedAt: null,
@@ -76,7 +78,17 @@ export async function requestCapture(
   const reply = await withRedisDeadline(
     REQUEST_SCRIPT.run(
       ctx.redis,
-      [idemKey, keys.active(target.id), keys.record(record.id), keys.indexAll(), keys.indexTarget(target.id), keys.indexStatus('queued'), keys.indexTrigger(trigger.kind)],
+      [
+        idemKey,
+        keys.active(target.id),
+        keys.record(record.id),
+        keys.indexAll(),
+        keys.indexTarget(target.id),
+        keys.indexStatus('queued'),
+        keys.indexTrigger(trigger.kind),
+        // Declared either way (scripts name every key they may touch); written only for a schedule's capture.
+        trigger.scheduleId === undefined ? keys.indexTrigger(trigger.kind) : keys.indexSchedule(trigger.scheduleId),
+      ],
       [
         input.idempotencyKey === undefined ? '0' : '1',
         fingerprint,
@@ -86,6 +98,7 @@ export async function requestCapture(
         now,
         keys.recordPrefix,
         iso,
+        trigger.scheduleId === undefined ? '0' : '1',
         ...encodeRecord(record, force ? { forced: '1' } : {}),
       ],
     ),

@@ -7,7 +7,11 @@ import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
 
 const HostPort = z.string().regex(/^(\[[^\]]+\]|[^:\s/]+):\d{1,5}$/, 'HOST:PORT, e.g. 127.0.0.1:9229');
-const Labels = z.record(z.string().regex(/^[a-z][a-z0-9_.-]{0,62}$/), z.string().max(256)).default({});
+/** A label name: lower-case letters, digits, `_`, `.`, `-`, starting with a letter (max 63). */
+export const LabelNameSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,62}$/, 'a label name: lower-case letters, digits, "_", "." or "-", starting with a letter');
+/** A label value (max 256 characters). */
+export const LabelValueSchema = z.string().max(256);
+const Labels = z.record(LabelNameSchema, LabelValueSchema).default({});
 
 /** A registered target: the allowlist of what may be captured. */
 export const TargetSchema = z.discriminatedUnion('kind', [
@@ -73,10 +77,16 @@ export const TriggerSchema = z.strictObject({
   reason: z.string().max(1000).optional(),
   /** Client address for REST triggers. */
   from: z.string().max(100).optional(),
+  /** The schedule that made this capture (kind `schedule`); `who` is then the schedule's owner. */
+  scheduleId: IdSchema.optional(),
 });
 export type Trigger = z.infer<typeof TriggerSchema>;
 
-export const CAPTURE_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+/**
+ * `expired`: succeeded, and retention has since deleted its artifact (the
+ * record stays, saying who deleted it, when and why, until the record TTL).
+ */
+export const CAPTURE_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'expired'] as const;
 export type CaptureStatus = (typeof CAPTURE_STATUSES)[number];
 
 /** The BullMQ job payload of the `capture` job (jobId = captureId). */
@@ -134,6 +144,25 @@ export const CaptureRecordSchema = z.strictObject({
     })
     .nullable(),
   attempts: z.number().int().min(0),
+  /** Kept by retention and the record TTL until unpinned (POST/DELETE /v1/captures/:id/pin). */
+  pinned: z
+    .strictObject({
+      by: z.string(),
+      at: z.iso.datetime(),
+      reason: z.string().optional(),
+    })
+    .nullable(),
+  /** Set when retention deleted the artifact (status `expired`): when, by whom, why, and which key. */
+  expired: z
+    .strictObject({
+      at: z.iso.datetime(),
+      by: z.string(),
+      /** `keepLast` (beyond the newest N of its schedule) or `maxAge`. */
+      reason: z.enum(['keepLast', 'maxAge']),
+      key: z.string(),
+      scheduleId: z.string().optional(),
+    })
+    .nullable(),
   /** How many requests joined this capture while it was queued or running. */
   coalesced: z.number().int().min(0),
   createdAt: z.iso.datetime(),

@@ -5,11 +5,11 @@ import { withRedisDeadline } from './connection.ts';
 import { getCapture } from './records.ts';
 import type { CaptureRecord } from './schemas.ts';
 
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
 /** Pub/sub drops messages across a reconnect: re-read the record this often regardless. */
 const POLL_MS = 2_000;
 
-/** True for succeeded, failed and cancelled. */
+/** True for succeeded, failed, cancelled and expired. */
 export function isTerminal(record: CaptureRecord): boolean {
   return TERMINAL.has(record.status);
 }

@@ -50,7 +50,7 @@ void test('attempts: start counts, phases need the current attempt, terminal is 
   assert.equal(final?.attempts, 2);
   assert.ok(final?.finishedAt !== null && final?.startedAt !== null);
   // The status indexes moved with it.
-  assert.deepEqual((await q.depth()).records, { queued: 0, running: 0, succeeded: 1, failed: 0, cancelled: 0 });
+  assert.deepEqual((await q.depth()).records, { queued: 0, running: 0, succeeded: 1, failed: 0, cancelled: 0, expired: 0 });
 });
 
 void test('a retriable failure goes back to queued with its error; the final one fails', async () => {

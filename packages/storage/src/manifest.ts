@@ -126,7 +126,8 @@ export const CaptureManifestSchema = z.looseObject({
       edgeFields: z.array(z.string()),
     })
     .nullable(),
-  trigger: z.object({ kind: z.string().min(1), who: z.string(), reason: z.string().optional() }).optional(),
+  /** Who asked and why; `scheduleId` when a schedule made the capture. */
+  trigger: z.object({ kind: z.string().min(1), who: z.string(), reason: z.string().optional(), scheduleId: z.string().optional() }).optional(),
   startedAt: z.iso.datetime({ offset: true }),
   finishedAt: z.iso.datetime({ offset: true }),
   heapcapVersion: z.string().min(1),

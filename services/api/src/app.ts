@@ -1,7 +1,8 @@
 /**
  * The API as a Fastify plugin (fastify/demo layout): infrastructure plugins
  * first (errors, auth, rate limit, OpenAPI, metrics), then the domain services
- * the routes use (audit, readiness, targets, artifacts, captures), then the
+ * the routes use (audit, readiness, targets, artifacts, captures, schedules,
+ * pins, schedule metrics), then the
  * routes. Routes only use decorated services, never the queue or sink directly.
  */
 import type { FastifyInstance } from 'fastify';
@@ -16,11 +17,16 @@ import readiness from './plugins/app/readiness.ts';
 import targets from './plugins/app/targets.ts';
 import artifacts from './plugins/app/artifacts.ts';
 import captures from './plugins/app/captures.ts';
+import schedules from './plugins/app/schedules.ts';
+import pins from './plugins/app/pins.ts';
+import scheduleMetrics from './plugins/app/schedule-metrics.ts';
 import healthRoutes from './routes/health.ts';
 import metricsRoutes from './routes/metrics.ts';
 import capturesRoutes from './routes/captures/index.ts';
 import artifactRoutes from './routes/captures/artifact.ts';
 import targetsRoutes from './routes/targets/index.ts';
+import schedulesRoutes from './routes/schedules/index.ts';
+import pinRoutes from './routes/captures/pin.ts';
 import { HEAPCAP_VERSION } from '@heapcap/pipeline';
 import './types.ts';
 
@@ -46,11 +52,16 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(targets, { queue: deps.queue });
   await app.register(artifacts, { sink: deps.sink });
   await app.register(captures, { queue: deps.queue });
+  await app.register(schedules, { queue: deps.queue, settings: deps.config.schedules });
+  await app.register(pins, { queue: deps.queue });
+  await app.register(scheduleMetrics, { queue: deps.queue });
 
   // Routes.
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
   await app.register(capturesRoutes, { prefix: '/v1/captures' });
   await app.register(artifactRoutes, { prefix: '/v1/captures' });
+  await app.register(pinRoutes, { prefix: '/v1/captures' });
   await app.register(targetsRoutes, { prefix: '/v1/targets' });
+  await app.register(schedulesRoutes, { prefix: '/v1/schedules' });
 }

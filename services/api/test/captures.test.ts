@@ -100,7 +100,22 @@ void describe('captures without a worker', () => {
     assert.equal(res.statusCode, 200);
     const doc = res.json<{ openapi: string; paths: Record<string, Record<string, { requestBody?: unknown; parameters?: { name: string }[] }>>; components: { securitySchemes: object } }>();
     assert.equal(doc.openapi, '3.1.0');
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/healthz', '/readyz', '/v1/captures', '/v1/captures/{id}', '/v1/captures/{id}/artifact', '/v1/targets', '/v1/targets/{id}']);
+    assert.deepEqual(Object.keys(doc.paths).sort(), [
+      '/healthz',
+      '/readyz',
+      '/v1/captures',
+      '/v1/captures/{id}',
+      '/v1/captures/{id}/artifact',
+      '/v1/captures/{id}/pin',
+      '/v1/schedules',
+      '/v1/schedules/{id}',
+      '/v1/schedules/{id}/pause',
+      '/v1/schedules/{id}/resume',
+      '/v1/targets',
+      '/v1/targets/{id}',
+    ]);
+    assert.deepEqual(Object.keys(doc.paths['/v1/schedules/{id}'] ?? {}).sort(), ['delete', 'get', 'put']);
+    assert.ok(doc.paths['/v1/schedules']?.['post']?.requestBody);
     assert.deepEqual(Object.keys(doc.paths['/v1/captures'] ?? {}).sort(), ['get', 'post']);
     assert.ok(doc.paths['/v1/captures']?.['post']?.requestBody);
     assert.ok(doc.paths['/v1/captures']?.['post']?.parameters?.some((p) => p.name === 'idempotency-key'));

@@ -8,7 +8,7 @@ import { parseConfig } from '@heapcap/config';
 import type { HeapcapQueue, Target } from '@heapcap/queue';
 import type { ArtifactStore } from '@heapcap/storage';
 import { createTestWorld, jsonLogSink, type TestWorld, type TmpDir } from '@heapcap/testkit';
-import { CaptureWorker, type WorkerTuning } from '@heapcap/worker';
+import { CaptureWorker, ScheduleWorker, type ScheduleWorkerTuning, type WorkerTuning } from '@heapcap/worker';
 import { buildApp, hashToken, parseTokens, type ApiInstance, type HttpSettings, type Scope } from '../src/index.ts';
 
 /** Token values by name; each name's scopes are in TOKEN_SCOPES. */
@@ -66,6 +66,10 @@ export interface HarnessOptions {
   dev?: boolean;
   /** Artifact storage; default the world's file store in a temp dir. */
   sink?: ArtifactStore;
+  /** More HEAPCAP_* settings for the API's (and the schedule worker's) configuration. */
+  env?: Record<string, string>;
+  /** Start a real schedule worker (schedules and the retention janitor) with this tuning. */
+  schedules?: Partial<ScheduleWorkerTuning>;
 }
 
 /** One API (and optionally a worker) on testkit's world: its own Redis key prefix and storage dir. */
@@ -76,6 +80,7 @@ export interface Harness {
   storage: TmpDir;
   logs: LogCapture;
   worker: CaptureWorker | undefined;
+  scheduler: ScheduleWorker | undefined;
   world: TestWorld;
   /** Closes app, worker, queue, storage dir; idempotent. */
   close(): Promise<void>;
@@ -89,13 +94,16 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   const logs = new LogCapture();
   let app: ApiInstance | undefined;
   let worker: CaptureWorker | undefined;
+  let scheduler: ScheduleWorker | undefined;
   world.onCleanup(async () => {
     await app?.close().catch(() => undefined);
+    await scheduler?.close().catch(() => undefined);
     await worker?.close(10_000).catch(() => undefined);
   });
+  const config = parseConfig({ HEAPCAP_LOG_LEVEL: 'info', HEAPCAP_REDIS_URL: opts.redisUrl, ...opts.env });
   try {
     app = await buildApp({
-      config: parseConfig({ HEAPCAP_LOG_LEVEL: 'info', HEAPCAP_REDIS_URL: opts.redisUrl }),
+      config,
       queue,
       sink,
       auth: opts.dev === true ? { kind: 'dev' } : { kind: 'tokens', tokens: parseTokens(tokensFileText()) },
@@ -107,11 +115,15 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       worker = new CaptureWorker({ queue, sink, log: logs.logger.child({ component: 'worker' }), tuning: opts.worker });
       await worker.start();
     }
+    if (opts.schedules !== undefined) {
+      scheduler = new ScheduleWorker({ queue, store: sink, log: logs.logger.child({ component: 'schedules' }), settings: config.schedules, tuning: opts.schedules });
+      await scheduler.start();
+    }
   } catch (err) {
     await world.cleanup();
     throw err;
   }
-  return { app, queue, sink, storage: world.storeDir, logs, worker, world, close: () => world.cleanup() };
+  return { app, queue, sink, storage: world.storeDir, logs, worker, scheduler, world, close: () => world.cleanup() };
 }
 /** Jobs and records in the queue (for "nothing was enqueued" assertions). */
 export async function queueState(queue: HeapcapQueue): Promise<string> {

@@ -1,5 +1,5 @@
 /**
- * `heapcap serve [--dev]`: the API and a worker in one process, on the
+ * `heapcap serve [--dev]`: the API, a capture worker and the schedule/retention worker in one process, on the
  * embedded defaults (file storage under ./data, Redis at 127.0.0.1:6379).
  * Without a tokens file it refuses to start unless `--dev`, which binds to
  * loopback and runs without auth (and says so loudly).
@@ -9,7 +9,7 @@
  */
 import { prepareAuth, startApiPart } from '@heapcap/api';
 import { runService, type RunServiceOptions, type ServiceDefinition } from '@heapcap/service';
-import { startWorkerPart } from '@heapcap/worker';
+import { startSchedulerPart, startWorkerPart } from '@heapcap/worker';
 import type { AuthMode } from '@heapcap/api';
 
 export const SERVE_USAGE = `heapcap serve [--dev]: run the API and a capture worker in one process
@@ -57,6 +57,7 @@ function serveService(flags: ServeFlags, stderr: NodeJS.WritableStream): Service
     },
     async start(ctx, auth) {
       await startWorkerPart(ctx);
+      await startSchedulerPart(ctx);
       const api = await startApiPart(ctx, auth);
       stderr.write(`heapcap serving on ${api.url} (storage ${ctx.store.root}, ${auth.kind === 'dev' ? 'NO AUTH' : 'bearer tokens'}); Ctrl-C to stop\n`);
     },

@@ -196,6 +196,18 @@ void describe('README: running the service', () => {
     assert.ok(id !== undefined, trig.stdout);
     const status = await runHeapcap(['status', id], { cwd: dir, env: client });
     assert.equal(status.code, 0, status.stderr);
+    // Scheduled captures: create, list, pause as the README shows them, then delete.
+    const create = await runHeapcap(['schedules', 'create', '--id', 'checkout-30m', '--selector', 'service=checkout,env=prod', '--every', '30m', '--keep-last', '48'], { cwd: dir, env: client });
+    assert.equal(create.code, 0, create.stderr);
+    assert.match(create.stdout, /^checkout-30m +service=checkout,env=prod \(1\) +every 30m +active .* 48, 30d$/m);
+    const list = await runHeapcap(['schedules', 'list'], { cwd: dir, env: client });
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /^checkout-30m /m);
+    const pause = await runHeapcap(['schedules', 'pause', 'checkout-30m'], { cwd: dir, env: client });
+    assert.equal(pause.code, 0, pause.stderr);
+    assert.match(pause.stdout, /^checkout-30m .* paused /m);
+    const del = await runHeapcap(['schedules', 'delete', 'checkout-30m'], { cwd: dir, env: client });
+    assert.equal(del.code, 0, del.stderr);
   });
 
   void test('serve from a copy of dist/ and bin/ alone (no sources, no node_modules), as the image ships it', async (t) => {

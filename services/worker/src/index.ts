@@ -1,6 +1,8 @@
-/** @heapcap/worker — the BullMQ capture worker (composition root). */
+/** @heapcap/worker — the BullMQ capture worker and the schedule/retention worker (composition root). */
 export { CaptureWorker, workerFromConfig, type CaptureWorkerDeps } from './worker.ts';
 export { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
 export { startWorkerPart, workerService } from './service.ts';
 export { settleTarget } from './settle.ts';
 export { targetToEndpoint } from './target-endpoint.ts';
+export { ScheduleWorker, DEFAULT_SCHEDULE_TUNING, type ScheduleWorkerDeps, type ScheduleWorkerTuning } from './scheduler/schedule-worker.ts';
+export { startSchedulerPart } from './scheduler/part.ts';

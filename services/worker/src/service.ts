@@ -1,5 +1,6 @@
 /** The worker as a service part: started on the shared bootstrap, closed within its drain limit. */
 import type { ServiceContext, ServiceDefinition } from '@heapcap/service';
+import { startSchedulerPart } from './scheduler/part.ts';
 import { workerFromConfig, type CaptureWorker } from './worker.ts';
 
 /** Start a capture worker in `ctx` and register its shutdown (finish or hand back running captures). */
@@ -11,10 +12,11 @@ export async function startWorkerPart(ctx: ServiceContext): Promise<CaptureWorke
   return worker;
 }
 
-/** The worker process: only the capture worker. */
+/** The worker process: the capture worker, and schedules with retention. */
 export const workerService: ServiceDefinition<void> = {
   name: 'worker',
   async start(ctx) {
     await startWorkerPart(ctx);
+    await startSchedulerPart(ctx);
   },
 };

@@ -1,0 +1,205 @@
+/**
+ * The consumer of `heapcap-schedules`: schedule runs (planned into member
+ * jobs), member turns (a capture made, joined or skipped) and retention runs.
+ * Every `heapcap worker` and `heapcap serve` runs one; BullMQ hands each job
+ * to one of them, and its job schedulers make each run happen once, whichever
+ * replicas are up. It also keeps the schedulers in step with the definitions
+ * (at start and every `reconcileIntervalMs`) and upserts the janitor's.
+ *
+ * `close()` is idempotent and runs every step even if one fails: stop the
+ * reconcile timer, stop taking jobs (running ones get `closeTimeoutMs`), close
+ * the connection.
+ */
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Logger } from 'pino';
+import type { ScheduleSettings } from '@heapcap/config';
+import {
+  Janitor,
+  MemberJobSchema,
+  RETENTION_JOB,
+  SCHEDULE_MEMBER_JOB,
+  SCHEDULE_QUEUE,
+  SCHEDULE_RUN_JOB,
+  ScheduleRunJobSchema,
+  scheduledTimeOf,
+  type ArtifactRemover,
+  type HeapcapQueue,
+} from '@heapcap/queue';
+
+/** How the schedule worker runs; every field has a default. */
+export interface ScheduleWorkerTuning {
+  /** Jobs of this queue in flight in this process (they are short: Redis and registry work, deletions). */
+  concurrency: number;
+  /** Check schedulers against definitions this often (and at start). */
+  reconcileIntervalMs: number;
+  /** A turn waiting for its group (or the admission lock) tries again after this (plus up to 50 % jitter). */
+  turnRetryMs: number;
+  /** Shutdown: running jobs get this long. */
+  closeTimeoutMs: number;
+}
+
+export const DEFAULT_SCHEDULE_TUNING: ScheduleWorkerTuning = {
+  concurrency: 4,
+  reconcileIntervalMs: 30_000,
+  turnRetryMs: 500,
+  closeTimeoutMs: 10_000,
+};
+
+export interface ScheduleWorkerDeps {
+  queue: HeapcapQueue;
+  /** Where the janitor deletes artifacts (the service's artifact store). */
+  store: ArtifactRemover;
+  log: Logger;
+  settings: ScheduleSettings;
+  tuning?: Partial<ScheduleWorkerTuning> | undefined;
+}
+
+type State = 'created' | 'running' | 'closing' | 'closed';
+
+/** Runs schedules and the retention janitor in this process. */
+export class ScheduleWorker {
+  readonly tuning: ScheduleWorkerTuning;
+  readonly janitor: Janitor;
+  readonly #deps: ScheduleWorkerDeps;
+  readonly #log: Logger;
+  #state: State = 'created';
+  #worker: Worker | undefined;
+  #connection: HeapcapQueue['redis'] | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(deps: ScheduleWorkerDeps) {
+    this.#deps = deps;
+    this.tuning = { ...DEFAULT_SCHEDULE_TUNING, ...deps.tuning };
+    this.#log = deps.log;
+    const s = deps.settings;
+    this.janitor = new Janitor({
+      queue: deps.queue,
+      store: deps.store,
+      log: deps.log.child({ component: 'retention' }),
+      defaults: { keepLast: s.keepLast, maxAgeDays: s.maxAgeDays, recordTtlMs: s.recordTtlMs },
+    });
+  }
+
+  /** Where the worker is in its life. */
+  get state(): State {
+    return this.#state;
+  }
+
+  /** Upsert the janitor's scheduler, reconcile schedulers, start taking jobs. */
+  async start(): Promise<void> {
+    if (this.#state !== 'created') throw new Error(`cannot start a schedule worker that is ${this.#state}`);
+    this.#state = 'running';
+    const { queue } = this.#deps;
+    await queue.schedules.ensureJanitor(this.#deps.settings.retentionIntervalMs);
+    await this.#reconcile();
+    this.#timer = setInterval(() => void this.#reconcile(), this.tuning.reconcileIntervalMs);
+    this.#timer.unref();
+    this.#connection = queue.redis.duplicate({ maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:schedules` });
+    this.#connection.on('error', () => {});
+    const worker = new Worker(SCHEDULE_QUEUE, (job, token) => this.#process(job, token ?? ''), {
+      connection: this.#connection,
+      prefix: queue.keys.prefix,
+      concurrency: this.tuning.concurrency,
+      autorun: false,
+    });
+    worker.on('error', (err) => this.#log.warn({ err }, 'schedule worker connection error'));
+    worker.on('failed', (job, err) => {
+      if (job !== undefined) this.#log.warn({ jobId: job.id, job: job.name, err: err.message }, 'schedule job failed');
+    });
+    this.#worker = worker;
+    void worker.run().catch((err: unknown) => this.#log.error({ err }, 'schedule worker stopped unexpectedly'));
+    await worker.waitUntilReady();
+    this.#log.info({ queue: SCHEDULE_QUEUE, retentionIntervalMs: this.#deps.settings.retentionIntervalMs }, 'schedule worker started');
+  }
+
+  async #reconcile(): Promise<void> {
+    try {
+      const report = await this.#deps.queue.schedules.reconcile();
+      if (report.added.length + report.removed.length > 0) this.#log.warn(report, 'job schedulers reconciled with the schedules');
+    } catch (err) {
+      this.#log.warn({ err }, 'scheduler reconcile failed; will try again');
+    }
+  }
+
+  async #process(job: Job, token: string): Promise<void> {
+    const { queue } = this.#deps;
+    switch (job.name) {
+      case SCHEDULE_RUN_JOB: {
+        const data = ScheduleRunJobSchema.safeParse(job.data);
+        if (!data.success) throw new UnrecoverableError('invalid_input: bad schedule-run payload');
+        const runAt = scheduledTimeOf({ id: job.id, timestamp: job.timestamp, delay: job.opts.delay });
+        const plan = await queue.planScheduleRun(data.data.scheduleId, runAt);
+        const log = this.#log.child({ scheduleId: data.data.scheduleId, runAt: new Date(runAt).toISOString() });
+        if (plan.kind === 'planned') log.info({ members: plan.members, intervalMs: plan.intervalMs }, 'schedule run planned');
+        else if (plan.kind === 'empty') log.warn({ turn: plan.turn }, 'schedule run skipped: no target matches');
+        else log.info('schedule run of a deleted or paused schedule: scheduler removed');
+        return;
+      }
+      case SCHEDULE_MEMBER_JOB: {
+        const parsed = MemberJobSchema.safeParse(job.data);
+        if (!parsed.success) throw new UnrecoverableError('invalid_input: bad schedule member payload');
+        const member = parsed.data;
+        const result = await queue.takeScheduleTurn(member);
+        const log = this.#log.child({ scheduleId: member.scheduleId, targetId: member.targetId, runAt: new Date(member.runAt).toISOString() });
+        if (result.kind === 'wait') {
+          if (result.why === 'group_busy' && member.waited === undefined) await job.updateData({ ...member, waited: 'group_busy' });
+          const delay = Math.round(this.tuning.turnRetryMs * (1 + Math.random() * 0.5));
+          log.debug({ why: result.why, delayMs: delay }, 'schedule turn waits');
+          await job.moveToDelayed(Date.now() + delay, token);
+          throw new DelayedError();
+        }
+        if (result.kind === 'done') {
+          const t = result.turn;
+          log.info({ outcome: t.outcome, captureId: t.captureId, ...(t.reason === undefined ? {} : { reason: t.reason }) }, `schedule turn: ${t.outcome}`);
+        }
+        return;
+      }
+      case RETENTION_JOB: {
+        const report = await this.janitor.run();
+        if (!report.ran) this.#log.debug('retention run skipped: another process is running one');
+        return;
+      }
+      default:
+        throw new UnrecoverableError(`invalid_input: unknown job ${job.name}`);
+    }
+  }
+
+  /** Stop within the close timeout; idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#state = 'closing';
+    const steps: [string, () => Promise<unknown>][] = [
+      ['stop reconciler', async () => clearInterval(this.#timer)],
+      ['stop taking jobs', () => this.#stopWorker()],
+      ['close connection', async () => this.#connection?.disconnect()],
+    ];
+    for (const [name, step] of steps) {
+      try {
+        await step();
+      } catch (err) {
+        this.#log.warn({ err, step: name }, 'schedule worker shutdown step failed; continuing');
+      }
+    }
+    this.#state = 'closed';
+  }
+
+  async #stopWorker(): Promise<void> {
+    const worker = this.#worker;
+    if (worker === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      worker.close().then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), this.tuning.closeTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    // A job still running is picked up again by another process (BullMQ's stalled check).
+    if (late) await worker.close(true);
+  }
+}
