@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { parseStorageUrl, S3_STORAGE_CLASSES, type S3Settings, type StorageConfig } from './storage.ts';
+import { publicUrlOf, SLACK_ENV, slackConfigOf, type SlackConfig } from './slack.ts';
 
 /** Where the client commands find the API unless HEAPCAP_API_URL says otherwise. */
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
@@ -46,6 +47,8 @@ const EnvSchema = z.object({
   HEAPCAP_MEMORY_CEILING_MB: z.coerce.number().int().min(1).max(4096).default(32),
   /** Directory for spill files (default: the OS temp dir). */
   HEAPCAP_SPILL_DIR: z.string().min(1).optional(),
+  /** Slack (slack.ts): signing secret, users file, bot token, links; and HEAPCAP_PUBLIC_URL. */
+  ...SLACK_ENV,
 });
 
 /** The parsed configuration. */
@@ -66,6 +69,10 @@ export interface HeapcapConfig {
   apiUrl: string;
   /** The client commands' bearer token. */
   token: string | undefined;
+  /** The API's base URL as engineers reach it (links in Slack messages). */
+  publicUrl: string;
+  /** Slack settings; `slack.signingSecret` set means the API mounts the Slack endpoints. */
+  slack: SlackConfig;
 }
 
 /** A configuration error naming every bad variable. */
@@ -129,6 +136,8 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     spillDir: e.HEAPCAP_SPILL_DIR,
     apiUrl: e.HEAPCAP_API_URL,
     token: e.HEAPCAP_TOKEN,
+    publicUrl: publicUrlOf(e.HEAPCAP_PUBLIC_URL, e.HEAPCAP_HOST, e.HEAPCAP_PORT),
+    slack: slackConfigOf(e),
   };
 }
 

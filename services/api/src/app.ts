@@ -1,7 +1,7 @@
 /**
  * The API as a Fastify plugin (fastify/demo layout): infrastructure plugins
  * first (errors, auth, rate limit, OpenAPI, metrics), then the domain services
- * the routes use (audit, readiness, targets, artifacts, captures), then the
+ * the routes use (audit, readiness, targets, artifacts, captures, Slack), then the
  * routes. Routes only use decorated services, never the queue or sink directly.
  */
 import type { FastifyInstance } from 'fastify';
@@ -16,11 +16,13 @@ import readiness from './plugins/app/readiness.ts';
 import targets from './plugins/app/targets.ts';
 import artifacts from './plugins/app/artifacts.ts';
 import captures from './plugins/app/captures.ts';
+import slack from './plugins/app/slack.ts';
 import healthRoutes from './routes/health.ts';
 import metricsRoutes from './routes/metrics.ts';
 import capturesRoutes from './routes/captures/index.ts';
 import artifactRoutes from './routes/captures/artifact.ts';
 import targetsRoutes from './routes/targets/index.ts';
+import slackRoutes from './routes/slack/index.ts';
 import { HEAPCAP_VERSION } from '@heapcap/pipeline';
 import './types.ts';
 
@@ -46,6 +48,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(targets, { queue: deps.queue });
   await app.register(artifacts, { sink: deps.sink });
   await app.register(captures, { queue: deps.queue });
+  if (deps.slack !== undefined) await app.register(slack, { queue: deps.queue, store: deps.sink, slack: deps.slack });
 
   // Routes.
   await app.register(healthRoutes);
@@ -53,4 +56,6 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(capturesRoutes, { prefix: '/v1/captures' });
   await app.register(artifactRoutes, { prefix: '/v1/captures' });
   await app.register(targetsRoutes, { prefix: '/v1/targets' });
+  // Only with a signing secret: without one the paths answer 404 like any unknown route.
+  if (deps.slack !== undefined) await app.register(slackRoutes, { prefix: '/slack', signingSecret: deps.slack.signingSecret });
 }

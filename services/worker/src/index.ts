@@ -4,3 +4,4 @@ export { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
 export { startWorkerPart, workerService } from './service.ts';
 export { settleTarget } from './settle.ts';
 export { targetToEndpoint } from './target-endpoint.ts';
+export { startSlackDeliveryPart } from './slack.ts';
