@@ -5,7 +5,7 @@
  * any length (the record keeps the first MAX_REASON characters and says so).
  */
 import { ID_PATTERN } from '@heapcap/config';
-import { decodeSlackText, fit, squash } from './text.ts';
+import { decodeSlackText, fit, graphemeLength, squash } from './text.ts';
 
 /** The longest reason a capture record keeps (the trigger schema's limit). */
 export const MAX_REASON = 1000;
@@ -13,7 +13,8 @@ export const MAX_REASON = 1000;
 /** A parsed command line. */
 export type SlackCommand =
   | { kind: 'help' }
-  | { kind: 'capture'; target: string; reason: string | undefined; reasonLength: number; truncated: boolean }
+  /** `reasonLength` and `keptLength` count characters as a reader does (graphemes); the record's limit counts UTF-16 units. */
+  | { kind: 'capture'; target: string; reason: string | undefined; reasonLength: number; keptLength: number; truncated: boolean }
   | { kind: 'status'; captureId: string }
   | { kind: 'list'; target: string | undefined }
   | { kind: 'targets' }
@@ -103,10 +104,12 @@ export function parseCommand(raw: string): SlackCommand {
       const problem = idProblem('target id', target);
       if (problem !== undefined) return { kind: 'usage', verb, problem };
       const reason = unquote(reasonText);
-      if (reason === '') return { kind: 'capture', target, reason: undefined, reasonLength: 0, truncated: false };
-      const truncated = reason.length > MAX_REASON;
-      const kept = truncated ? fit(reason, MAX_REASON, `… [truncated from ${reason.length.toLocaleString('en-US')} characters]`) : reason;
-      return { kind: 'capture', target, reason: kept, reasonLength: reason.length, truncated };
+      if (reason === '') return { kind: 'capture', target, reason: undefined, reasonLength: 0, keptLength: 0, truncated: false };
+      const length = graphemeLength(reason);
+      if (reason.length <= MAX_REASON) return { kind: 'capture', target, reason, reasonLength: length, keptLength: length, truncated: false };
+      const note = `… [truncated from ${length.toLocaleString('en-US')} characters]`;
+      const kept = fit(reason, MAX_REASON, note);
+      return { kind: 'capture', target, reason: kept, reasonLength: length, keptLength: graphemeLength(kept.slice(0, -note.length)), truncated: true };
     }
     case 'status': {
       const [id, extra] = shift(args);

@@ -1,9 +1,8 @@
 /** Numbers as an engineer reads them in a channel: sizes, durations, ages, the phase table. */
 
-/** `76.2 MB` (decimal megabytes, like the CLI); bytes below 1 MB as `812 kB`. */
+/** `72.7 MiB`: binary mebibytes with one decimal, as the CLI and the manifest tools print sizes. */
 export function size(bytes: number): string {
-  if (bytes < 1e6) return `${Math.max(1, Math.round(bytes / 1e3))} kB`;
-  return `${(bytes / 1e6).toFixed(1)} MB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
 /** `12 ms`, `4.5 s`, `3 min 20 s`. */
@@ -24,7 +23,7 @@ export function age(iso: string, nowMs: number = Date.now()): string {
 }
 
 /** The phases in the order a capture runs them; other keys follow in their own order. */
-const PHASE_ORDER = ['queued', 'connect', 'preflight', 'warm', 'gc', 'generate', 'serialize', 'sink', 'upload', 'total'];
+const PHASE_ORDER = ['queued', 'connect', 'preflight', 'warm', 'enable', 'gc', 'generate', 'serialize', 'sink', 'upload', 'total'];
 
 /** A two-column table of phase timings for a code block; `total` last, after a rule. */
 export function timingsTable(timings: Record<string, number>): string {

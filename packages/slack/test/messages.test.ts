@@ -59,8 +59,8 @@ void test('the result of a succeeded capture: in channel, who and why, timings t
   assert.match(json, /\*Why:\* p99 climbing/);
   assert.match(json, /generate +1\.2 s\\nserialize +3\.1 s/);
   assert.match(json, /total +4\.4 s/);
-  assert.match(json, /76\.2 MB/);
-  assert.match(json, /9\.8 MB \(gzip\)/);
+  assert.match(json, /72\.7 MiB/);
+  assert.match(json, /9\.3 MiB \(gzip\)/);
   assert.match(json, /<https:\/\/heapcap\.example\/v1\/captures\/01J7ZHH716228KMD1V49A92AEZ\/artifact\|Download the snapshot>/);
   assert.match(json, /artifacts:read/);
   assert.match(json, /"action_id":"heapcap_capture_again","value":"checkout-api"/);
@@ -100,7 +100,7 @@ void test('user text cannot mention @channel or break the message; the worst inp
   fits(m);
   assert.doesNotMatch(JSON.stringify(m), /<!channel>/);
   fits(listMessage(Array.from({ length: 10 }, () => nasty), 'checkout-api'));
-  fits(captureAckMessage({ record: nasty, outcome: 'coalesced', truncatedFrom: 4000, replyArranged: false }));
+  fits(captureAckMessage({ record: nasty, outcome: 'coalesced', truncated: { from: 4000, kept: 964 }, replyArranged: false }));
 });
 
 void test('replies: help, unknown command and target with suggestions, usage, refusal, targets at scale', () => {

@@ -61,7 +61,7 @@ void test('a signed /heapcap capture demo "test 🚀": ack < 3 s, one in-channel
   assert.match(json, new RegExp(`<@${USERS.oncall}>`));
   assert.match(json, /\*Why:\* test 🚀/);
   assert.match(json, /\*Phase timings\*\\n```queued .*\\nconnect .*generate .*serialize .*total +[\d.]+ m?s```/);
-  assert.match(json, /\*Snapshot\*\\n[\d.]+ MB/);
+  assert.match(json, /\*Snapshot\*\\n[\d.]+ MiB/);
   firstResult = { captureId: id, blocks: message.blocks };
 
   const link = downloadLink(message.blocks);

@@ -110,7 +110,8 @@ export function unavailableMessage(what: string): SlackMessage {
 export function captureAckMessage(input: {
   record: CaptureRecord;
   outcome: 'created' | 'coalesced' | 'replayed';
-  truncatedFrom: number | undefined;
+  /** Characters typed and kept, when the reason was cut to fit the record. */
+  truncated: { from: number; kept: number } | undefined;
   replyArranged: boolean;
 }): SlackMessage {
   const { record, outcome } = input;
@@ -125,8 +126,9 @@ export function captureAckMessage(input: {
   }
   lines.push(input.replyArranged ? 'The result will be posted in this channel when it ends.' : `:warning: I could not arrange to post the result here; follow it with \`/heapcap status ${record.id}\`.`);
   const blocks: KnownBlock[] = [section(lines.join('\n'))];
-  if (input.truncatedFrom !== undefined) {
-    blocks.push(context(`:scissors: Your reason had ${input.truncatedFrom.toLocaleString('en-US')} characters; the record keeps the first 1,000 (it says it was truncated).`));
+  if (input.truncated !== undefined) {
+    const n = (x: number): string => x.toLocaleString('en-US');
+    blocks.push(context(`:scissors: Your reason had ${n(input.truncated.from)} characters; the record keeps the first ${n(input.truncated.kept)} and says it was truncated.`));
   }
   return ephemeral(lines.join('\n'), blocks);
 }

@@ -28,8 +28,8 @@ export interface SlackOrigin {
 export interface SlackCaptureAsk {
   targetId: string;
   reason: string | undefined;
-  /** The length of the reason as typed, when it was cut to fit the record. */
-  truncatedFrom: number | undefined;
+  /** Characters typed and kept, when the reason was cut to fit the record. */
+  truncated: { from: number; kept: number } | undefined;
 }
 
 /** Start (or join) a capture for a Slack user whose principal is on `req`; returns the acknowledgement. */
@@ -68,7 +68,7 @@ export async function startSlackCapture(
       ...(caller.userName === undefined ? {} : { slackUserName: caller.userName }),
       slackChannel: origin.channelId,
       ...(ask.reason === undefined ? {} : { reason: ask.reason }),
-      ...(ask.truncatedFrom === undefined ? {} : { reasonTruncatedFrom: ask.truncatedFrom }),
+      ...(ask.truncated === undefined ? {} : { reasonTruncatedFrom: ask.truncated.from }),
     },
   });
   let replyArranged = true;
@@ -86,5 +86,5 @@ export async function startSlackCapture(
     replyArranged = false;
     req.log.warn({ captureId: record.id, err: err instanceof Error ? err.message : String(err) }, 'could not arrange the Slack reply');
   }
-  return captureAckMessage({ record, outcome, truncatedFrom: ask.truncatedFrom, replyArranged });
+  return captureAckMessage({ record, outcome, truncated: ask.truncated, replyArranged });
 }

@@ -89,7 +89,7 @@ export async function runCommand(app: FastifyInstance, deps: SlackCommandDeps, r
       return startSlackCapture(app, { ...deps, targetIds }, req, origin, {
         targetId: command.target,
         reason: command.reason,
-        truncatedFrom: command.truncated ? command.reasonLength : undefined,
+        truncated: command.truncated ? { from: command.reasonLength, kept: command.keptLength } : undefined,
       });
     case 'status': {
       const record = await queue.getCapture(command.captureId);

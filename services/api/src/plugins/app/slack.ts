@@ -57,9 +57,11 @@ const slackPlugin: FastifyPluginAsync<SlackPluginOptions> = async (app, { queue,
   const budget = responseUrlBudget(queue);
   const tasks = new Set<Promise<void>>();
 
-  const track = (task: Promise<void>): void => {
-    tasks.add(task);
-    void task.finally(() => tasks.delete(task));
+  /** Keep a follow-up until it ends; its failure is logged, never thrown (the request has been answered). */
+  const track = (req: FastifyRequest, task: Promise<void>): void => {
+    const settled = task.catch((err: unknown) => req.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'slack follow-up failed'));
+    tasks.add(settled);
+    void settled.finally(() => tasks.delete(settled));
   };
 
   /** Post `message` to a response_url within its budget; failures are logged (never the URL). */
@@ -97,7 +99,7 @@ const slackPlugin: FastifyPluginAsync<SlackPluginOptions> = async (app, { queue,
       const early = await Promise.race([work, late]);
       clearTimeout(timer);
       if (early !== undefined) return early;
-      track(work.then((message) => followUp(req, origin.responseUrl, message)));
+      track(req, work.then((message) => followUp(req, origin.responseUrl, message)));
       return ephemeral(':hourglass_flowing_sand: Working on it; the answer follows here in a moment.');
     },
 
@@ -126,9 +128,9 @@ const slackPlugin: FastifyPluginAsync<SlackPluginOptions> = async (app, { queue,
         if (!auth.principal.scopes.has('captures:write')) return refuse(app, req, origin, 'capture', 'captures:write', auth.groupsError, targetId);
         if (!ID_PATTERN.test(targetId)) return ephemeral(':warning: This button does not name a target; use `/heapcap capture <target>`.');
         const reason = previous === undefined ? 'Capture again' : `Capture again (after ${previous})`;
-        return startSlackCapture(app, { ...deps, targetIds: async () => (await queue.targets.list()).map((t) => t.target.id).sort() }, req, origin, { targetId, reason, truncatedFrom: undefined });
+        return startSlackCapture(app, { ...deps, targetIds: async () => (await queue.targets.list()).map((t) => t.target.id).sort() }, req, origin, { targetId, reason, truncated: undefined });
       });
-      track(work.then((message) => followUp(req, responseUrl, message)));
+      track(req, work.then((message) => followUp(req, responseUrl, message)));
     },
 
     async rejected(req, endpoint, reason) {
