@@ -106,7 +106,8 @@ export async function startSlackServe(env: Record<string, string> = {}): Promise
     target = await startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '5' } });
     slack = await startSlackStandIn();
     const targetsFile = join(dir.path, 'targets.yaml');
-    await writeFile(targetsFile, `targets:\n  - id: demo\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n    labels: { service: demo }\n`);
+    // `gone`: nothing listens there (a capture of it fails with target_unreachable).
+    await writeFile(targetsFile, `targets:\n  - id: demo\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n    labels: { service: demo }\n  - id: gone\n    kind: node\n    inspect: 127.0.0.1:${await freePort()}\n`);
     const tokensFile = join(dir.path, 'tokens.yaml');
     await writeFile(tokensFile, `tokens:\n  - name: runbook\n    sha256: "${hashToken(RUNBOOK_TOKEN)}"\n    scopes: [captures:read, captures:write, artifacts:read]\n`);
     const usersFile = join(dir.path, 'slack-users.yaml');

@@ -80,6 +80,22 @@ void test('a signed /heapcap capture demo "test 🚀": ack < 3 s, one in-channel
   assert.deepEqual({ ...trigger?.details, reason: undefined }, { outcome: 'created', via: 'slack', slackTeam: 'T0TEST', slackUser: USERS.oncall, slackUserName: 'oncall', slackChannel: 'C0INCIDENT', reason: undefined });
 });
 
+void test('a failed capture is reported in the channel with its code, its phase and what to check', async () => {
+  const answer = await h.command('capture gone is it even up?', { fields: { channel_id: 'C0FAIL' } });
+  const id = ackedId(answer);
+  const record = await h.finished(id);
+  assert.equal(record.status, 'failed');
+  const [post] = await answer.hook.waitFor(1);
+  const json = JSON.stringify(post!.body);
+  assert.match(json, /:x: gone: heap snapshot failed/);
+  assert.match(json, /\*Error\* `target_unreachable` in phase `connect`/);
+  const texts = (post!.body['blocks'] as { text?: { text: string } }[]).map((b) => b.text?.text ?? '');
+  assert.ok(record.error?.hint !== undefined, 'target_unreachable carries a hint');
+  assert.ok(texts.includes(`*What to check:* ${record.error.hint.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}`), texts.join('\n'));
+  assert.doesNotMatch(json, /Download the snapshot/);
+  assert.match(json, /"action_id":"heapcap_capture_again","value":"gone"/);
+});
+
 void test('response_url answering 500 twice, then 200: delivered once', async () => {
   const hook = h.slack.hook([500, 500]);
   hooks.push(hook);
@@ -161,7 +177,17 @@ void test('"Capture again", correctly signed: a new capture of the same target, 
   assert.equal((await h.queue.listCaptures({ limit: 100 })).items.length, before);
 });
 
-void test('no secret reaches the logs: signing secret, bot token, response_url capabilities', () => {
+void test('SIGTERM: serve with Slack on stops cleanly (the Slack delivery hands back its waiting replies)', async () => {
+  // A reply waiting for a capture that has not ended yet: the delivery must not hold shutdown for it.
+  const answer = await h.command('capture gone waiting at shutdown', { fields: { channel_id: 'C0STOP' } });
+  assert.equal(answer.status, 200);
+  const t0 = performance.now();
+  assert.equal(await h.serve.stop('SIGTERM'), 0);
+  assert.ok(performance.now() - t0 < 40_000, `stopped in ${(performance.now() - t0).toFixed(0)} ms`);
+  assert.match(h.allOutput(), /"msg":"stopped"/);
+});
+
+void test('no secret reached the logs of the whole run, shutdown included: signing secret, bot token, response_url capabilities', () => {
   const out = h.allOutput();
   assert.ok(h.logLines().length > 50, 'serve logged (at debug level)');
   assert.ok(!out.includes(SIGNING_SECRET), 'signing secret in the logs');
