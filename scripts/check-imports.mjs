@@ -24,6 +24,8 @@ export const ALLOWED = {
   storage: ['errors', 'config'],
   queue: ['errors', 'config'],
   analysis: ['errors'],
+  // Slack's protocol, messages and reply delivery, shared by the api and the worker.
+  slack: ['errors', 'config', 'queue', 'storage'],
   // The capture job, and how a service starts and stops.
   pipeline: ['errors', 'config', 'capture', 'storage', 'analysis'],
   service: ['errors', 'config', 'queue', 'storage'],
@@ -32,8 +34,8 @@ export const ALLOWED = {
   // Test-only: real targets, browsers and servers.
   testkit: ['errors', 'config', 'queue', 'storage'],
   // Composition roots.
-  api: ['errors', 'config', 'queue', 'storage', 'pipeline', 'service', 'analysis'],
-  worker: ['errors', 'config', 'capture', 'queue', 'storage', 'pipeline', 'service', 'analysis'],
+  api: ['errors', 'config', 'queue', 'storage', 'pipeline', 'service', 'analysis', 'slack'],
+  worker: ['errors', 'config', 'capture', 'queue', 'storage', 'pipeline', 'service', 'analysis', 'slack'],
   serve: ['errors', 'config', 'cli', 'service', 'api', 'worker'],
   bench: ['errors', 'config', 'capture', 'storage', 'queue', 'analysis', 'pipeline', 'service', 'api', 'worker', 'testkit'],
   scripts: ['errors', 'config', 'testkit'],

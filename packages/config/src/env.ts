@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { DurationSchema } from './duration.ts';
 import { parseStorageUrl, S3_STORAGE_CLASSES, type S3Settings, type StorageConfig } from './storage.ts';
+import { publicUrlOf, SLACK_ENV, slackConfigOf, type SlackConfig } from './slack.ts';
 
 /** Where the client commands find the API unless HEAPCAP_API_URL says otherwise. */
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
@@ -75,6 +76,8 @@ const EnvSchema = z.object({
    * a target captured every 30 min keeps 48 + 48 × 7 records ≈ 1.3 MB at 7 days.
    */
   HEAPCAP_RECORD_TTL_DAYS: z.coerce.number().positive().max(36_500).default(7),
+  /** Slack (slack.ts): signing secret, users file, bot token, links; and HEAPCAP_PUBLIC_URL. */
+  ...SLACK_ENV,
 });
 
 /** The parsed configuration. */
@@ -98,6 +101,10 @@ export interface HeapcapConfig {
   apiUrl: string;
   /** The client commands' bearer token. */
   token: string | undefined;
+  /** The API's base URL as engineers reach it (links in Slack messages). */
+  publicUrl: string;
+  /** Slack settings; `slack.signingSecret` set means the API mounts the Slack endpoints. */
+  slack: SlackConfig;
   /** Schedules and retention (HEAPCAP_SCHEDULE_MIN_INTERVAL, HEAPCAP_RETENTION_*, HEAPCAP_RECORD_TTL_DAYS). */
   schedules: ScheduleSettings;
 }
@@ -186,6 +193,8 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
       retentionIntervalMs: e.HEAPCAP_RETENTION_INTERVAL,
       recordTtlMs: Math.round(e.HEAPCAP_RECORD_TTL_DAYS * 86_400_000),
     },
+    publicUrl: publicUrlOf(e.HEAPCAP_PUBLIC_URL, e.HEAPCAP_HOST, e.HEAPCAP_PORT),
+    slack: slackConfigOf(e),
   };
 }
 

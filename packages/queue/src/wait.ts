@@ -24,6 +24,8 @@ export async function waitForCapture(ctx: QueueContext, id: string, timeoutMs: n
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
+  // An already-aborted signal never fires 'abort': without this the wait would run to its deadline.
+  if (signal?.aborted === true) stop.abort();
   // Subscribe before the first read, so an end between the read and the subscription is not missed.
   const off = ctx.events.onDone(id, () => stop.abort());
   try {

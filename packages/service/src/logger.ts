@@ -37,6 +37,11 @@ export const REDACT_PATHS = [
   '*.redisUrl',
   'responseUrl',
   '*.responseUrl',
+  // Slack's spelling of the same capability, and the app's bot token.
+  'response_url',
+  '*.response_url',
+  'botToken',
+  '*.botToken',
 ];
 
 /** A root logger at `level` with the redaction above; `destination` captures lines in tests. */

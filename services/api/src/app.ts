@@ -2,7 +2,7 @@
  * The API as a Fastify plugin (fastify/demo layout): infrastructure plugins
  * first (errors, auth, rate limit, OpenAPI, metrics), then the domain services
  * the routes use (audit, readiness, targets, artifacts, captures, schedules,
- * pins, schedule metrics), then the
+ * pins, schedule metrics, Slack), then the
  * routes. Routes only use decorated services, never the queue or sink directly.
  */
 import type { FastifyInstance } from 'fastify';
@@ -20,6 +20,7 @@ import captures from './plugins/app/captures.ts';
 import schedules from './plugins/app/schedules.ts';
 import pins from './plugins/app/pins.ts';
 import scheduleMetrics from './plugins/app/schedule-metrics.ts';
+import slack from './plugins/app/slack.ts';
 import healthRoutes from './routes/health.ts';
 import metricsRoutes from './routes/metrics.ts';
 import capturesRoutes from './routes/captures/index.ts';
@@ -27,6 +28,7 @@ import artifactRoutes from './routes/captures/artifact.ts';
 import targetsRoutes from './routes/targets/index.ts';
 import schedulesRoutes from './routes/schedules/index.ts';
 import pinRoutes from './routes/captures/pin.ts';
+import slackRoutes from './routes/slack/index.ts';
 import { HEAPCAP_VERSION } from '@heapcap/pipeline';
 import './types.ts';
 
@@ -55,6 +57,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(schedules, { queue: deps.queue, settings: deps.config.schedules });
   await app.register(pins, { queue: deps.queue });
   await app.register(scheduleMetrics, { queue: deps.queue });
+  if (deps.slack !== undefined) await app.register(slack, { queue: deps.queue, store: deps.sink, slack: deps.slack });
 
   // Routes.
   await app.register(healthRoutes);
@@ -64,4 +67,6 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(pinRoutes, { prefix: '/v1/captures' });
   await app.register(targetsRoutes, { prefix: '/v1/targets' });
   await app.register(schedulesRoutes, { prefix: '/v1/schedules' });
+  // Only with a signing secret: without one the paths answer 404 like any unknown route.
+  if (deps.slack !== undefined) await app.register(slackRoutes, { prefix: '/slack', signingSecret: deps.slack.signingSecret });
 }

@@ -4,6 +4,7 @@ import type { HeapcapConfig } from '@heapcap/config';
 import type { HeapcapQueue } from '@heapcap/queue';
 import type { ArtifactStore } from '@heapcap/storage';
 import type { AuthMode } from './plugins/infra/auth.ts';
+import type { SlackDeps } from './slack-setup.ts';
 
 /** HTTP limits; every field has a default (see DEFAULT_HTTP). */
 export interface HttpSettings {
@@ -33,4 +34,6 @@ export interface ApiDeps {
   /** Root logger; the API logs through a child with its redaction paths. Default: a new pino logger at config.logLevel. */
   logger?: Logger | undefined;
   http?: Partial<HttpSettings> | undefined;
+  /** Slack's endpoints, mounted only when set (HEAPCAP_SLACK_SIGNING_SECRET; see prepareSlack). The caller closes its replies producer. */
+  slack?: SlackDeps | undefined;
 }

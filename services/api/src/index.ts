@@ -8,3 +8,5 @@ export { loadTokens, parseTokens, hashToken, TokensFileError, type TokenEntry } 
 export { SCOPES, type Scope, type Principal } from './auth/scopes.ts';
 export { API_CLOSE_MS, apiService, prepareAuth, startApiPart } from './service.ts';
 export { API_ERROR_STATUS, type ApiErrorCode } from './errors.ts';
+export { prepareSlack, type SlackDeps } from './slack-setup.ts';
+export { parseSlackUsers, loadSlackUsers, SlackUsersFileError, type SlackGrant } from './auth/slack-users.ts';

@@ -3,6 +3,7 @@ import type { HeapcapConfig } from '@heapcap/config';
 import { StartupError, type ServiceContext, type ServiceDefinition } from '@heapcap/service';
 import { resolveAuthMode } from './auth/mode.ts';
 import type { AuthMode } from './plugins/infra/auth.ts';
+import { prepareSlack } from './slack-setup.ts';
 import { isLoopback, startApi, type RunningApi } from './start.ts';
 
 /** In-flight requests (a `?wait=` can take minutes) get this long at shutdown, then their connections are cut. */
@@ -24,7 +25,10 @@ export async function prepareAuth(config: HeapcapConfig, options: { dev: boolean
 
 /** Listen with the API in `ctx`; registers its close (stop accepting, finish or cut in-flight requests). */
 export async function startApiPart(ctx: ServiceContext, auth: AuthMode): Promise<RunningApi> {
-  const api = await startApi(ctx.config, { queue: ctx.queue, sink: ctx.store, auth, logger: ctx.log });
+  const slack = await prepareSlack(ctx.config, ctx.queue, ctx.log);
+  // Registered first, so it closes after the API (parts close in reverse order).
+  if (slack !== undefined) ctx.onClose({ name: 'slack replies', close: () => slack.replies.close(), timeoutMs: 2_000 });
+  const api = await startApi(ctx.config, { queue: ctx.queue, sink: ctx.store, auth, logger: ctx.log, slack });
   ctx.onClose({ name: 'api', close: () => api.close(API_CLOSE_MS), timeoutMs: API_CLOSE_MS + 2_000 });
   return api;
 }

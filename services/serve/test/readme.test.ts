@@ -29,6 +29,9 @@ import {
   startNodeTarget,
   startPageServer,
   startRedis,
+  startSlackStandIn,
+  slackSign,
+  slashCommandBody,
   tmpDir,
   type HeapSnapshotJson,
   type NodeTarget,
@@ -208,6 +211,46 @@ void describe('README: running the service', () => {
     assert.match(pause.stdout, /^checkout-30m .* paused /m);
     const del = await runHeapcap(['schedules', 'delete', 'checkout-30m'], { cwd: dir, env: client });
     assert.equal(del.code, 0, del.stderr);
+  });
+
+  void test('from Slack: /heapcap capture checkout-api "OOM alert #4711" with the signing secret, bot token and users file', async (t) => {
+    const dir = join(work.path, 'serve-slack');
+    await mkdir(dir);
+    const token = randomBytes(32).toString('hex');
+    const secret = randomBytes(16).toString('hex');
+    const tokens = join(dir, 'heapcap.tokens.yaml');
+    await writeFile(tokens, `tokens:\n  - name: oncall-runbook\n    sha256: "${createHash('sha256').update(token).digest('hex')}"\n    scopes: [captures:read, captures:write, artifacts:read]\n`);
+    const users = join(dir, 'heapcap.slack-users.yaml');
+    await writeFile(users, 'grants:\n  - name: payments-oncall\n    team: T0TEST\n    users: [U0ONCALL]\n    scopes: [captures:read, captures:write, artifacts:read]\n');
+    const slack = await startSlackStandIn();
+    t.after(() => slack.close());
+    const serve = await startHeapcap(['serve'], {
+      cwd: dir,
+      env: {
+        HEAPCAP_REDIS_URL: redis.url,
+        HEAPCAP_PORT: String(await freePort()),
+        HEAPCAP_TARGETS_FILE: await targetsFile(dir),
+        HEAPCAP_TOKENS_FILE: tokens,
+        HEAPCAP_SLACK_USERS_FILE: users,
+        HEAPCAP_SLACK_SIGNING_SECRET: secret,
+        HEAPCAP_SLACK_BOT_TOKEN: 'xoxb-0000-readme-test',
+        HEAPCAP_SLACK_API_URL: slack.apiUrl,
+      },
+    });
+    t.after(() => serve.stop());
+    const hook = slack.hook();
+    const body = slashCommandBody({ text: 'capture checkout-api "OOM alert #4711"', response_url: hook.url });
+    const ack = await fetch(`${serve.url}/slack/commands`, { method: 'POST', headers: slackSign(secret, body), body, signal: AbortSignal.timeout(30_000) });
+    assert.equal(ack.status, 200);
+    assert.match(((await ack.json()) as { text: string }).text, /of `checkout-api` is queued/);
+    const [result] = await hook.waitFor(1);
+    const text = JSON.stringify(result!.body);
+    assert.match(text, /checkout-api: heap snapshot succeeded/);
+    assert.match(text, /OOM alert #4711/);
+    const link = /<([^|>]+)\|Download the snapshot>/.exec(text)?.[1];
+    assert.ok(link !== undefined && link.startsWith(serve.url), text);
+    const id = /\/v1\/captures\/([0-9A-Z]+)\/artifact/.exec(link)?.[1];
+    await downloadSnapshot(serve.url, id!, token);
   });
 
   void test('serve from a copy of dist/ and bin/ alone (no sources, no node_modules), as the image ships it', async (t) => {

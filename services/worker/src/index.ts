@@ -6,3 +6,4 @@ export { settleTarget } from './settle.ts';
 export { targetToEndpoint } from './target-endpoint.ts';
 export { ScheduleWorker, DEFAULT_SCHEDULE_TUNING, type ScheduleWorkerDeps, type ScheduleWorkerTuning } from './scheduler/schedule-worker.ts';
 export { startSchedulerPart } from './scheduler/part.ts';
+export { startSlackDeliveryPart } from './slack.ts';

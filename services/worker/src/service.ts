@@ -1,10 +1,18 @@
 /** The worker as a service part: started on the shared bootstrap, closed within its drain limit. */
 import type { ServiceContext, ServiceDefinition } from '@heapcap/service';
 import { startSchedulerPart } from './scheduler/part.ts';
+import { startSlackDeliveryPart } from './slack.ts';
 import { workerFromConfig, type CaptureWorker } from './worker.ts';
 
-/** Start a capture worker in `ctx` and register its shutdown (finish or hand back running captures). */
+/**
+ * Start a capture worker in `ctx` and register its shutdown (finish or hand
+ * back running captures). The Slack reply delivery starts with it: replies
+ * are arranged by whichever API took the command, and must be posted even
+ * where the worker has no Slack settings of its own (they then go to the
+ * response_url only).
+ */
 export async function startWorkerPart(ctx: ServiceContext): Promise<CaptureWorker> {
+  await startSlackDeliveryPart(ctx);
   const worker = workerFromConfig(ctx.config, ctx.queue, ctx.store, ctx.log);
   // Registered before start: a worker that started half-way still closes.
   ctx.onClose({ name: 'worker', close: () => worker.close(), timeoutMs: worker.tuning.shutdownTimeoutMs + 10_000 });

@@ -15,6 +15,8 @@ export interface AuditFact {
   targetId?: string | undefined;
   captureId?: string | undefined;
   details?: Record<string, unknown> | undefined;
+  /** Who, for a request without a principal (e.g. a Slack request refused for its signature); default: the principal's name. */
+  who?: string | undefined;
 }
 
 /** Appends audit entries for requests. */
@@ -31,7 +33,7 @@ declare module 'fastify' {
 const auditPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (app, { queue }) => {
   app.decorate('audit', {
     async record(req, fact) {
-      const entry = await queue.audit.append({ ...fact, who: principalOf(req).name, from: req.ip });
+      const entry = await queue.audit.append({ ...fact, who: fact.who ?? principalOf(req).name, from: req.ip });
       // Under a key of its own: the ids and reason are caller-supplied data.
       req.log.info({ audit: entry }, `audit: ${entry.action} by ${entry.who}`);
       return entry;

@@ -1,0 +1,135 @@
+/**
+ * The `/heapcap` command language: a verb, then its arguments. What an
+ * engineer types in an incident channel is forgiving: extra spaces, smart
+ * quotes from a phone or a Mac, Slack's own markup in the reason, a reason of
+ * any length (the record keeps the first MAX_REASON characters and says so).
+ */
+import { ID_PATTERN } from '@heapcap/config';
+import { decodeSlackText, fit, graphemeLength, squash } from './text.ts';
+
+/** The longest reason a capture record keeps (the trigger schema's limit). */
+export const MAX_REASON = 1000;
+
+/** A parsed command line. */
+export type SlackCommand =
+  | { kind: 'help' }
+  /** `reasonLength` and `keptLength` count characters as a reader does (graphemes); the record's limit counts UTF-16 units. */
+  | { kind: 'capture'; target: string; reason: string | undefined; reasonLength: number; keptLength: number; truncated: boolean }
+  | { kind: 'status'; captureId: string }
+  | { kind: 'list'; target: string | undefined }
+  | { kind: 'targets' }
+  | { kind: 'schedules'; target: string | undefined }
+  | { kind: 'diff'; a: string; b: string }
+  /** A known verb with arguments it cannot use; `problem` says what is wrong. */
+  | { kind: 'usage'; verb: Verb; problem: string }
+  | { kind: 'unknown'; word: string };
+
+/** The verbs, in the order help lists them. */
+export const VERBS = ['capture', 'status', 'list', 'targets', 'schedules', 'diff', 'help'] as const;
+export type Verb = (typeof VERBS)[number];
+
+/** One line of usage per verb. */
+export const USAGE: Record<Verb, string> = {
+  capture: 'capture <target> [reason]',
+  status: 'status <captureId>',
+  list: 'list [target]',
+  targets: 'targets',
+  schedules: 'schedules [target]',
+  diff: 'diff <captureA> <captureB>',
+  help: 'help',
+};
+
+const ALIASES: Record<string, Verb> = {
+  capture: 'capture',
+  snapshot: 'capture',
+  snap: 'capture',
+  status: 'status',
+  show: 'status',
+  list: 'list',
+  ls: 'list',
+  recent: 'list',
+  targets: 'targets',
+  target: 'targets',
+  schedules: 'schedules',
+  schedule: 'schedules',
+  diff: 'diff',
+  compare: 'diff',
+  help: 'help',
+  '?': 'help',
+  '-h': 'help',
+  '--help': 'help',
+};
+
+// Straight, curly and guillemet quotes, each with its closing partner.
+const QUOTES: Record<string, string> = { '"': '"', "'": "'", '\u201c': '\u201d', '\u201e': '\u201c', '\u2018': '\u2019', '\u00ab': '\u00bb', '`': '`' };
+
+/** `text` without one pair of matching surrounding quotes. */
+function unquote(text: string): string {
+  const close = QUOTES[text[0] ?? ''];
+  if (close !== undefined && text.length >= 2 && text.endsWith(close)) return text.slice(1, -close.length).trim();
+  return text;
+}
+
+/** The first whitespace-separated word (quotes around it removed) and the rest. */
+function shift(text: string): [string, string] {
+  const close = QUOTES[text[0] ?? ''];
+  if (close !== undefined) {
+    const end = text.indexOf(close, 1);
+    if (end > 0) return [text.slice(1, end).trim(), text.slice(end + close.length).trim()];
+  }
+  const space = text.indexOf(' ');
+  return space < 0 ? [text, ''] : [text.slice(0, space), text.slice(space + 1).trim()];
+}
+
+function idProblem(what: string, value: string): string | undefined {
+  return ID_PATTERN.test(value) ? undefined : `\`${fit(value, 80)}\` is not a ${what} (letters, digits, ".", "_" or "-")`;
+}
+
+/** Parse the text after `/heapcap`. Never throws. */
+export function parseCommand(raw: string): SlackCommand {
+  const text = squash(decodeSlackText(raw));
+  if (text === '') return { kind: 'help' };
+  const [word, rest] = shift(text);
+  const verb = ALIASES[word.toLowerCase()];
+  if (verb === undefined) return { kind: 'unknown', word };
+  const args = rest;
+  switch (verb) {
+    case 'help':
+      return { kind: 'help' };
+    case 'targets':
+      return { kind: 'targets' };
+    case 'capture': {
+      const [target, reasonText] = shift(args);
+      if (target === '') return { kind: 'usage', verb, problem: 'which target? Name one of the targets below.' };
+      const problem = idProblem('target id', target);
+      if (problem !== undefined) return { kind: 'usage', verb, problem };
+      const reason = unquote(reasonText);
+      if (reason === '') return { kind: 'capture', target, reason: undefined, reasonLength: 0, keptLength: 0, truncated: false };
+      const length = graphemeLength(reason);
+      if (reason.length <= MAX_REASON) return { kind: 'capture', target, reason, reasonLength: length, keptLength: length, truncated: false };
+      const note = `… [truncated from ${length.toLocaleString('en-US')} characters]`;
+      const kept = fit(reason, MAX_REASON, note);
+      return { kind: 'capture', target, reason: kept, reasonLength: length, keptLength: graphemeLength(kept.slice(0, -note.length)), truncated: true };
+    }
+    case 'status': {
+      const [id, extra] = shift(args);
+      if (id === '') return { kind: 'usage', verb, problem: 'which capture? Give its id, e.g. from `/heapcap list`.' };
+      const problem = idProblem('capture id', id) ?? (extra === '' ? undefined : 'one capture id at a time.');
+      return problem === undefined ? { kind: 'status', captureId: id.toUpperCase() } : { kind: 'usage', verb, problem };
+    }
+    case 'list':
+    case 'schedules': {
+      const [target, extra] = shift(args);
+      if (target === '') return { kind: verb, target: undefined };
+      const problem = idProblem('target id', target) ?? (extra === '' ? undefined : 'at most one target.');
+      return problem === undefined ? { kind: verb, target } : { kind: 'usage', verb, problem };
+    }
+    case 'diff': {
+      const [a, more] = shift(args);
+      const [b, extra] = shift(more);
+      if (a === '' || b === '' || extra !== '') return { kind: 'usage', verb, problem: 'give exactly two capture ids.' };
+      const problem = idProblem('capture id', a) ?? idProblem('capture id', b);
+      return problem === undefined ? { kind: 'diff', a: a.toUpperCase(), b: b.toUpperCase() } : { kind: 'usage', verb, problem };
+    }
+  }
+}

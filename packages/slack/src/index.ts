@@ -1,0 +1,39 @@
+/**
+ * @heapcap/slack — `/heapcap` in Slack, the parts shared by the API (which
+ * answers Slack's requests) and the worker (which posts results):
+ *
+ *   verifySlackSignature(secret, { timestamp, signature, rawBody })  → { ok } | { ok: false, reason }
+ *   parseCommand(text)                                               → SlackCommand
+ *   captureMessage(record, link, { inChannel }) · helpMessage(…) · …  → SlackMessage (Block Kit, within limits)
+ *   checkMessage(message)                                            → Slack limit violations
+ *   new SlackReplies(queue, retry).arrange(job)                      → reply job (API side)
+ *   new SlackDelivery(deps).start() / close()                        → posts results (worker side)
+ *   SlackWebApi                                                      → chat.postMessage, usergroups.users.list
+ */
+export { verifySlackSignature, signSlackRequest, SIGNATURE_TOLERANCE_S, type SignatureCheck, type SignatureFailure, type SignedRequest } from './signature.ts';
+export { parseCommand, MAX_REASON, USAGE, VERBS, type SlackCommand, type Verb } from './command.ts';
+export { checkMessage, deliverable, LIMITS, type SlackMessage } from './blocks.ts';
+export { escapeMrkdwn, decodeSlackText, fit, graphemeLength } from './text.ts';
+export { size, duration, age, timingsTable } from './format.ts';
+export { slackWho, slackUserOf, whoMrkdwn } from './who.ts';
+export { captureMessage, statusPhrase, CAPTURE_AGAIN_ACTION, type ResultLink } from './messages/result.ts';
+export {
+  captureAckMessage,
+  closest,
+  ephemeral,
+  helpMessage,
+  listMessage,
+  notAvailableMessage,
+  refusalMessage,
+  targetsMessage,
+  unavailableMessage,
+  unknownCommandMessage,
+  unknownTargetMessage,
+  usageMessage,
+} from './messages/replies.ts';
+export { artifactLink, apiArtifactUrl, type LinkSettings } from './links.ts';
+export { SlackReplies, SlackReplyJobSchema, SLACK_QUEUE, SLACK_REPLY_JOB, DEFAULT_REPLY_ATTEMPTS, type SlackReplyJob, type ReplyRetry } from './replies.ts';
+export { postToResponseUrl, ResponseUrlBudget, responseUrlBudget, RESPONSE_URL_MAX_POSTS, RESPONSE_URL_WINDOW_MS, type PostOutcome } from './response-url.ts';
+export { SlackWebApi, describeWebApiError } from './web-api.ts';
+export { SlackDelivery, DEFAULT_DELIVERY_TUNING, type DeliveryTuning, type SlackDeliveryDeps } from './delivery.ts';
+export { deliveryFromConfig, linkSettingsOf, repliesFromConfig, webApiOf } from './from-config.ts';

@@ -1,0 +1,138 @@
+/** Every message heapcap sends fits Slack's Block Kit limits, at the worst inputs it can meet, and says what an engineer needs. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { CaptureRecord, RegisteredTarget } from '@heapcap/queue';
+import {
+  captureAckMessage,
+  captureMessage,
+  checkMessage,
+  deliverable,
+  helpMessage,
+  LIMITS,
+  listMessage,
+  parseCommand,
+  refusalMessage,
+  targetsMessage,
+  unknownCommandMessage,
+  unknownTargetMessage,
+  usageMessage,
+  type SlackMessage,
+} from '../src/index.ts';
+
+const worstReason = (parseCommand(`capture demo ${'<&>'.repeat(1400)}`) as { reason: string }).reason;
+
+function record(over: Partial<CaptureRecord> = {}): CaptureRecord {
+  return {
+    id: '01J7ZHH716228KMD1V49A92AEZ',
+    targetId: 'checkout-api',
+    labels: { service: 'checkout', env: 'prod' },
+    trigger: { kind: 'slack', who: 'slack:T0123ABCD/U0456EFGH', reason: 'p99 climbing' },
+    options: { warm: 'auto', gc: false, gzip: true, exposeInternals: false, captureNumericValue: false, forceHeadroom: false },
+    status: 'succeeded',
+    phase: null,
+    error: null,
+    timings: { queued: 12, connect: 8.2, preflight: 30, warm: 0, gc: 0, generate: 1200, serialize: 3100, sink: 40, total: 4390 },
+    artifact: { key: 'checkout-api/2026/01/01/x.heapsnapshot.gz', manifestKey: 'm', location: '/x', bytesUncompressed: 76_200_000, bytesStored: 9_800_000, sha256: 'ab', gzip: true },
+    attempts: 1,
+    coalesced: 0,
+    pinned: null,
+    expired: null,
+    createdAt: '2026-01-01T02:10:00.000Z',
+    startedAt: '2026-01-01T02:10:00.012Z',
+    finishedAt: '2026-01-01T02:10:04.402Z',
+    updatedAt: '2026-01-01T02:10:04.402Z',
+    ...over,
+  };
+}
+
+function fits(m: SlackMessage): void {
+  assert.deepEqual(checkMessage(m), [], JSON.stringify(m).slice(0, 300));
+}
+
+const link = { kind: 'api' as const, url: 'https://heapcap.example/v1/captures/01J7ZHH716228KMD1V49A92AEZ/artifact' };
+
+void test('the result of a succeeded capture: in channel, who and why, timings table, sizes, link, Capture again', () => {
+  const m = captureMessage(record({ coalesced: 2 }), link, { inChannel: true });
+  fits(m);
+  assert.equal(m.response_type, 'in_channel');
+  const json = JSON.stringify(m);
+  assert.match(json, /checkout-api: heap snapshot succeeded/);
+  assert.match(json, /<@U0456EFGH> \(\+2 joined\)/);
+  assert.match(json, /\*Why:\* p99 climbing/);
+  assert.match(json, /generate +1\.2 s\\nserialize +3\.1 s/);
+  assert.match(json, /total +4\.4 s/);
+  assert.match(json, /72\.7 MiB/);
+  assert.match(json, /9\.3 MiB \(gzip\)/);
+  assert.match(json, /<https:\/\/heapcap\.example\/v1\/captures\/01J7ZHH716228KMD1V49A92AEZ\/artifact\|Download the snapshot>/);
+  assert.match(json, /artifacts:read/);
+  assert.match(json, /"action_id":"heapcap_capture_again","value":"checkout-api"/);
+});
+
+void test('a failed capture says the code, the phase, and what to check', () => {
+  const failed = record({
+    status: 'failed',
+    artifact: null,
+    error: { code: 'target_unreachable', message: 'connect ECONNREFUSED 127.0.0.1:9229', hint: 'Is the target running with --inspect?', phase: 'connect' },
+  });
+  const m = captureMessage(failed, null, { inChannel: true });
+  fits(m);
+  const json = JSON.stringify(m);
+  assert.match(json, /\*Error\* `target_unreachable` in phase `connect`/);
+  assert.match(json, /\*What to check:\* Is the target running with --inspect\?/);
+  assert.doesNotMatch(json, /Download/);
+});
+
+void test('a presigned link warns that anyone holding it can download the snapshot, and escapes its &', () => {
+  const m = captureMessage(record(), { kind: 'presigned', url: 'http://minio:9000/b/k?X-Amz-A=1&X-Amz-B=2', expiresInSeconds: 3600 }, { inChannel: true });
+  fits(m);
+  const json = JSON.stringify(m);
+  assert.match(json, /X-Amz-A=1&amp;X-Amz-B=2\|Download/);
+  assert.match(json, /Anyone holding this link can download the snapshot until it expires \(in 60 min 0 s\)/);
+});
+
+void test('user text cannot mention @channel or break the message; the worst inputs still fit', () => {
+  const nasty = record({
+    trigger: { kind: 'rest', who: 'x'.repeat(200), reason: worstReason },
+    labels: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`label${i}`, 'v'.repeat(256)])),
+    status: 'failed',
+    error: { code: 'internal', message: '<!channel> '.repeat(500), hint: '&'.repeat(5000), phase: 'serialize' },
+    timings: Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`phase-${i}`, i * 1000])),
+  });
+  const m = captureMessage(nasty, link, { inChannel: true });
+  fits(m);
+  assert.doesNotMatch(JSON.stringify(m), /<!channel>/);
+  fits(listMessage(Array.from({ length: 10 }, () => nasty), 'checkout-api'));
+  fits(captureAckMessage({ record: nasty, outcome: 'coalesced', truncated: { from: 4000, kept: 964 }, replyArranged: false }));
+});
+
+void test('replies: help, unknown command and target with suggestions, usage, refusal, targets at scale', () => {
+  const ids = Array.from({ length: 1000 }, (_, i) => `service-${String(i).padStart(4, '0')}-${'x'.repeat(100)}`);
+  for (const m of [
+    helpMessage('/heapcap'),
+    unknownCommandMessage('/heapcap', 'checkout-api', ['checkout-api'], true),
+    unknownCommandMessage('/heapcap', 'x'.repeat(5000), ids, true),
+    unknownTargetMessage('chekout-api', ['checkout-api', 'search'], true),
+    unknownTargetMessage('z', ids, true),
+    usageMessage('/heapcap', 'capture', 'which target?', ids, true),
+    refusalMessage({ userId: 'U1', teamId: 'T1' }, 'capture', 'captures:write'),
+  ]) {
+    fits(m);
+    assert.equal(m.response_type, 'ephemeral');
+  }
+  assert.match(JSON.stringify(unknownCommandMessage('/heapcap', 'checkout-api', ['checkout-api'], true)), /Did you mean `\/heapcap capture checkout-api`/);
+  assert.match(JSON.stringify(unknownTargetMessage('Checkout-Apj', ['checkout-api', 'search'], true)), /Did you mean `checkout-api`\?/);
+  assert.match(JSON.stringify(refusalMessage({ userId: 'U1', teamId: 'T1' }, 'capture', 'captures:write')), /HEAPCAP_SLACK_USERS_FILE/);
+  const registered: RegisteredTarget[] = ids.map((id) => ({ target: { id, kind: 'node', inspect: '127.0.0.1:9229', labels: { service: 's' } }, source: 'file', updatedAt: '' }));
+  const t = targetsMessage(registered, true);
+  fits(t);
+  assert.match(JSON.stringify(t), /more not shown: GET \/v1\/targets/);
+});
+
+void test('a message that breaks a limit is sent as its text alone', () => {
+  const broken: SlackMessage = { text: 'result', blocks: Array.from({ length: LIMITS.blocksPerMessage + 1 }, () => ({ type: 'divider' as const })) };
+  const { message, problems } = deliverable(broken);
+  assert.deepEqual(problems, ['message: blocks has 51, the limit is 50']);
+  assert.equal(message.blocks, undefined);
+  assert.equal(message.text, 'result');
+  assert.deepEqual(checkMessage({ text: 'x', blocks: [{ type: 'header', text: { type: 'plain_text', text: 'h'.repeat(151) } }] }), ['blocks[0] (header): text has 151, the limit is 150']);
+});

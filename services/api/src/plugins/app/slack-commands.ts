@@ -1,0 +1,124 @@
+/**
+ * `/heapcap …` after the signature check: parse, authorize (the same scopes
+ * as API tokens), act, and answer with an ephemeral message. A refusal is
+ * polite and audited; a mistake gets help with what the caller may do.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { HeapcapQueue } from '@heapcap/queue';
+import type { ArtifactStore } from '@heapcap/storage';
+import {
+  artifactLink,
+  captureMessage,
+  ephemeral,
+  helpMessage,
+  listMessage,
+  notAvailableMessage,
+  parseCommand,
+  refusalMessage,
+  targetsMessage,
+  unknownCommandMessage,
+  unknownTargetMessage,
+  usageMessage,
+  type ResultLink,
+  type SlackMessage,
+} from '@heapcap/slack';
+import type { CaptureRecord } from '@heapcap/queue';
+import type { Scope } from '../../auth/scopes.ts';
+import type { SlackDeps } from '../../slack-setup.ts';
+import type { SlashCommandBody } from '../../schemas/slack.ts';
+import { startSlackCapture, type SlackOrigin } from './slack-capture.ts';
+
+/** What the command handlers use. */
+export interface SlackCommandDeps {
+  queue: HeapcapQueue;
+  slack: SlackDeps;
+  store: ArtifactStore;
+}
+
+/** The scope each verb needs (help needs none). */
+const NEEDS: Record<string, Scope> = {
+  capture: 'captures:write',
+  status: 'captures:read',
+  list: 'captures:read',
+  targets: 'captures:read',
+  schedules: 'captures:read',
+  diff: 'captures:read',
+};
+
+/** The Slack origin of a slash command (issued no later than now). */
+export function commandOrigin(body: SlashCommandBody, timestampS: number): SlackOrigin {
+  return {
+    caller: { teamId: body.team_id, enterpriseId: body.enterprise_id, userId: body.user_id, userName: body.user_name },
+    channelId: body.channel_id,
+    responseUrl: body.response_url,
+    issuedAtMs: Math.min(Date.now(), timestampS * 1000),
+    triggerId: body.trigger_id,
+    via: 'slack',
+  };
+}
+
+/** Refuse `verb` for lack of `scope`, audited with the Slack user and team. */
+export async function refuse(app: FastifyInstance, req: FastifyRequest, origin: SlackOrigin, verb: string, scope: Scope, groupsError: string | undefined, targetId?: string): Promise<SlackMessage> {
+  const { caller } = origin;
+  await app.audit.record(req, {
+    action: 'slack.denied',
+    targetId,
+    details: { command: verb, requiredScope: scope, via: origin.via, slackTeam: caller.teamId, slackUser: caller.userId, slackChannel: origin.channelId, ...(groupsError === undefined ? {} : { groupsError }) },
+  });
+  const message = refusalMessage({ userId: caller.userId, teamId: caller.teamId }, verb, scope);
+  if (groupsError === undefined) return message;
+  return ephemeral(`${message.text}\n(Your user groups could not be checked just now: ${groupsError}. Try again in a minute.)`);
+}
+
+/** Answer one slash command. */
+export async function runCommand(app: FastifyInstance, deps: SlackCommandDeps, req: FastifyRequest, body: SlashCommandBody, origin: SlackOrigin): Promise<SlackMessage> {
+  const name = body.command === '' ? '/heapcap' : body.command;
+  const command = parseCommand(body.text);
+  if (command.kind === 'help') return helpMessage(name);
+  const auth = await deps.slack.authorizer.authorize(origin.caller);
+  req.principal = auth.principal;
+  const may = (s: Scope): boolean => auth.principal.scopes.has(s);
+  const { queue } = deps;
+  const targetIds = async (): Promise<string[]> => (may('captures:read') || may('captures:write') ? (await queue.targets.list()).map((t) => t.target.id).sort() : []);
+  if (command.kind === 'unknown') return unknownCommandMessage(name, command.word, await targetIds(), may('captures:write'));
+  if (command.kind === 'usage') return usageMessage(name, command.verb, command.problem, await targetIds(), may('captures:write'));
+  const scope = NEEDS[command.kind];
+  if (scope !== undefined && !may(scope)) return refuse(app, req, origin, command.kind, scope, auth.groupsError, command.kind === 'capture' ? command.target : undefined);
+  switch (command.kind) {
+    case 'capture':
+      return startSlackCapture(app, { ...deps, targetIds }, req, origin, {
+        targetId: command.target,
+        reason: command.reason,
+        truncated: command.truncated ? { from: command.reasonLength, kept: command.keptLength } : undefined,
+      });
+    case 'status': {
+      const record = await queue.getCapture(command.captureId);
+      if (record === null) return ephemeral(`:mag: There is no capture \`${command.captureId}\`. \`${name} list\` shows the recent ones.`);
+      const link = may('artifacts:read') ? await statusLink(app, deps, req, record) : null;
+      return captureMessage(record, link, { inChannel: false });
+    }
+    case 'list': {
+      const items = (await queue.listCaptures({ targetId: command.target, limit: 10 })).items;
+      // A target removed from the registry still has its history; only a name with neither is a mistake.
+      if (items.length === 0 && command.target !== undefined && (await queue.targets.get(command.target)) === null) {
+        return unknownTargetMessage(command.target, await targetIds(), may('captures:write'));
+      }
+      return listMessage(items, command.target);
+    }
+    case 'targets':
+      return targetsMessage(await queue.targets.list(), may('captures:write'));
+    case 'schedules':
+      return notAvailableMessage('schedules', 'periodic captures come with the schedules feature; until then use `capture`');
+    case 'diff':
+      return notAvailableMessage('diff', 'comparing snapshots comes with snapshot summaries; until then download both and compare them in Chrome DevTools');
+  }
+}
+
+/** The download link for `status`, audited when it is a presigned URL. */
+async function statusLink(app: FastifyInstance, deps: SlackCommandDeps, req: FastifyRequest, record: CaptureRecord): Promise<ResultLink | null> {
+  const link = await artifactLink(record, deps.slack.links, deps.store);
+  if (link?.kind === 'presigned') {
+    await app.audit.record(req, { action: 'artifact.presign', targetId: record.targetId, captureId: record.id, details: { via: 'slack', expiresInSeconds: link.expiresInSeconds } });
+  }
+  return link;
+}
