@@ -328,14 +328,10 @@ void test('the upload overlaps serialization: parts stored before the last chunk
     assert.ok(m.artifact.bytesUncompressed >= 200 * MB, `snapshot is ${m.artifact.bytesUncompressed} bytes`);
     // The direct evidence: whole 8 MiB parts were in MinIO while the target was still serializing.
     assert.ok(storedBeforeLastChunk >= 8 * 1024 * 1024, `${storedBeforeLastChunk} bytes stored before the last chunk`);
-    // Measured (210 MB, 2-core machine): ratio 0.26-0.34 idle (serialize 2.4-2.6 s, tail
-    // 0.64-0.85 s, 16.8 of 28.5 MB stored before the last chunk); 0.27-0.54 while other test
-    // runs loaded the machine (load 9-15, serialize 4.6-17.6 s). Not smaller because the
-    // capturer is CPU-bound while the target serializes on the other core (per 210 MB: gzip
-    // level 3 ~1.3 CPU-s, ws's JavaScript UTF-8 validation ~0.6 s, sha256 ~0.3 s, GC ~0.7 s),
-    // so 35-130 MB spill and drain in the tail. The bound is generous for loaded runs; the
-    // parts check above is what fails if the upload waited for the last chunk.
-    assert.ok(ratio < 0.75, `sink tail ${t.sink} ms is not small against serialize ${t.serialize} ms`);
+    // The tail's length against serialize is logged above, not asserted: it is a timing that moves
+    // with the machine's load (ratio 0.26-0.54 over CDP, up to 0.87 through the faster pipe transport
+    // at load 11) and belongs to the benches (bench/throughput.ts). What must hold on any machine is
+    // checked here: whole parts were in MinIO before the last chunk.
     const key = m.artifact.location.replace(`s3://${BUCKET}/`, '');
     const meta = await minio.client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }));
     assert.match(meta.ETag ?? '', /-\d+"$/, 'uploaded as multipart');
