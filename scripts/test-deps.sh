@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Ensures what the tests start as real processes is installed: Chromium,
-# redis-server, MinIO and Node 22 (Node 18 is fetched the same way on first use).
+# redis-server, MinIO, Node 22 (Node 18 is fetched the same way on first use) and
+# schemathesis (a venv under the cache dir).
 # Idempotent and quick when everything is present; prints what it installs;
 # exits non-zero with a message naming what is missing and how to get it.
 set -euo pipefail
 
+# Keep in step with services/api/test/schemathesis/run.ts.
+SCHEMATHESIS_VERSION="4.32.5"
+SCHEMATHESIS_DIR_DEFAULT="${XDG_CACHE_HOME:-$HOME/.cache}/heapcap/schemathesis-$SCHEMATHESIS_VERSION"
 MINIO_MODULE="github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
 failed=0
 
@@ -71,8 +75,27 @@ else
   fi
 fi
 
+# --- schemathesis (PyPI) in its own venv under the cache dir -----------------
+# The API contract test runs `st` against a live `heapcap serve`. Pinned; a
+# venv so the system site-packages are never touched; reused when present.
+st_venv="$SCHEMATHESIS_DIR_DEFAULT"
+if [[ -n "${HEAPCAP_SCHEMATHESIS:-}" ]]; then
+  [[ -x "$HEAPCAP_SCHEMATHESIS" ]] || fail "HEAPCAP_SCHEMATHESIS=$HEAPCAP_SCHEMATHESIS is not executable"
+elif [[ ! -x "$st_venv/bin/st" ]] || [[ "$("$st_venv/bin/st" --version 2>/dev/null)" != *"$SCHEMATHESIS_VERSION"* ]]; then
+  if command -v python3 >/dev/null 2>&1; then
+    say "installing schemathesis $SCHEMATHESIS_VERSION into $st_venv (pip)"
+    rm -rf "$st_venv"
+    if ! { python3 -m venv "$st_venv" && "$st_venv/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"; }; then
+      fail "pip install schemathesis==$SCHEMATHESIS_VERSION into $st_venv failed (PyPI unreachable? python3-venv missing: apt-get install python3-venv)"
+      rm -rf "$st_venv"
+    fi
+  else
+    fail "python3 is missing (needed for schemathesis): apt-get install -y python3 python3-venv"
+  fi
+fi
+
 if ((failed)); then
   say "some test dependencies are missing (see above)"
   exit 1
 fi
-say "ok (chromium, redis-server, minio at $minio_bin, node 22)"
+say "ok (chromium, redis-server, minio at $minio_bin, node 22, schemathesis $SCHEMATHESIS_VERSION)"

@@ -39,6 +39,15 @@ const EnvSchema = z.object({
   HEAPCAP_HOST: z.string().min(1).default('127.0.0.1'),
   HEAPCAP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HEAPCAP_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /** API requests per token per minute. */
+  HEAPCAP_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  /** API requests with a missing or invalid token per client address per minute. */
+  HEAPCAP_AUTH_FAILURE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  /** Trust X-Forwarded-For from: false (default), a hop count, or comma-separated proxy addresses/CIDRs. */
+  HEAPCAP_TRUST_PROXY: z
+    .string()
+    .regex(/^(false|true|\d{1,2}|[0-9A-Fa-f.:/]+(,[0-9A-Fa-f.:/]+)*)$/, 'false, true, a hop count, or comma-separated proxy addresses/CIDRs (e.g. 10.0.0.1,10.0.1.0/24)')
+    .default('false'),
   HEAPCAP_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Where `heapcap trigger` and `heapcap status` find the API. */
   HEAPCAP_API_URL: z.url({ protocol: /^https?$/, error: `must be an http:// or https:// URL, e.g. ${DEFAULT_API_URL}` }).default(DEFAULT_API_URL),
@@ -91,6 +100,12 @@ export interface HeapcapConfig {
   host: string;
   port: number;
   workerConcurrency: number;
+  /** API requests per token per minute. */
+  rateLimitPerMinute: number;
+  /** API requests with a missing or invalid token per client address per minute. */
+  authFailureLimitPerMinute: number;
+  /** Which proxies' X-Forwarded-For to trust (Fastify's trustProxy): false, true, a hop count, or addresses/CIDRs. */
+  trustProxy: boolean | number | string[];
   logLevel: z.infer<typeof EnvSchema>['HEAPCAP_LOG_LEVEL'];
   memoryCeilingBytes: number;
   spillDir: string | undefined;
@@ -179,6 +194,9 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     host: e.HEAPCAP_HOST,
     port: e.HEAPCAP_PORT,
     workerConcurrency: e.HEAPCAP_WORKER_CONCURRENCY,
+    rateLimitPerMinute: e.HEAPCAP_RATE_LIMIT,
+    authFailureLimitPerMinute: e.HEAPCAP_AUTH_FAILURE_LIMIT,
+    trustProxy: parseTrustProxy(e.HEAPCAP_TRUST_PROXY),
     logLevel: e.HEAPCAP_LOG_LEVEL,
     memoryCeilingBytes: e.HEAPCAP_MEMORY_CEILING_MB * 1024 * 1024,
     spillDir: e.HEAPCAP_SPILL_DIR,
@@ -196,6 +214,13 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     publicUrl: publicUrlOf(e.HEAPCAP_PUBLIC_URL, e.HEAPCAP_HOST, e.HEAPCAP_PORT),
     slack: slackConfigOf(e),
   };
+}
+
+function parseTrustProxy(v: string): boolean | number | string[] {
+  if (v === 'false') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v.split(',');
 }
 
 /**

@@ -183,3 +183,14 @@ void test('schedules and retention: defaults, durations, and the variable named 
   rejects({ HEAPCAP_RETENTION_MAX_AGE_DAYS: '-1' }, 'HEAPCAP_RETENTION_MAX_AGE_DAYS', />=0|too small/i);
   rejects({ HEAPCAP_RECORD_TTL_DAYS: '0' }, 'HEAPCAP_RECORD_TTL_DAYS', />0|too small/i);
 });
+
+void test('API limits and trusted proxies: defaults, the forms HEAPCAP_TRUST_PROXY takes, and errors', () => {
+  const d = parseConfig({});
+  assert.deepEqual([d.rateLimitPerMinute, d.authFailureLimitPerMinute, d.trustProxy], [600, 30, false]);
+  const c = parseConfig({ HEAPCAP_RATE_LIMIT: '100', HEAPCAP_AUTH_FAILURE_LIMIT: '5', HEAPCAP_TRUST_PROXY: '10.0.0.1,10.0.1.0/24' });
+  assert.deepEqual([c.rateLimitPerMinute, c.authFailureLimitPerMinute, c.trustProxy], [100, 5, ['10.0.0.1', '10.0.1.0/24']]);
+  assert.equal(parseConfig({ HEAPCAP_TRUST_PROXY: '1' }).trustProxy, 1);
+  assert.equal(parseConfig({ HEAPCAP_TRUST_PROXY: 'true' }).trustProxy, true);
+  rejects({ HEAPCAP_TRUST_PROXY: 'my-proxy' }, 'HEAPCAP_TRUST_PROXY', /hop count/);
+  rejects({ HEAPCAP_AUTH_FAILURE_LIMIT: '0' }, 'HEAPCAP_AUTH_FAILURE_LIMIT', /./);
+});

@@ -109,3 +109,5 @@ export {
 } from './schedules/jobs.ts';
 export { Janitor, type ArtifactRemover, type JanitorLog, type JanitorOptions, type JanitorReport, type RetentionDefaults, type ExpireReason } from './retention/janitor.ts';
 export type { PinOutcome } from './retention/pins.ts';
+export { HostPortSchema, WsUrlSchema } from './address.ts';
+export { textSchema, isWellFormed } from './text.ts';

@@ -62,9 +62,12 @@ export class TargetRegistry {
    */
   async syncFromFile(targets: Target[]): Promise<{ added: number; removed: number }> {
     const key = this.#ctx.keys.targets();
-    const current = await this.list();
+    // Raw entries, not list(): a file entry that no longer validates must still be removed.
+    const current = await withRedisDeadline(this.#ctx.redis.hgetall(key), this.#ctx.settings.redisTimeoutMs, 'targets sync');
     const ids = new Set(targets.map((t) => t.id));
-    const stale = current.filter((e) => e.source === 'file' && !ids.has(e.target.id)).map((e) => e.target.id);
+    const stale = Object.entries(current)
+      .filter(([id, json]) => (JSON.parse(json) as { source?: unknown }).source === 'file' && !ids.has(id))
+      .map(([id]) => id);
     const now = new Date().toISOString();
     const multi = this.#ctx.redis.multi();
     for (const t of targets) multi.hset(key, t.id, JSON.stringify({ target: t, source: 'file', updatedAt: now } satisfies RegisteredTarget));
@@ -88,15 +91,29 @@ export class TargetRegistry {
   /** Every registered target, sorted by id. */
   async list(): Promise<RegisteredTarget[]> {
     const all = await withRedisDeadline(this.#ctx.redis.hgetall(this.#ctx.keys.targets()), this.#ctx.settings.redisTimeoutMs, 'targets list');
-    return Object.values(all)
-      .map(decodeEntry)
+    // An entry stored before a validation rule was added (say, port 0) and that
+    // fails it now is left out of the list rather than failing the whole list;
+    // get() names it, and PUT or DELETE replaces or removes it.
+    return Object.entries(all)
+      .flatMap(([id, json]) => {
+        const entry = decodeEntry(id, json);
+        return entry instanceof QueueError ? [] : [entry];
+      })
       .sort((a, b) => a.target.id.localeCompare(b.target.id));
   }
 
-  /** One entry, or null. */
+  /** One entry, or null; QueueError `invalid_input` for a stored entry that no longer validates. */
   async get(id: string): Promise<RegisteredTarget | null> {
     const v = await withRedisDeadline(this.#ctx.redis.hget(this.#ctx.keys.targets(), id), this.#ctx.settings.redisTimeoutMs, 'targets get');
-    return v === null ? null : decodeEntry(v);
+    if (v === null) return null;
+    const entry = decodeEntry(id, v);
+    if (entry instanceof QueueError) throw entry;
+    return entry;
+  }
+
+  /** True when an entry with this id is stored (valid or not). */
+  async has(id: string): Promise<boolean> {
+    return (await withRedisDeadline(this.#ctx.redis.hexists(this.#ctx.keys.targets(), id), this.#ctx.settings.redisTimeoutMs, 'targets has')) === 1;
   }
 
   /** Create or replace a target (validated); `created` is false for a replacement. */
@@ -122,7 +139,13 @@ export class TargetRegistry {
   }
 }
 
-function decodeEntry(json: string): RegisteredTarget {
+function decodeEntry(id: string, json: string): RegisteredTarget | QueueError {
   const v = JSON.parse(json) as { target: unknown; source: 'file' | 'api'; updatedAt: string };
-  return { target: TargetSchema.parse(v.target), source: v.source, updatedAt: v.updatedAt };
+  const parsed = TargetSchema.safeParse(v.target);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    const text = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+    return new QueueError('invalid_input', `the registry entry "${id}" no longer passes validation (${text}); replace it (PUT) or remove it`, { targetId: id, issues });
+  }
+  return { target: parsed.data, source: v.source, updatedAt: v.updatedAt };
 }

@@ -5,54 +5,9 @@
  */
 import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
+import { TargetSchema } from './target-schema.ts';
 
-const HostPort = z.string().regex(/^(\[[^\]]+\]|[^:\s/]+):\d{1,5}$/, 'HOST:PORT, e.g. 127.0.0.1:9229');
-/** A label name: lower-case letters, digits, `_`, `.`, `-`, starting with a letter (max 63). */
-export const LabelNameSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,62}$/, 'a label name: lower-case letters, digits, "_", "." or "-", starting with a letter');
-/** A label value (max 256 characters). */
-export const LabelValueSchema = z.string().max(256);
-const Labels = z.record(LabelNameSchema, LabelValueSchema).default({});
-
-/** A registered target: the allowlist of what may be captured. */
-export const TargetSchema = z.discriminatedUnion('kind', [
-  z.strictObject({
-    id: IdSchema,
-    kind: z.literal('node'),
-    inspect: HostPort.optional(),
-    ws: z.url({ protocol: /^wss?$/ }).optional(),
-    labels: Labels,
-    /** Per-target memory limit in bytes, used by the headroom gate when the target reports none. */
-    memoryLimitBytes: z.number().int().positive().optional(),
-    group: IdSchema.optional(),
-  }).refine((t) => (t.inspect === undefined) !== (t.ws === undefined), { message: 'a node target needs exactly one of inspect (HOST:PORT) or ws (URL)' }),
-  z.strictObject({
-    id: IdSchema,
-    kind: z.literal('node-pid'),
-    pid: z.number().int().positive(),
-    port: z.number().int().min(1).max(65535).optional(),
-    labels: Labels,
-    memoryLimitBytes: z.number().int().positive().optional(),
-    group: IdSchema.optional(),
-  }),
-  z.strictObject({
-    id: IdSchema,
-    kind: z.literal('chromium'),
-    browser: HostPort,
-    select: z
-      .strictObject({
-        urlPattern: z.string().max(512).optional(),
-        titlePattern: z.string().max(512).optional(),
-        type: z.enum(['page', 'worker', 'service_worker', 'shared_worker']).optional(),
-        /** Several matches: refuse with target_ambiguous (`only`, the default) or take the first listed. */
-        pick: z.enum(['only', 'first']).optional(),
-      })
-      .default({}),
-    labels: Labels,
-    memoryLimitBytes: z.number().int().positive().optional(),
-    group: IdSchema.optional(),
-  }),
-]);
-export type Target = z.infer<typeof TargetSchema>;
+export { LabelNameSchema, LabelValueSchema, TargetSchema, buildTargetSchema, type Target } from './target-schema.ts';
 
 /** The targets file (YAML or JSON). */
 export const TargetsFileSchema = z.strictObject({ targets: z.array(TargetSchema).default([]) });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { parse as parseYaml } from 'yaml';
 import { startRedis, tmpDir, type RedisServer, type TmpDir } from '@heapcap/testkit';
 import { isQueueError, loadTargetsFile, type HeapcapQueue } from '../src/index.ts';
 import { freshQueue, nodeTarget } from './helpers.ts';
@@ -69,6 +70,56 @@ void test('bad targets files and bodies are refused with the field that is wrong
   assert.equal(created, true);
   assert.equal((await q.targets.put({ id: 'y', kind: 'node', inspect: 'h:2' })).created, false);
   assert.deepEqual((await q.targets.get('y'))?.target, { id: 'y', kind: 'node', inspect: 'h:2', labels: {} });
+});
+
+void test('impossible ports, hosts, patterns and lone surrogates are refused by the file loader and by put, naming the field', async () => {
+  const q = freshQueue(redis.url);
+  queues.push(q);
+  const bad = join(dir.path, 'impossible.yaml');
+  const cases: [string, string][] = [
+    ['{ id: a, kind: node, inspect: "127.0.0.1:0" }', 'targets.0.inspect'],
+    ['{ id: a, kind: node, inspect: "127.0.0.1:99999" }', 'targets.0.inspect'],
+    ['{ id: a, kind: node, ws: "ws://127.0.0.1:0/x" }', 'targets.0.ws'],
+    ['{ id: a, kind: node, ws: "ws://127.0.0.1:99999/x" }', 'targets.0.ws'],
+    ['{ id: a, kind: node, ws: "https://127.0.0.1:9229/x" }', 'targets.0.ws'],
+    ['{ id: a, kind: chromium, browser: "127.0.0.1:0" }', 'targets.0.browser'],
+    ['{ id: a, kind: chromium, browser: "127.0.0.1:65536" }', 'targets.0.browser'],
+    ['{ id: a, kind: chromium, browser: "bad host:9222" }', 'targets.0.browser'],
+    ['{ id: a, kind: chromium, browser: "127.0.0.1:9222", select: { urlPattern: "(" } }', 'targets.0.select.urlPattern'],
+    ['{ id: a, kind: node-pid, pid: 1, port: 0 }', 'targets.0.port'],
+    ['{ id: a, kind: node, inspect: "h:1", labels: { env: "\\ud800" } }', 'targets.0.labels.env'],
+  ];
+  for (const [entry, field] of cases) {
+    await writeFile(bad, `targets:\n  - ${entry}\n`);
+    await assert.rejects(
+      loadTargetsFile(bad),
+      (err) => isQueueError(err, 'invalid_input') && (err.details?.['issues'] as { path: string }[]).some((i) => i.path === field),
+      `${entry} → ${field}`,
+    );
+    const target = (parseYaml(`targets:\n  - ${entry}\n`) as { targets: unknown[] }).targets[0];
+    await assert.rejects(
+      q.targets.put(target),
+      (err) => isQueueError(err, 'invalid_input') && (err.details?.['issues'] as { path: string }[]).some((i) => `targets.0.${i.path}` === field),
+      `put ${entry}`,
+    );
+  }
+  // The edges that are fine.
+  await writeFile(bad, 'targets:\n  - { id: a, kind: node, inspect: "[::1]:65535" }\n  - { id: b, kind: node, ws: "wss://u:p@inspector.internal:1/0f1e?x=1" }\n  - { id: c, kind: chromium, browser: "localhost:1" }\n');
+  assert.deepEqual((await loadTargetsFile(bad)).map((t) => t.id), ['a', 'b', 'c']);
+});
+
+void test('a stored entry that no longer validates: left out of the list, named by get, removed by a file sync', async () => {
+  const q = freshQueue(redis.url);
+  queues.push(q);
+  await q.targets.put(nodeTarget('good'));
+  // Written before port 0 was refused.
+  const legacy = { target: { id: 'legacy', kind: 'node', inspect: '127.0.0.1:0', labels: {} }, source: 'file', updatedAt: new Date().toISOString() };
+  await q.redis.hset(q.keys.targets(), 'legacy', JSON.stringify(legacy));
+  assert.deepEqual((await q.targets.list()).map((e) => e.target.id), ['good']);
+  await assert.rejects(q.targets.get('legacy'), (err) => isQueueError(err, 'invalid_input') && /"legacy".*inspect/.test(err.message));
+  assert.equal(await q.targets.has('legacy'), true);
+  assert.deepEqual(await q.targets.syncFromFile([]), { added: 0, removed: 1 });
+  assert.equal(await q.targets.has('legacy'), false);
 });
 
 void test('audit log: append returns the entry; the stream is capped', async () => {

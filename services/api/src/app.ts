@@ -1,6 +1,6 @@
 /**
  * The API as a Fastify plugin (fastify/demo layout): infrastructure plugins
- * first (errors, auth, rate limit, OpenAPI, metrics), then the domain services
+ * first (errors, auth, 405s, OpenAPI, metrics, rate limit), then the domain services
  * the routes use (audit, readiness, targets, artifacts, captures, schedules,
  * pins, schedule metrics, Slack), then the
  * routes. Routes only use decorated services, never the queue or sink directly.
@@ -10,6 +10,7 @@ import type { ApiDeps, HttpSettings } from './deps.ts';
 import errorHandler from './plugins/infra/error-handler.ts';
 import auth from './plugins/infra/auth.ts';
 import rateLimit from './plugins/infra/rate-limit.ts';
+import methods from './plugins/infra/methods.ts';
 import openapi from './plugins/infra/openapi.ts';
 import metrics from './plugins/infra/metrics.ts';
 import audit from './plugins/app/audit.ts';
@@ -42,7 +43,9 @@ export interface AppOptions {
 export default async function serviceApp(app: FastifyInstance, { deps, http }: AppOptions): Promise<void> {
   // Infrastructure.
   await app.register(errorHandler, { bodyLimit: http.bodyLimitBytes });
-  await app.register(auth, { mode: deps.auth });
+  await app.register(auth, { mode: deps.auth, failures: { max: http.authFailureMax, windowMs: http.authFailureWindowMs } });
+  // Before every route (it collects their methods) and after auth (its hook runs after auth's).
+  await app.register(methods);
   await app.register(openapi, { version: HEAPCAP_VERSION });
   await app.register(metrics, { queue: deps.queue });
   // After auth (its key is the token name) and before any route it limits.

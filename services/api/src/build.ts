@@ -5,15 +5,16 @@ import fp from 'fastify-plugin';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import serviceApp from './app.ts';
-import { DEFAULT_HTTP, type ApiDeps } from './deps.ts';
+import { DEFAULT_HTTP, httpFromConfig, type ApiDeps } from './deps.ts';
 import { componentLogger, createLogger } from '@heapcap/service';
+import { envelopeServerOptions } from './http-errors.ts';
 
 /** The API's Fastify instance type. */
 export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
 
 /** Builds the API on `deps`. The caller listens (or uses `inject()`) and closes it; closing it does not close queue or sink. */
 export async function buildApp(deps: ApiDeps): Promise<ApiInstance> {
-  const http = { ...DEFAULT_HTTP, ...deps.http };
+  const http = { ...DEFAULT_HTTP, ...httpFromConfig(deps.config), ...deps.http };
   const logger = componentLogger(deps.logger ?? createLogger(deps.config.logLevel), 'api');
   const app = Fastify({
     loggerInstance: logger,
@@ -22,7 +23,10 @@ export async function buildApp(deps: ApiDeps): Promise<ApiInstance> {
     // A HEAD of the artifact route would open (and audit) a download: no implicit HEAD routes.
     exposeHeadRoutes: false,
     // Closing waits for in-flight requests (a ?wait= can take minutes: the caller bounds close()).
-    return503OnClosing: true,
+    // Requests arriving meanwhile get 503 from the error handler's hook, in the envelope.
+    return503OnClosing: false,
+    // Router and HTTP-parser errors in the error envelope too.
+    ...envelopeServerOptions(),
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -13,17 +13,34 @@ export interface HttpSettings {
   /** Requests per token per window (public routes are not limited). */
   rateLimitMax: number;
   rateLimitWindowMs: number;
-  /** Trust X-Forwarded-For (behind a proxy), so audit entries name the real client. */
-  trustProxy: boolean;
+  /** Requests with a missing or invalid token per client address per window; past it the address gets 429 until the window ends. */
+  authFailureMax: number;
+  authFailureWindowMs: number;
+  /**
+   * Whose X-Forwarded-For to believe (Fastify's trustProxy): false, true, a hop
+   * count, or proxy addresses/CIDRs. It decides the client address that audit
+   * entries name and that failed authentications are counted against.
+   */
+  trustProxy: boolean | string[] | ((address: string, hop: number) => boolean);
 }
 
-/** Defaults: 64 KiB bodies, 600 requests per token per minute. */
+/** Defaults: 64 KiB bodies, 600 requests per token and 30 failed authentications per address per minute. */
 export const DEFAULT_HTTP: HttpSettings = {
   bodyLimitBytes: 64 * 1024,
   rateLimitMax: 600,
   rateLimitWindowMs: 60_000,
+  authFailureMax: 30,
+  authFailureWindowMs: 60_000,
   trustProxy: false,
 };
+
+/** The HTTP settings that configuration sets (HEAPCAP_RATE_LIMIT, HEAPCAP_AUTH_FAILURE_LIMIT, HEAPCAP_TRUST_PROXY). */
+export function httpFromConfig(config: Pick<HeapcapConfig, 'rateLimitPerMinute' | 'authFailureLimitPerMinute' | 'trustProxy'>): Partial<HttpSettings> {
+  const tp = config.trustProxy;
+  // A hop count: trust the nearest `tp` proxies (Fastify's types take it as a function).
+  const trustProxy = typeof tp === 'number' ? (_address: string, hop: number) => hop < tp : tp;
+  return { rateLimitMax: config.rateLimitPerMinute, authFailureMax: config.authFailureLimitPerMinute, trustProxy };
+}
 
 /** Dependencies of buildApp. The caller owns (and closes) queue and sink. */
 export interface ApiDeps {

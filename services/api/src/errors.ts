@@ -8,16 +8,21 @@
 export const API_ERROR_STATUS = {
   validation_failed: 400,
   malformed_json: 400,
+  /** Not valid HTTP: a URL that is not valid percent-encoding, a header with CR/LF or other bad bytes. */
+  malformed_request: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
   target_not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   artifact_not_available: 409,
   idempotency_key_reused: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  headers_too_large: 431,
   internal: 500,
   unavailable: 503,
 } as const;
@@ -61,8 +66,18 @@ export function errorBody(err: ApiError): ErrorBody {
   return { error: { code: err.code, message: err.message, details: err.details } };
 }
 
+/**
+ * `s` with every lone UTF-16 surrogate replaced by U+FFFD: field paths and
+ * messages can quote what the caller sent, and a lone surrogate is refused,
+ * never echoed.
+ */
+export function wellFormed(s: string): string {
+  return s.replace(/\p{Cs}/gu, '\uFFFD');
+}
+
 /** `validation_failed` listing each bad field. */
-export function validationFailed(fields: FieldIssue[]): ApiError {
+export function validationFailed(issues: FieldIssue[]): ApiError {
+  const fields = issues.map((f) => ({ in: f.in, path: wellFormed(f.path), message: wellFormed(f.message) }));
   const summary = fields.map((f) => `${f.in}${f.path === '' ? '' : `.${f.path}`}: ${f.message}`).join('; ');
   return new ApiError('validation_failed', `invalid request: ${summary}`, { fields });
 }

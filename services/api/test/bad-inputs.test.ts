@@ -40,6 +40,7 @@ const CASES: Case[] = [
     code: 'validation_failed',
     fields: ['body:inspect', 'body:options.timeout'],
   },
+  { name: 'unknown field whose name has a lone surrogate (not echoed)', payload: { target: 'app', 'x\ud800': 1 }, status: 400, code: 'validation_failed', fields: ['body:x\ufffd'] },
   { name: 'missing target', payload: { reason: 'x' }, status: 400, code: 'validation_failed', fields: ['body:target'] },
   { name: 'body is an array', payload: '[]', headers: json, status: 400, code: 'validation_failed' },
   { name: 'oversized body', payload: { target: 'app', reason: 'x'.repeat(BODY_LIMIT) }, status: 413, code: 'payload_too_large' },
@@ -106,6 +107,32 @@ const CASES: Case[] = [
     fields: ['body:id'],
   },
   { name: 'delete an unknown target', method: 'DELETE', url: '/v1/targets/nope', headers: auth('admin'), status: 404, code: 'target_not_found' },
+  // Impossible addresses are refused when registered, not at connect time.
+  ...(
+    [
+      ['inspect port 0', { kind: 'node', inspect: '127.0.0.1:0' }, 'body:inspect'],
+      ['inspect port 99999', { kind: 'node', inspect: '127.0.0.1:99999' }, 'body:inspect'],
+      ['inspect port 65536', { kind: 'node', inspect: 'localhost:65536' }, 'body:inspect'],
+      ['ws port 0', { kind: 'node', ws: 'ws://127.0.0.1:0/6c0a' }, 'body:ws'],
+      ['ws port 99999', { kind: 'node', ws: 'ws://127.0.0.1:99999/6c0a' }, 'body:ws'],
+      ['ws with an http scheme', { kind: 'node', ws: 'http://127.0.0.1:9229/6c0a' }, 'body:ws'],
+      ['chromium browser port 0', { kind: 'chromium', browser: '127.0.0.1:0' }, 'body:browser'],
+      ['chromium browser port 99999', { kind: 'chromium', browser: '127.0.0.1:99999' }, 'body:browser'],
+      ['chromium pattern that is not a regex', { kind: 'chromium', browser: '127.0.0.1:9222', select: { urlPattern: 'shop(' } }, 'body:select.urlPattern'],
+      ['a label value with a lone surrogate', { kind: 'node', inspect: '127.0.0.1:9229', labels: { env: 'prod\ud800' } }, 'body:labels.env'],
+    ] as const
+  ).map(([what, fields, field]): Case => ({
+    name: `register a target with ${what}`,
+    url: '/v1/targets',
+    headers: auth('admin'),
+    payload: { id: 'impossible', ...fields },
+    status: 400,
+    code: 'validation_failed',
+    fields: [field],
+  })),
+  { name: 'PUT a target with port 0', method: 'PUT', url: '/v1/targets/app', headers: auth('admin'), payload: nodeTarget('app', 0), status: 400, code: 'validation_failed', fields: ['body:inspect'] },
+  { name: 'reason with a lone high surrogate', payload: { target: 'app', reason: 'OOM \ud800 alert' }, status: 400, code: 'validation_failed', fields: ['body:reason'] },
+  { name: 'reason with a lone low surrogate', payload: { target: 'app', reason: '\udc00' }, status: 400, code: 'validation_failed', fields: ['body:reason'] },
 ];
 
 void describe('bad inputs', () => {
@@ -134,6 +161,8 @@ void describe('bad inputs', () => {
         ...(c.payload !== undefined && typeof c.payload !== 'string' && headers['content-type'] === undefined ? { headers: { ...headers, 'content-type': 'application/json' } } : {}),
       });
       assert.equal(res.statusCode, c.status, res.body);
+      // What the caller sent is never echoed with a lone surrogate in it (JSON escapes it as \udXXX).
+      assert.doesNotMatch(res.body, /\\ud[89a-f][0-9a-f]{2}/i, res.body);
       const body = res.json<{ error: { code: string; message: string; details: { fields?: { in: string; path: string }[] } } }>();
       assert.equal(body.error.code, c.code, res.body);
       assert.equal(typeof body.error.message, 'string');

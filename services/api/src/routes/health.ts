@@ -12,7 +12,7 @@ const healthRoutes: FastifyPluginAsyncZod = async (app) => {
     '/healthz',
     {
       config: { public: true },
-      schema: { tags: ['health'], summary: 'The process is up', security: [], response: { 200: z.object({ status: z.literal('ok') }) } },
+      schema: { operationId: 'healthz', tags: ['health'], summary: 'The process is up', security: [], response: { 200: z.object({ status: z.literal('ok') }) } },
     },
     () => ({ status: 'ok' as const }),
   );
@@ -22,6 +22,7 @@ const healthRoutes: FastifyPluginAsyncZod = async (app) => {
     {
       config: { public: true },
       schema: {
+        operationId: 'readyz',
         tags: ['health'],
         summary: 'Redis answers, the target registry is loaded and artifact storage is reachable',
         security: [],

@@ -1,7 +1,7 @@
 /** Request and response schemas of the /v1/captures routes (shared with the OpenAPI document). */
 import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
-import { CAPTURE_STATUSES, CaptureOptionsSchema, CaptureRecordSchema, TriggerSchema } from '@heapcap/queue';
+import { CAPTURE_STATUSES, CaptureOptionsSchema, CaptureRecordSchema, TriggerSchema, textSchema } from '@heapcap/queue';
 
 /** Longest `?wait=`: a runbook's single curl may block this long, no longer. */
 export const MAX_WAIT_SECONDS = 600;
@@ -11,7 +11,7 @@ export const CaptureParamsSchema = z.strictObject({ id: IdSchema });
 export const CreateCaptureBodySchema = z
   .strictObject({
     target: IdSchema.describe('id of a registered target'),
-    reason: z.string().max(1000).optional().describe('why; recorded in the audit log and the manifest'),
+    reason: textSchema(1000).optional().describe('why; recorded in the audit log and the manifest (well-formed Unicode: a lone UTF-16 surrogate is refused)'),
     options: CaptureOptionsSchema.optional(),
     force: z.boolean().default(false).describe('start a new capture even when one of this target is queued or running'),
   })

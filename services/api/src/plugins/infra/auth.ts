@@ -11,6 +11,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
 import { DEV_PRINCIPAL, type Principal } from '../../auth/scopes.ts';
 import { verifyToken, type TokenEntry } from '../../auth/tokens.ts';
+import { AuthFailureLimiter, addressKey } from '../../auth/failure-limit.ts';
 
 /** How callers are authenticated: tokens from the tokens file, or `--dev` (no auth, loopback only). */
 export type AuthMode = { kind: 'tokens'; tokens: readonly TokenEntry[] } | { kind: 'dev' };
@@ -45,12 +46,45 @@ export function principalOf(req: FastifyRequest): Principal {
   return req.principal;
 }
 
-const authPlugin: FastifyPluginAsync<{ mode: AuthMode }> = async (app, { mode }) => {
+/** Options of the auth plugin: the mode, and the limit on failed authentications per client address. */
+export interface AuthPluginOptions {
+  mode: AuthMode;
+  failures: { max: number; windowMs: number };
+}
+
+/**
+ * authenticate(), refused with 429 before the token is looked at when the
+ * client address (req.ip: X-Forwarded-For only where trustProxy says so) is
+ * over its failed-authentication limit; every 401 counts against it.
+ */
+function authenticateLimited(mode: AuthMode, limiter: AuthFailureLimiter, req: FastifyRequest): Principal {
+  if (mode.kind === 'dev') return DEV_PRINCIPAL;
+  const key = addressKey(req.ip);
+  const waitMs = limiter.blockedFor(key);
+  if (waitMs > 0) {
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    throw new ApiError(
+      'rate_limited',
+      `${limiter.max} requests with a missing or invalid token came from this address within ${Math.round(limiter.windowMs / 1000)} s; retry in ${seconds} s, with a valid token`,
+      { limit: limiter.max, retryAfterSeconds: seconds },
+      { 'retry-after': String(seconds) },
+    );
+  }
+  try {
+    return authenticate(mode, req);
+  } catch (err) {
+    limiter.fail(key);
+    throw err;
+  }
+}
+
+const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { mode, failures }) => {
+  const limiter = new AuthFailureLimiter(failures);
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (req) => {
     const config = req.routeOptions.config;
     if (config.public === true) return;
-    const principal = authenticate(mode, req);
+    const principal = authenticateLimited(mode, limiter, req);
     req.principal = principal;
     const scope = config.scope;
     if (scope !== undefined && !principal.scopes.has(scope)) {

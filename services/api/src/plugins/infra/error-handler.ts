@@ -71,6 +71,17 @@ const errorHandlerPlugin: FastifyPluginAsync<{ bodyLimit: number }> = async (app
     }
     return sendError(reply, apiErr);
   });
+  // Fastify's own 503 while closing is not the envelope (build.ts turns it off): this is.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    throw new ApiError('unavailable', 'the service is shutting down; retry in a moment');
+  });
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '';
     return sendError(reply, new ApiError('not_found', `no route ${req.method} ${path}`));

@@ -7,7 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
 import { fileURLToPath } from 'node:url';
-import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { transformWithContent } from './openapi-content.ts';
 
 /** Set to true by the bundler (scripts/build.mjs); undefined when the sources run through tsx. */
 declare const HEAPCAP_BUNDLED: boolean | undefined;
@@ -35,7 +35,7 @@ const openapiPlugin: FastifyPluginAsync<{ version: string }> = async (app, { ver
       },
       security: [{ bearer: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: transformWithContent,
   });
   // Swagger UI registers its own routes: mark them public from an enclosing context.
   await app.register(async (docs) => {

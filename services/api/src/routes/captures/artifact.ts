@@ -10,6 +10,7 @@ const artifactRoutes: FastifyPluginAsyncZod = async (app) => {
     {
       config: { scope: 'artifacts:read' },
       schema: {
+        operationId: 'getArtifact',
         tags: ['captures'],
         summary: 'Download the heap snapshot of a succeeded capture',
         description:
@@ -18,7 +19,13 @@ const artifactRoutes: FastifyPluginAsyncZod = async (app) => {
         params: CaptureParamsSchema,
         querystring: ArtifactQuerySchema,
         response: {
-          200: z.unknown().describe('the snapshot (application/json, or application/gzip with ?encoding=gzip)'),
+          200: {
+            description: 'the snapshot: JSON by default, the stored gzip bytes with ?encoding=gzip',
+            content: {
+              'application/json': { schema: z.unknown().describe('the heap snapshot JSON (gunzipped on the fly)') },
+              'application/gzip': { schema: z.unknown().describe('the stored .heapsnapshot.gz bytes (?encoding=gzip)') },
+            },
+          },
           302: z.null().describe('redirect to a presigned URL'),
           ...errorResponses(400, 401, 403, 404, 409, 429, 503),
         },

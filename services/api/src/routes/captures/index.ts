@@ -15,12 +15,22 @@ import { errorResponses } from '../../schemas/common.ts';
 import { abortOnClientGone } from './client-gone.ts';
 import { captureLinks } from './links.ts';
 
+const captureId = { id: '$response.body#/capture/id' };
+/** OpenAPI links from a trigger's answer to what can be done with the capture (clients and schemathesis' stateful phase follow them). */
+const CAPTURE_LINKS = {
+  GetCapture: { operationId: 'getCapture', parameters: captureId },
+  GetArtifact: { operationId: 'getArtifact', parameters: captureId },
+  DeleteCapture: { operationId: 'deleteCapture', parameters: captureId },
+};
+
 const capturesRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '',
     {
       config: { scope: 'captures:write' },
+      links: { 200: CAPTURE_LINKS, 202: CAPTURE_LINKS },
       schema: {
+        operationId: 'createCapture',
         tags: ['captures'],
         summary: 'Trigger a capture (or join the one already queued or running for the target)',
         description:
@@ -51,6 +61,7 @@ const capturesRoutes: FastifyPluginAsyncZod = async (app) => {
       config: { scope: 'captures:read' },
       schema: {
         tags: ['captures'],
+        operationId: 'listCaptures',
         summary: 'List captures, newest first',
         querystring: ListCapturesQuerySchema,
         response: { 200: ListCapturesResponseSchema, ...errorResponses(400, 401, 403, 429, 503) },
@@ -76,6 +87,7 @@ const capturesRoutes: FastifyPluginAsyncZod = async (app) => {
       config: { scope: 'captures:read' },
       schema: {
         tags: ['captures'],
+        operationId: 'getCapture',
         summary: 'One capture record, with phase timings',
         params: CaptureParamsSchema,
         response: { 200: CaptureResponseSchema, ...errorResponses(400, 401, 403, 404, 429, 503) },
@@ -93,6 +105,7 @@ const capturesRoutes: FastifyPluginAsyncZod = async (app) => {
       config: { scope: 'captures:write' },
       schema: {
         tags: ['captures'],
+        operationId: 'deleteCapture',
         summary: 'Cancel a queued or running capture; delete the artifact of a finished one',
         description: '200: cancelled, artifact deleted, or nothing to do. 202: running; its worker is stopping it (poll the record).',
         params: CaptureParamsSchema,

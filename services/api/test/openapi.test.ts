@@ -1,0 +1,48 @@
+/** The OpenAPI document says what the server does: media types, target rules, PUT's id rule, new error codes. */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startRedis, type RedisServer } from '@heapcap/testkit';
+import { startHarness, type Harness } from './harness.ts';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+void describe('OpenAPI document', () => {
+  let redis: RedisServer;
+  let h: Harness;
+  let doc: Json;
+
+  before(async () => {
+    redis = await startRedis();
+    h = await startHarness({ redisUrl: redis.url });
+    doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json<Json>();
+  });
+  after(async () => {
+    await h?.close();
+    await redis?.stop();
+  });
+
+  void it('the artifact 200 is application/json or application/gzip', () => {
+    const content = doc['paths']['/v1/captures/{id}/artifact']['get']['responses']['200']['content'] as Json;
+    assert.deepEqual(Object.keys(content).sort(), ['application/gzip', 'application/json']);
+  });
+
+  void it('a target body states the ws scheme, the port range and exactly one of inspect/ws', () => {
+    for (const [path, method] of [['/v1/targets', 'post'], ['/v1/targets/{id}', 'put']] as const) {
+      const schema = doc['paths'][path][method]['requestBody']['content']['application/json']['schema'] as Json;
+      const node = (schema['oneOf'] as Json[]).find((s) => s['properties']['kind']['enum']?.[0] === 'node' || s['properties']['kind']['const'] === 'node') as Json;
+      assert.deepEqual(node['oneOf'], [{ required: ['inspect'] }, { required: ['ws'] }]);
+      const ws = new RegExp(node['properties']['ws']['pattern'] as string);
+      const inspect = new RegExp(node['properties']['inspect']['pattern'] as string);
+      assert.ok(ws.test('ws://127.0.0.1:9229/x') && ws.test('wss://h:65535/x'));
+      for (const bad of ['https://0.com', 'ws://h:0/x', 'ws://h:99999/x']) assert.ok(!ws.test(bad), bad);
+      assert.ok(inspect.test('127.0.0.1:9229'));
+      for (const bad of ['127.0.0.1:0', 'h:99999', '[0]:0']) assert.ok(!inspect.test(bad), bad);
+    }
+    assert.match(doc['paths']['/v1/targets/{id}']['put']['description'] as string, /`id` must equal the `id` in the URL/);
+  });
+
+  void it('lists the error codes the server answers with', () => {
+    const codes = doc['paths']['/v1/captures']['get']['responses']['400']['content']['application/json']['schema']['properties']['error']['properties']['code']['enum'] as string[];
+    for (const c of ['malformed_request', 'method_not_allowed', 'headers_too_large', 'rate_limited']) assert.ok(codes.includes(c), c);
+  });
+});
