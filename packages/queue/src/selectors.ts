@@ -14,6 +14,7 @@ const MAX_PAIRS = 16;
 /** A label selector: one to 16 `name: value` pairs, all of which must match (AND). */
 export const SelectorSchema = z
   .record(LabelNameSchema, LabelValueSchema)
+  .meta({ minProperties: 1, maxProperties: MAX_PAIRS })
   .refine((s) => Object.keys(s).length >= 1, { message: 'a selector needs at least one label, e.g. {"service": "checkout"}' })
   .refine((s) => Object.keys(s).length <= MAX_PAIRS, { message: `a selector takes at most ${MAX_PAIRS} labels` });
 export type Selector = z.infer<typeof SelectorSchema>;

@@ -19,6 +19,11 @@ export const RetentionSchema = z.strictObject({
 });
 export type Retention = z.infer<typeof RetentionSchema>;
 
+const EXACTLY_ONE_OF_EACH = {
+  allOf: [{ oneOf: [{ required: ['target'] }, { required: ['selector'] }] }, { oneOf: [{ required: ['every'] }, { required: ['cron'] }] }],
+  dependentRequired: { timezone: ['cron'] },
+};
+
 /** What a caller sends to create or replace a schedule. Exactly one of target|selector and one of every|cron. */
 export const ScheduleSpecSchema = z
   .strictObject({
@@ -34,6 +39,9 @@ export const ScheduleSpecSchema = z
     enabled: z.boolean().optional().describe('false: created paused (default true)'),
     reason: z.string().max(1000).optional().describe('recorded as the reason of every capture it makes'),
   })
+  // What the refinement below checks, for the OpenAPI document (JSON Schema
+  // says "exactly one of two optional fields" as a oneOf of `required`).
+  .meta(EXACTLY_ONE_OF_EACH)
   .superRefine((s, ctx) => {
     if ((s.target === undefined) === (s.selector === undefined)) {
       ctx.addIssue({ code: 'custom', path: [s.target === undefined ? 'target' : 'selector'], message: 'give exactly one of target (an id) or selector (labels)' });

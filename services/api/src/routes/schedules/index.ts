@@ -13,12 +13,23 @@ const BODY_HELP =
   'A group\'s captures are spread over the interval, at most `maxConcurrent` (default 1) in flight. 400 `validation_failed` names the field: a cron that does not parse, ' +
   'an interval below HEAPCAP_SCHEDULE_MIN_INTERVAL, retention.keepLast 0, an unknown target, a selector matching no target.';
 
+const scheduleId = { id: '$response.body#/schedule/id' };
+/** OpenAPI links from a created schedule to its routes. */
+const SCHEDULE_LINKS = {
+  GetSchedule: { operationId: 'getSchedule', parameters: scheduleId },
+  DeleteSchedule: { operationId: 'deleteSchedule', parameters: scheduleId },
+  PauseSchedule: { operationId: 'pauseSchedule', parameters: scheduleId },
+  ResumeSchedule: { operationId: 'resumeSchedule', parameters: scheduleId },
+};
+
 const schedulesRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '',
     {
       config: { scope: 'captures:write' },
+      links: { 201: SCHEDULE_LINKS },
       schema: {
+        operationId: 'createSchedule',
         tags: ['schedules'],
         summary: 'Create a schedule (its first run is right away for `every`, at the next match for `cron`)',
         description: BODY_HELP,
@@ -33,7 +44,7 @@ const schedulesRoutes: FastifyPluginAsyncZod = async (app) => {
     '',
     {
       config: { scope: 'captures:read' },
-      schema: { tags: ['schedules'], summary: 'List schedules with their next runs and last turn', response: { 200: ListSchedulesResponseSchema, ...errorResponses(401, 403, 429, 503) } },
+      schema: { operationId: 'listSchedules', tags: ['schedules'], summary: 'List schedules with their next runs and last turn', response: { 200: ListSchedulesResponseSchema, ...errorResponses(401, 403, 429, 503) } },
     },
     async () => ({ items: await app.schedules.list() }),
   );
@@ -43,6 +54,7 @@ const schedulesRoutes: FastifyPluginAsyncZod = async (app) => {
     {
       config: { scope: 'captures:read' },
       schema: {
+        operationId: 'getSchedule',
         tags: ['schedules'],
         summary: 'One schedule: next three runs, last turn, last capture and its status',
         params: ScheduleParamsSchema,
@@ -57,6 +69,7 @@ const schedulesRoutes: FastifyPluginAsyncZod = async (app) => {
     {
       config: { scope: 'captures:write' },
       schema: {
+        operationId: 'putSchedule',
         tags: ['schedules'],
         summary: 'Create or replace a schedule (the same job scheduler is updated, never a second one added)',
         description: BODY_HELP,
@@ -76,6 +89,7 @@ const schedulesRoutes: FastifyPluginAsyncZod = async (app) => {
     {
       config: { scope: 'captures:write' },
       schema: {
+        operationId: 'deleteSchedule',
         tags: ['schedules'],
         summary: 'Delete a schedule (its captures stay, under the default retention)',
         params: ScheduleParamsSchema,
@@ -97,6 +111,7 @@ const schedulesRoutes: FastifyPluginAsyncZod = async (app) => {
       {
         config: { scope: 'captures:write' },
         schema: {
+          operationId: `${action}Schedule`,
           tags: ['schedules'],
           summary: enabled ? 'Resume a paused schedule (an `every` schedule runs right away)' : 'Pause a schedule (no run until resumed)',
           params: ScheduleParamsSchema,
