@@ -54,6 +54,9 @@ export async function evaluateValue<T>(session: CdpSession, expression: string):
 /** Gather runtime facts over an open session. */
 export async function gatherRuntimeFacts(session: CdpSession, endpoint: ResolvedEndpoint): Promise<RuntimeFacts> {
   const heapPromise = session.send('Runtime.getHeapUsage');
+  // Sent beside the evaluation below; if that one fails first (the target
+  // closed), this one fails too and must not become an unhandled rejection.
+  heapPromise.catch(() => undefined);
   let facts: RuntimeFacts;
   if (endpoint.product === 'node') {
     const v = await evaluateValue<{ version: string; v8: string; pid: number; platform: string; arch: string }>(session, NODE_FACTS_EXPR);

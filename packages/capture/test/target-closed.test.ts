@@ -9,7 +9,7 @@ import { readdir, readlink } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
-import { fixturePath, startNodeTarget, tmpDir, type NodeTarget, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, startCdpProxy, startNodeTarget, tmpDir, type NodeTarget, type TmpDir } from '@heapcap/testkit';
 import { captureHeapSnapshot, isCaptureError, type CaptureError } from '../src/index.ts';
 
 /** Paths of this process's open file descriptors (a deleted spill file shows as "… (deleted)"). */
@@ -83,5 +83,44 @@ void describe('target killed mid-serialization (engine)', { timeout: 180_000 }, 
     const held = (await openFiles()).filter((p) => p.includes('heapcap-spill'));
     assert.deepEqual(held, [], 'the spill file descriptor was closed');
     assert.notEqual((await target.waitExit(10_000)).signal, null);
+  });
+});
+
+void describe('target closed during preflight (engine)', { timeout: 60_000 }, () => {
+  let target: NodeTarget;
+  before(async () => {
+    target = await startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '2' } });
+  });
+  after(async () => {
+    await target?.kill();
+  });
+
+  // Preflight sends Runtime.getHeapUsage beside its Runtime.evaluate. When the
+  // connection dropped before either answered, the second rejection had no
+  // handler: an unhandled rejection, which ends a Node.js worker process.
+  void test('target_closed in preflight, and no unhandled rejection from the commands in flight', async () => {
+    assert.ok(target.wsUrl !== undefined);
+    const proxy = await startCdpProxy(target.wsUrl, { closeOn: 'Runtime.evaluate' });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const error = await captureHeapSnapshot({ endpoint: { kind: 'node', ws: proxy.url } }, () => assert.fail('no snapshot was expected')).then(
+        () => assert.fail('the capture succeeded through a dropped connection'),
+        (err: unknown) => err,
+      );
+      assert.ok(isCaptureError(error, 'target_closed'), `got ${String(error)}`);
+      assert.equal((error as CaptureError).phase, 'preflight');
+      assert.equal(proxy.calls('Runtime.getHeapUsage'), 1, 'getHeapUsage was in flight when the connection dropped');
+      // Rejections without a handler are reported after the microtask queue drains: give them a turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await proxy.close();
+    }
   });
 });

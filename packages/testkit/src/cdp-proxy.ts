@@ -37,8 +37,14 @@ interface Frame {
   method?: string;
 }
 
+/** How the proxy misbehaves on purpose. */
+export interface CdpProxyOptions {
+  /** Drop the connection (both ends) when a request of this method arrives, instead of forwarding it: the target "closed" mid-call. */
+  closeOn?: string;
+}
+
 /** Start a proxy to `upstreamWsUrl` on 127.0.0.1 (a free port). */
-export async function startCdpProxy(upstreamWsUrl: string): Promise<CdpProxy> {
+export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOptions = {}): Promise<CdpProxy> {
   const http: Server = createServer((_req, res) => res.writeHead(404).end());
   const wss = new WebSocket.Server({ server: http });
   const calls = new Map<string, number>();
@@ -65,6 +71,10 @@ export async function startCdpProxy(upstreamWsUrl: string): Promise<CdpProxy> {
       const text = data.toString();
       const frame = JSON.parse(text) as Frame;
       if (frame.method !== undefined) calls.set(frame.method, (calls.get(frame.method) ?? 0) + 1);
+      if (frame.method !== undefined && frame.method === options.closeOn) {
+        end();
+        return;
+      }
       if (frame.method === SNAPSHOT && frame.id !== undefined) {
         pending.add(frame.id);
         inFlight++;

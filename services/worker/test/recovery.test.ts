@@ -52,6 +52,8 @@ void test('worker SIGKILLed mid-capture: another worker completes it once after 
   assert.equal(t.proxy.snapshotsCompleted(), 1);
   assert.equal(t.proxy.maxInFlight(), 1);
   // BullMQ saw a stall (not a failure): attemptsMade counts the one run that finished.
+  // BullMQ completes the job just after the record says succeeded: read it once it has.
+  await waitFor(async () => (await h!.queue.bull.getJobState(record.id)) === 'completed', { timeoutMs: 10_000, what: 'the job to be completed' });
   const job = await h.queue.bull.getJob(record.id);
   assert.equal(job?.stalledCounter, 1);
   assert.equal(job?.attemptsMade, 1);
