@@ -43,6 +43,11 @@
  *   q.events.onCancel(listener) (after `await q.events.ready()`)
  *   reconcileCaptures(q, graceMs?)
  *
+ * Growth and analyses (after a capture)
+ *   q.analyses.setGrowth(id, growth) · setState(id, state)   (worker; false when the record is gone)
+ *   q.analyses.request(id, who) → { outcome: 'queued'|'pending'|'not_found'|'unavailable', record }
+ *     queued → an `analysis` job (ANALYSIS_QUEUE, AnalysisJobSchema) was added; pending → one is queued or running
+ *
  * Pins, schedules and retention
  *   q.setPin(id, pin, by, reason?)             → { outcome: 'ok'|'not_found'|'expired'|'expiring', record }
  *   q.schedules.get(id) · list() · put(schedule) → { created } · remove(id) · syncScheduler(s)
@@ -68,6 +73,19 @@ export { isTerminal } from './wait.ts';
 export { loadTargetsFile, TargetRegistry, type RegisteredTarget } from './registry.ts';
 export { TargetLocks } from './locks.ts';
 export { AuditLog, type AuditInput, type AuditEntry } from './audit.ts';
+export { CaptureAnalyses, type AnalysisRequestOutcome } from './analyses.ts';
+export {
+  GrowthSchema,
+  GrowthClassSchema,
+  AnalysisStateSchema,
+  AnalysisJobSchema,
+  ANALYSIS_STATUSES,
+  ANALYSIS_QUEUE,
+  ANALYSIS_JOB,
+  type Growth,
+  type AnalysisState,
+  type AnalysisJob,
+} from './analysis-schema.ts';
 export { AttemptRecorder, type TransitionResult, type CaptureErrorInfo, type CaptureArtifactInfo } from './attempts.ts';
 export { CaptureEvents } from './events.ts';
 export { PHASE_BUCKETS_SECONDS, type FinishedMetrics, type PhaseHistogram } from './finished-metrics.ts';

@@ -1,0 +1,142 @@
+/**
+ * The `analysis` job: retained sizes of one succeeded capture. The size gate
+ * runs on the record (bytes of snapshot JSON) before a byte is read; then the
+ * stored artifact is copied to a temp file (S3 or not, the analysis reads a
+ * file twice), analysed, and `<captureId>.analysis.json` written beside it.
+ * The record's `analysis` says queued → running → succeeded | failed.
+ *
+ * The dominator computation is synchronous CPU (the load streams): about a
+ * second per million nodes, during which this process's event loop waits.
+ * Jobs run one at a time per process; HEAPCAP_ANALYSIS_CONCURRENCY=0 keeps
+ * them off workers that capture from targets close to their memory limits.
+ */
+import { Worker, UnrecoverableError, type Job } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Logger } from 'pino';
+import { analyzeSnapshotFile } from '@heapcap/analysis';
+import { toCaptureError } from '@heapcap/errors';
+import { ANALYSIS_QUEUE, AnalysisJobSchema, type AnalysisState, type HeapcapQueue } from '@heapcap/queue';
+import type { ArtifactStore } from '@heapcap/storage';
+
+export interface AnalysisWorkerDeps {
+  queue: HeapcapQueue;
+  sink: ArtifactStore;
+  log: Logger;
+  /** Refuse snapshots with more JSON bytes (HEAPCAP_ANALYSIS_MAX_BYTES). */
+  maxBytes: number;
+  /** Where the artifact is copied while it is analysed (default: the OS temp dir). */
+  tempDir?: string | undefined;
+  /** Jobs at a time in this process; 0: this process takes none. */
+  concurrency: number;
+}
+
+/** Analyses capture `captureId`; records the outcome on its record. Never throws for a failed analysis. */
+export async function runAnalysis(deps: AnalysisWorkerDeps, captureId: string): Promise<AnalysisState | null> {
+  const { queue, sink } = deps;
+  const log = deps.log.child({ captureId, job: 'analysis' });
+  const record = await queue.getCapture(captureId);
+  if (record?.analysis === undefined) {
+    log.warn('analysis job for a capture without a requested analysis; nothing to do');
+    return null;
+  }
+  const requested = record.analysis;
+  const finish = async (fields: Partial<AnalysisState>): Promise<AnalysisState> => {
+    const state: AnalysisState = { requestedBy: requested.requestedBy, requestedAt: requested.requestedAt, status: 'failed', ...fields, finishedAt: new Date().toISOString() };
+    await queue.analyses.setState(captureId, state);
+    return state;
+  };
+  const artifact = record.artifact;
+  if (record.status !== 'succeeded' || artifact === null) {
+    return finish({ error: { code: 'artifact_not_available', message: `capture ${captureId} has no artifact (status ${record.status})` } });
+  }
+  if (artifact.bytesUncompressed > deps.maxBytes) {
+    log.info({ bytes: artifact.bytesUncompressed, maxBytes: deps.maxBytes }, 'analysis refused: snapshot too large');
+    return finish({
+      error: {
+        code: 'analysis_too_large',
+        message: `the snapshot has ${artifact.bytesUncompressed} bytes of JSON, more than the ${deps.maxBytes} this worker analyses`,
+        hint: 'raise HEAPCAP_ANALYSIS_MAX_BYTES on a worker with the memory for it (~88 bytes per node and ~13 per edge), or run heapcap analyze on the downloaded snapshot',
+      },
+    });
+  }
+  await queue.analyses.setState(captureId, { ...requested, status: 'running' });
+  const started = performance.now();
+  const file = join(deps.tempDir ?? tmpdir(), `heapcap-analysis-${captureId}-${randomUUID()}.heapsnapshot${artifact.gzip ? '.gz' : ''}`);
+  try {
+    await pipeline(await sink.open(artifact.key), createWriteStream(file, { mode: 0o600 }));
+    const analysis = await analyzeSnapshotFile(file, { maxBytes: deps.maxBytes });
+    const key = await sink.putDocument({ key: artifact.key }, 'analysis', analysis);
+    const ms = Math.round(performance.now() - started);
+    log.info({ ms, nodes: analysis.nodeCount, edges: analysis.edgeCount, key }, 'analysis succeeded');
+    return await finish({ status: 'succeeded', key });
+  } catch (err) {
+    const error = toCaptureError(err);
+    log.warn({ code: error.code, err: error.message }, 'analysis failed');
+    return finish({ error: { code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) } });
+  } finally {
+    await rm(file, { force: true }).catch(() => undefined);
+  }
+}
+
+type State = 'created' | 'running' | 'closed';
+
+/** The BullMQ consumer of `analysis` jobs. `close()` is idempotent. */
+export class AnalysisWorker {
+  readonly #deps: AnalysisWorkerDeps;
+  #state: State = 'created';
+  #worker: Worker | undefined;
+  #connection: HeapcapQueue['redis'] | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(deps: AnalysisWorkerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Start taking jobs (nothing when concurrency is 0). */
+  async start(): Promise<void> {
+    if (this.#state !== 'created') throw new Error(`cannot start an analysis worker that is ${this.#state}`);
+    this.#state = 'running';
+    const { queue, log, concurrency } = this.#deps;
+    if (concurrency === 0) return;
+    this.#connection = queue.redis.duplicate({ maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:analysis` });
+    this.#connection.on('error', () => {});
+    const worker = new Worker(ANALYSIS_QUEUE, (job: Job<unknown>) => this.#process(job), {
+      connection: this.#connection,
+      prefix: queue.keys.prefix,
+      concurrency,
+      // The dominator computation holds the event loop: a lock renewal may come late.
+      lockDuration: 120_000,
+      autorun: false,
+    });
+    worker.on('error', (err) => log.warn({ err }, 'analysis worker connection error'));
+    this.#worker = worker;
+    void worker.run().catch((err: unknown) => log.error({ err }, 'analysis worker stopped unexpectedly'));
+    await worker.waitUntilReady();
+  }
+
+  async #process(job: Job<unknown>): Promise<void> {
+    const parsed = AnalysisJobSchema.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError('invalid_input: bad analysis job payload');
+    try {
+      await runAnalysis(this.#deps, parsed.data.captureId);
+    } catch (err) {
+      // Only Redis failures get here (the analysis's own failures are recorded): BullMQ keeps the job failed for inspection.
+      throw new UnrecoverableError(toCaptureError(err).message);
+    }
+  }
+
+  /** Stop taking jobs, wait for the running one, close the connection. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#state = 'closed';
+      await this.#worker?.close().catch(() => undefined);
+      this.#connection?.disconnect();
+    })();
+    return this.#closing;
+  }
+}
