@@ -48,6 +48,10 @@
  *   q.analyses.request(id, who) → { outcome: 'queued'|'pending'|'not_found'|'unavailable', record }
  *     queued → an `analysis` job (ANALYSIS_QUEUE, AnalysisJobSchema) was added; pending → one is queued or running
  *
+ * Leak hunts
+ *   q.leakHunts.create({ targetId, intervalMs, reason?, requestedBy }) → LeakHuntRecord (a `leak-hunt` job on LEAK_HUNT_QUEUE)
+ *   q.leakHunts.get(id) · put(hunt)   (the worker writes a running hunt's progress)
+ *
  * Pins, schedules and retention
  *   q.setPin(id, pin, by, reason?)             → { outcome: 'ok'|'not_found'|'expired'|'expiring', record }
  *   q.schedules.get(id) · list() · put(schedule) → { created } · remove(id) · syncScheduler(s)
@@ -74,6 +78,7 @@ export { loadTargetsFile, TargetRegistry, type RegisteredTarget } from './regist
 export { TargetLocks } from './locks.ts';
 export { AuditLog, type AuditInput, type AuditEntry } from './audit.ts';
 export { CaptureAnalyses, type AnalysisRequestOutcome } from './analyses.ts';
+export { LeakHunts, LeakHuntRecordSchema, LeakHuntJobSchema, LEAK_HUNT_QUEUE, LEAK_HUNT_JOB, LEAK_HUNT_STATUSES, type LeakHuntRecord, type LeakHuntJob } from './leak-hunts.ts';
 export {
   GrowthSchema,
   GrowthClassSchema,

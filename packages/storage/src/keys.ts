@@ -30,9 +30,10 @@ export function manifestKey(ref: ArtifactRef, prefix = ''): string {
 
 /**
  * Derived JSON documents a capture may own beside its snapshot: the summary
- * (written while the capture streams) and the retained-size analysis (a job).
+ * (written while the capture streams) and the retained-size analysis (a job);
+ * and a leak hunt's report, filed like a capture's objects under the hunt's id.
  */
-export const DOCUMENT_KINDS = ['summary', 'analysis'] as const;
+export const DOCUMENT_KINDS = ['summary', 'analysis', 'leak-hunt'] as const;
 export type DocumentKind = (typeof DOCUMENT_KINDS)[number];
 
 /** Key of a derived document: `<dir>/<captureId>.<kind>.json`. */
@@ -44,7 +45,7 @@ export function documentKey(loc: CaptureLocation, kind: DocumentKind): string {
 export const SNAPSHOT_CONTENT_TYPE = 'application/json';
 
 /** Names of every object one capture may own, in deletion order (manifest first: its presence means "complete"). */
-const CAPTURE_OBJECTS = ['.manifest.json', '.summary.json', '.analysis.json', '.heapsnapshot.gz', '.heapsnapshot'] as const;
+const CAPTURE_OBJECTS = ['.manifest.json', '.summary.json', '.analysis.json', '.leak-hunt.json', '.heapsnapshot.gz', '.heapsnapshot'] as const;
 
 /** Where one capture's objects live: its directory and capture id. */
 export interface CaptureLocation {

@@ -33,6 +33,7 @@ import pinRoutes from './routes/captures/pin.ts';
 import slackRoutes from './routes/slack/index.ts';
 import heapRoutes from './routes/captures/heap.ts';
 import diffRoutes from './routes/diff.ts';
+import leakHuntRoutes from './routes/leak-hunts.ts';
 import { HEAPCAP_VERSION } from '@heapcap/pipeline';
 import './types.ts';
 
@@ -74,6 +75,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(pinRoutes, { prefix: '/v1/captures' });
   await app.register(heapRoutes, { prefix: '/v1/captures' });
   await app.register(diffRoutes, { prefix: '/v1/diff' });
+  await app.register(leakHuntRoutes, { prefix: '/v1/leak-hunts' });
   await app.register(targetsRoutes, { prefix: '/v1/targets' });
   await app.register(schedulesRoutes, { prefix: '/v1/schedules' });
   // Only with a signing secret: without one the paths answer 404 like any unknown route.

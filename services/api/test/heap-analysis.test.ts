@@ -192,4 +192,44 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     assert.equal(state['error']?.['code'], 'analysis_too_large', JSON.stringify(state));
     assert.match(state['error']['hint'], /HEAPCAP_ANALYSIS_MAX_BYTES/);
   });
+
+  void it('POST /v1/leak-hunts: three snapshots on one session name the leaked class, with the path to its global, and not the freed one', async () => {
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/leak-hunts',
+      headers: { ...auth('runbook'), 'content-type': 'application/json' },
+      payload: JSON.stringify({ target: 'leaky', interval: 2, reason: 'heap grows after deploy' }),
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    const id = res.json()['hunt']['id'] as string;
+    const phase = async (want: string): Promise<void> => {
+      await waitFor(async () => {
+        const hunt = (await get(`/v1/leak-hunts/${id}`)).json()['hunt'] as Json;
+        if (hunt['status'] === 'failed') throw new Error(JSON.stringify(hunt['error']));
+        return hunt['phase'] === want;
+      }, { timeoutMs: 60_000, intervalMs: 50, what: `hunt phase ${want}` });
+    };
+    // Between baseline and target: 3000 more Leaked (kept) and 2000 Transient; before final the Transients are freed.
+    await phase('wait');
+    await leaky.request('leak 3000', 'LEAKED');
+    await leaky.request('transient 2000', 'TRANSIENT');
+    await phase('wait-final');
+    await leaky.request('free', 'FREED');
+    const done = await waitFor(async () => {
+      const body = (await get(`/v1/leak-hunts/${id}`)).json();
+      return body['hunt']['status'] === 'succeeded' || body['hunt']['status'] === 'failed' ? body : null;
+    }, { timeoutMs: 120_000, intervalMs: 100, what: 'the hunt to finish' });
+    assert.equal(done['hunt']['status'], 'succeeded', JSON.stringify(done['hunt']['error']));
+    assert.deepEqual((done['hunt']['snapshots'] as Json[]).map((s) => s['name']), ['baseline', 'target', 'final']);
+    const classes = done['report']['classes'] as Json[];
+    const leaked = classes.find((c) => c['name'] === 'Leaked');
+    assert.equal(leaked?.['count'], 3000, JSON.stringify(classes.slice(0, 5).map((c) => [c['name'], c['count']])));
+    assert.equal(classes.find((c) => c['name'] === 'Transient'), undefined);
+    assert.ok((leaked['representative']['path'] as Json[]).some((step) => step['edge'] === '__leaks'), JSON.stringify(leaked['representative']['path']));
+    // The target is free again: a capture runs right after.
+    assert.equal((await capture('leaky')).status, 'succeeded');
+    assert.equal((await get(`/v1/leak-hunts/nope`)).statusCode, 404);
+    const unknownTarget = await h.app.inject({ method: 'POST', url: '/v1/leak-hunts', headers: { ...auth('runbook'), 'content-type': 'application/json' }, payload: JSON.stringify({ target: 'nope', interval: 1 }) });
+    assert.equal(unknownTarget.json()['error']['code'], 'target_not_found');
+  });
 });

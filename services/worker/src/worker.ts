@@ -13,6 +13,7 @@ import type { HeapcapConfig } from '@heapcap/config';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
 import { createProcessor } from './processor.ts';
 import { AnalysisWorker } from './analysis.ts';
+import { LeakHuntWorker } from './leak-hunt.ts';
 
 export interface CaptureWorkerDeps {
   queue: HeapcapQueue;
@@ -26,7 +27,7 @@ export interface CaptureWorkerDeps {
   pipeDir?: string | undefined;
   /** The N largest strings in each summary (HEAPCAP_SUMMARY_LARGEST_STRINGS). */
   summaryLargestStrings?: number | undefined;
-  /** Retained-size analyses: the size limit (default 2e9 bytes) and jobs at a time in this process (default 1; 0: none). */
+  /** Retained-size analyses and leak hunts: the size limit (default 2e9 bytes) and jobs of each kind at a time in this process (default 1; 0: none). */
   analysis?: { maxBytes: number; concurrency: number } | undefined;
 }
 
@@ -44,6 +45,7 @@ export class CaptureWorker {
   #reconcileTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
   readonly #analyses: AnalysisWorker;
+  readonly #hunts: LeakHuntWorker;
 
   constructor(deps: CaptureWorkerDeps) {
     this.#deps = deps;
@@ -51,6 +53,7 @@ export class CaptureWorker {
     this.#log = deps.log;
     const analysis = deps.analysis ?? { maxBytes: 2_000_000_000, concurrency: 1 };
     this.#analyses = new AnalysisWorker({ queue: deps.queue, sink: deps.sink, log: deps.log, tempDir: deps.spillDir, ...analysis });
+    this.#hunts = new LeakHuntWorker({ queue: deps.queue, sink: deps.sink, log: deps.log, tempDir: deps.spillDir, ...analysis });
   }
 
   /** Where the worker is in its life. */
@@ -93,6 +96,7 @@ export class CaptureWorker {
     void worker.run().catch((err: unknown) => this.#log.error({ err }, 'worker stopped unexpectedly'));
     await worker.waitUntilReady();
     await this.#analyses.start();
+    await this.#hunts.start();
     this.#log.info({ concurrency: t.concurrency, queue: CAPTURE_QUEUE, prefix: queue.keys.prefix }, 'worker started');
   }
 
@@ -122,6 +126,7 @@ export class CaptureWorker {
       ['stop cancel listener', async () => this.#offCancel?.()],
       ['drain captures', () => this.#drain(timeoutMs)],
       ['close analyses', () => this.#analyses.close()],
+      ['close leak hunts', () => this.#hunts.close()],
       ['close connection', async () => this.#connection?.disconnect()],
     ];
     for (const [name, step] of steps) {

@@ -1,8 +1,8 @@
 /** Request and response schemas of the summary, diff and analysis routes (shared with the OpenAPI document). */
 import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
-import { AnalysisSchema, SummaryDiffSchema, SummarySchema } from '@heapcap/analysis';
-import { AnalysisStateSchema, CaptureRecordSchema } from '@heapcap/queue';
+import { AnalysisSchema, LeakHuntSchema, SummaryDiffSchema, SummarySchema } from '@heapcap/analysis';
+import { AnalysisStateSchema, CaptureRecordSchema, LeakHuntRecordSchema, textSchema } from '@heapcap/queue';
 
 /** Most classes a diff answers with (`limit`); the rest are counted in `omittedClasses`. */
 export const MAX_DIFF_CLASSES = 10_000;
@@ -44,3 +44,24 @@ export const AnalysisResponseSchema = z
     analysis: AnalysisSchema.nullable(),
   })
   .describe('CaptureAnalysis');
+
+/** Longest interval between a hunt's captures: the target lock is held for two of them. */
+export const MAX_HUNT_INTERVAL_SECONDS = 3600;
+
+export const CreateLeakHuntBodySchema = z
+  .strictObject({
+    target: IdSchema.describe('id of a registered target'),
+    interval: z.number().int().min(1).max(MAX_HUNT_INTERVAL_SECONDS).describe('seconds between the baseline, target and final captures'),
+    reason: textSchema(1000).optional().describe('why; kept on the hunt'),
+  })
+  .describe('CreateLeakHunt');
+
+export const LeakHuntParamsSchema = z.strictObject({ id: IdSchema });
+
+export const LeakHuntResponseSchema = z
+  .object({
+    hunt: LeakHuntRecordSchema,
+    /** The three-snapshot report, once the hunt succeeded. */
+    report: LeakHuntSchema.nullable(),
+  })
+  .describe('LeakHuntResponse');

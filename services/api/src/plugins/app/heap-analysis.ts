@@ -5,8 +5,8 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { AnalysisSchema, diffSummaries, SummarySchema, type Analysis, type Summary, type SummaryDiff } from '@heapcap/analysis';
-import type { AnalysisRequestOutcome, CaptureRecord, HeapcapQueue } from '@heapcap/queue';
+import { AnalysisSchema, diffSummaries, LeakHuntSchema, SummarySchema, type Analysis, type LeakHunt, type Summary, type SummaryDiff } from '@heapcap/analysis';
+import type { AnalysisRequestOutcome, CaptureRecord, HeapcapQueue, LeakHuntRecord } from '@heapcap/queue';
 import type { ArtifactStore } from '@heapcap/storage';
 import { ApiError } from '../../errors.ts';
 import { principalOf } from '../infra/auth.ts';
@@ -30,6 +30,10 @@ export interface HeapAnalysisService {
   requestAnalysis(req: FastifyRequest, id: string): Promise<{ outcome: AnalysisRequestOutcome; record: CaptureRecord }>;
   /** The stored analysis of a capture whose analysis succeeded, else null. */
   analysis(record: CaptureRecord): Promise<Analysis | null>;
+  /** Create a leak hunt of a registered target (a job for a worker); audited. */
+  createHunt(req: FastifyRequest, input: { targetId: string; intervalMs: number; reason?: string | undefined }): Promise<LeakHuntRecord>;
+  /** A hunt and, once it succeeded, its report; `not_found`; audited. */
+  hunt(req: FastifyRequest, id: string): Promise<{ hunt: LeakHuntRecord; report: LeakHunt | null }>;
 }
 
 declare module 'fastify' {
@@ -96,6 +100,20 @@ const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: Artifa
     },
 
     analysis: readAnalysis,
+
+    async createHunt(req, input) {
+      const hunt = await fromQueue(() => queue.leakHunts.create({ ...input, requestedBy: principalOf(req).name }));
+      await fromQueue(() => app.audit.record(req, { action: 'leak-hunt.create', targetId: hunt.targetId, details: { huntId: hunt.id, intervalMs: hunt.intervalMs } }));
+      return hunt;
+    },
+
+    async hunt(req, id) {
+      const hunt = await fromQueue(() => queue.leakHunts.get(id));
+      if (hunt === null) throw new ApiError('not_found', `no leak hunt ${id}`, { huntId: id });
+      const doc = hunt.reportKey === undefined ? null : await sink.getDocument(hunt.reportKey);
+      await fromQueue(() => app.audit.record(req, { action: 'leak-hunt.read', targetId: hunt.targetId, details: { huntId: hunt.id } }));
+      return { hunt, report: doc === null ? null : LeakHuntSchema.parse(doc) };
+    },
   };
   app.decorate('heapAnalysis', service);
 };
