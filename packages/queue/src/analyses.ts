@@ -4,9 +4,10 @@
  * job on a queue of its own). Both are fields of a finished record, written
  * only while the record exists (never recreating one the TTL removed).
  */
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
+import { LazyProducer } from './producer.ts';
 import { getCapture } from './records.ts';
 import { LuaScript, replyStrings } from './script.ts';
 import { ANALYSIS_JOB, ANALYSIS_QUEUE, type AnalysisJob, type AnalysisState, type Growth } from './analysis-schema.ts';
@@ -51,19 +52,16 @@ export type AnalysisRequestOutcome = 'queued' | 'pending' | 'not_found' | 'unava
 /** Growth and analysis state of finished captures, and the producer of `analysis` jobs. */
 export class CaptureAnalyses {
   readonly #ctx: QueueContext;
-  #bull: Queue<AnalysisJob, void, string> | undefined;
+  readonly #producer: LazyProducer<AnalysisJob>;
 
   constructor(ctx: QueueContext) {
     this.#ctx = ctx;
+    this.#producer = new LazyProducer(ctx, ANALYSIS_QUEUE);
   }
 
   /** The BullMQ producer of `analysis` jobs (created on first use; the worker consumes ANALYSIS_QUEUE). */
   get bull(): Queue<AnalysisJob, void, string> {
-    if (this.#bull === undefined) {
-      this.#bull = new Queue<AnalysisJob, void, string>(ANALYSIS_QUEUE, { connection: this.#ctx.redis, prefix: this.#ctx.keys.prefix });
-      this.#bull.on('error', () => {});
-    }
-    return this.#bull;
+    return this.#producer.bull;
   }
 
   /** Record `growth` on a finished capture; false when the record is gone. */
@@ -105,7 +103,7 @@ export class CaptureAnalyses {
 
   /** Close the producer (if it was opened). */
   async close(): Promise<void> {
-    await this.#bull?.close();
+    await this.#producer.close();
   }
 
   async #setField(id: string, field: 'growth' | 'analysis', value: unknown): Promise<boolean> {

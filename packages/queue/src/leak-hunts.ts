@@ -4,11 +4,12 @@
  * three-snapshot report. A hunt is a JSON document in Redis (kept 30 days)
  * and a `leak-hunt` job on a queue of its own; the worker runs it.
  */
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { z } from 'zod';
 import { IdSchema, newCaptureId } from '@heapcap/config';
 import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
+import { LazyProducer } from './producer.ts';
 import { QueueError } from './errors.ts';
 
 export const LEAK_HUNT_QUEUE = 'heapcap-leak-hunts';
@@ -49,20 +50,17 @@ export type LeakHuntJob = z.infer<typeof LeakHuntJobSchema>;
 export class LeakHunts {
   readonly #ctx: QueueContext;
   readonly #targetExists: (id: string) => Promise<boolean>;
-  #bull: Queue<LeakHuntJob, void, string> | undefined;
+  readonly #producer: LazyProducer<LeakHuntJob>;
 
   constructor(ctx: QueueContext, targetExists: (id: string) => Promise<boolean>) {
     this.#ctx = ctx;
     this.#targetExists = targetExists;
+    this.#producer = new LazyProducer(ctx, LEAK_HUNT_QUEUE);
   }
 
   /** The producer of `leak-hunt` jobs (created on first use). */
   get bull(): Queue<LeakHuntJob, void, string> {
-    if (this.#bull === undefined) {
-      this.#bull = new Queue<LeakHuntJob, void, string>(LEAK_HUNT_QUEUE, { connection: this.#ctx.redis, prefix: this.#ctx.keys.prefix });
-      this.#bull.on('error', () => {});
-    }
-    return this.#bull;
+    return this.#producer.bull;
   }
 
   /** Create a hunt of a registered target and queue its job. Throws QueueError `target_not_found`. */
@@ -100,7 +98,7 @@ export class LeakHunts {
   }
 
   async close(): Promise<void> {
-    await this.#bull?.close();
+    await this.#producer.close();
   }
 
   async #write(hunt: LeakHuntRecord): Promise<void> {

@@ -10,30 +10,19 @@
  * Jobs run one at a time per process; HEAPCAP_ANALYSIS_CONCURRENCY=0 keeps
  * them off workers that capture from targets close to their memory limits.
  */
-import { Worker, UnrecoverableError, type Job } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Logger } from 'pino';
 import { analyzeSnapshotFile } from '@heapcap/analysis';
 import { toCaptureError } from '@heapcap/errors';
-import { ANALYSIS_QUEUE, AnalysisJobSchema, type AnalysisState, type HeapcapQueue } from '@heapcap/queue';
-import type { ArtifactStore } from '@heapcap/storage';
+import { ANALYSIS_QUEUE, AnalysisJobSchema, type AnalysisJob, type AnalysisState } from '@heapcap/queue';
+import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
 
-export interface AnalysisWorkerDeps {
-  queue: HeapcapQueue;
-  sink: ArtifactStore;
-  log: Logger;
-  /** Refuse snapshots with more JSON bytes (HEAPCAP_ANALYSIS_MAX_BYTES). */
-  maxBytes: number;
-  /** Where the artifact is copied while it is analysed (default: the OS temp dir). */
-  tempDir?: string | undefined;
-  /** Jobs at a time in this process; 0: this process takes none. */
-  concurrency: number;
-}
+/** What the analysis needs (the same as a leak hunt). */
+export type AnalysisWorkerDeps = FollowUpDeps;
 
 /** Analyses capture `captureId`; records the outcome on its record. Never throws for a failed analysis. */
 export async function runAnalysis(deps: AnalysisWorkerDeps, captureId: string): Promise<AnalysisState | null> {
@@ -83,60 +72,7 @@ export async function runAnalysis(deps: AnalysisWorkerDeps, captureId: string): 
   }
 }
 
-type State = 'created' | 'running' | 'closed';
-
-/** The BullMQ consumer of `analysis` jobs. `close()` is idempotent. */
-export class AnalysisWorker {
-  readonly #deps: AnalysisWorkerDeps;
-  #state: State = 'created';
-  #worker: Worker | undefined;
-  #connection: HeapcapQueue['redis'] | undefined;
-  #closing: Promise<void> | undefined;
-
-  constructor(deps: AnalysisWorkerDeps) {
-    this.#deps = deps;
-  }
-
-  /** Start taking jobs (nothing when concurrency is 0). */
-  async start(): Promise<void> {
-    if (this.#state !== 'created') throw new Error(`cannot start an analysis worker that is ${this.#state}`);
-    this.#state = 'running';
-    const { queue, log, concurrency } = this.#deps;
-    if (concurrency === 0) return;
-    this.#connection = queue.redis.duplicate({ maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:analysis` });
-    this.#connection.on('error', () => {});
-    const worker = new Worker(ANALYSIS_QUEUE, (job: Job<unknown>) => this.#process(job), {
-      connection: this.#connection,
-      prefix: queue.keys.prefix,
-      concurrency,
-      // The dominator computation holds the event loop: a lock renewal may come late.
-      lockDuration: 120_000,
-      autorun: false,
-    });
-    worker.on('error', (err) => log.warn({ err }, 'analysis worker connection error'));
-    this.#worker = worker;
-    void worker.run().catch((err: unknown) => log.error({ err }, 'analysis worker stopped unexpectedly'));
-    await worker.waitUntilReady();
-  }
-
-  async #process(job: Job<unknown>): Promise<void> {
-    const parsed = AnalysisJobSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError('invalid_input: bad analysis job payload');
-    try {
-      await runAnalysis(this.#deps, parsed.data.captureId);
-    } catch (err) {
-      // Only Redis failures get here (the analysis's own failures are recorded): BullMQ keeps the job failed for inspection.
-      throw new UnrecoverableError(toCaptureError(err).message);
-    }
-  }
-
-  /** Stop taking jobs, wait for the running one, close the connection. Idempotent. */
-  close(): Promise<void> {
-    this.#closing ??= (async () => {
-      this.#state = 'closed';
-      await this.#worker?.close().catch(() => undefined);
-      this.#connection?.disconnect();
-    })();
-    return this.#closing;
-  }
+/** The consumer of `analysis` jobs. */
+export function analysisConsumer(deps: AnalysisWorkerDeps): JobConsumer<AnalysisJob> {
+  return new JobConsumer({ queue: deps.queue, log: deps.log, name: ANALYSIS_QUEUE, schema: AnalysisJobSchema, concurrency: deps.concurrency, run: (job) => runAnalysis(deps, job.captureId) });
 }

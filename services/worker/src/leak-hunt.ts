@@ -13,30 +13,20 @@
  * report's work is synchronous CPU like the analysis'. Both are why hunts run
  * one at a time, with the analysis's size limit per snapshot.
  */
-import { Worker, UnrecoverableError, type Job } from 'bullmq';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Logger } from 'pino';
 import { leakHunt } from '@heapcap/analysis';
 import { CdpSession, resolveEndpoint, sleep } from '@heapcap/capture';
 import { CaptureError, toCaptureError } from '@heapcap/errors';
-import { LEAK_HUNT_QUEUE, LeakHuntJobSchema, type HeapcapQueue, type LeakHuntRecord } from '@heapcap/queue';
-import type { ArtifactStore } from '@heapcap/storage';
+import { LEAK_HUNT_QUEUE, LeakHuntJobSchema, type LeakHuntJob, type LeakHuntRecord } from '@heapcap/queue';
+import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
 import { startLease } from './lease.ts';
 import { targetToEndpoint } from './target-endpoint.ts';
 
-export interface LeakHuntWorkerDeps {
-  queue: HeapcapQueue;
-  sink: ArtifactStore;
-  log: Logger;
-  /** Per snapshot, as for the analysis (HEAPCAP_ANALYSIS_MAX_BYTES). */
-  maxBytes: number;
-  tempDir?: string | undefined;
-  /** Hunts at a time in this process; 0: none. */
-  concurrency: number;
-}
+/** What a hunt needs (the same as the analysis: its size limit applies to each snapshot). */
+export type LeakHuntWorkerDeps = FollowUpDeps;
 
 const SNAPSHOT_TIMEOUT_MS = 30 * 60_000;
 const LEASE_MS = 30_000;
@@ -132,53 +122,7 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
   return hunt;
 }
 
-/** The BullMQ consumer of `leak-hunt` jobs. `close()` aborts a running hunt (recorded as failed: cancelled) and is idempotent. */
-export class LeakHuntWorker {
-  readonly #deps: LeakHuntWorkerDeps;
-  readonly #stop = new AbortController();
-  #worker: Worker | undefined;
-  #connection: HeapcapQueue['redis'] | undefined;
-  #closing: Promise<void> | undefined;
-
-  constructor(deps: LeakHuntWorkerDeps) {
-    this.#deps = deps;
-  }
-
-  /** Start taking jobs (nothing when concurrency is 0). */
-  async start(): Promise<void> {
-    const { queue, log, concurrency } = this.#deps;
-    if (concurrency === 0) return;
-    this.#connection = queue.redis.duplicate({ maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:leak-hunt` });
-    this.#connection.on('error', () => {});
-    const worker = new Worker(LEAK_HUNT_QUEUE, (job: Job<unknown>) => this.#process(job), {
-      connection: this.#connection,
-      prefix: queue.keys.prefix,
-      concurrency,
-      lockDuration: 120_000,
-      autorun: false,
-    });
-    worker.on('error', (err) => log.warn({ err }, 'leak hunt worker connection error'));
-    this.#worker = worker;
-    void worker.run().catch((err: unknown) => log.error({ err }, 'leak hunt worker stopped unexpectedly'));
-    await worker.waitUntilReady();
-  }
-
-  async #process(job: Job<unknown>): Promise<void> {
-    const parsed = LeakHuntJobSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError('invalid_input: bad leak-hunt job payload');
-    try {
-      await runLeakHunt(this.#deps, parsed.data.huntId, this.#stop.signal);
-    } catch (err) {
-      throw new UnrecoverableError(toCaptureError(err).message);
-    }
-  }
-
-  close(): Promise<void> {
-    this.#closing ??= (async () => {
-      this.#stop.abort();
-      await this.#worker?.close().catch(() => undefined);
-      this.#connection?.disconnect();
-    })();
-    return this.#closing;
-  }
+/** The consumer of `leak-hunt` jobs; `stop` aborts a running hunt (recorded as failed: cancelled). */
+export function leakHuntConsumer(deps: LeakHuntWorkerDeps, stop: AbortSignal): JobConsumer<LeakHuntJob> {
+  return new JobConsumer({ queue: deps.queue, log: deps.log, name: LEAK_HUNT_QUEUE, schema: LeakHuntJobSchema, concurrency: deps.concurrency, run: (job) => runLeakHunt(deps, job.huntId, stop) });
 }

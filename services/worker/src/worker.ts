@@ -12,8 +12,8 @@ import type { ArtifactStore } from '@heapcap/storage';
 import type { HeapcapConfig } from '@heapcap/config';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
 import { createProcessor } from './processor.ts';
-import { AnalysisWorker } from './analysis.ts';
-import { LeakHuntWorker } from './leak-hunt.ts';
+import { analysisConsumer } from './analysis.ts';
+import { leakHuntConsumer } from './leak-hunt.ts';
 
 export interface CaptureWorkerDeps {
   queue: HeapcapQueue;
@@ -44,16 +44,17 @@ export class CaptureWorker {
   #offCancel: (() => void) | undefined;
   #reconcileTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
-  readonly #analyses: AnalysisWorker;
-  readonly #hunts: LeakHuntWorker;
+  /** Analyses and leak hunts: after-capture jobs, consumed beside the captures. */
+  readonly #followUps: { start(): Promise<void>; close(): Promise<void> }[];
+  readonly #stopHunts = new AbortController();
 
   constructor(deps: CaptureWorkerDeps) {
     this.#deps = deps;
     this.tuning = { ...DEFAULT_TUNING, ...deps.tuning };
     this.#log = deps.log;
     const analysis = deps.analysis ?? { maxBytes: 2_000_000_000, concurrency: 1 };
-    this.#analyses = new AnalysisWorker({ queue: deps.queue, sink: deps.sink, log: deps.log, tempDir: deps.spillDir, ...analysis });
-    this.#hunts = new LeakHuntWorker({ queue: deps.queue, sink: deps.sink, log: deps.log, tempDir: deps.spillDir, ...analysis });
+    const jobDeps = { queue: deps.queue, sink: deps.sink, log: deps.log, tempDir: deps.spillDir, ...analysis };
+    this.#followUps = [analysisConsumer(jobDeps), leakHuntConsumer(jobDeps, this.#stopHunts.signal)];
   }
 
   /** Where the worker is in its life. */
@@ -95,8 +96,7 @@ export class CaptureWorker {
     this.#worker = worker;
     void worker.run().catch((err: unknown) => this.#log.error({ err }, 'worker stopped unexpectedly'));
     await worker.waitUntilReady();
-    await this.#analyses.start();
-    await this.#hunts.start();
+    for (const consumer of this.#followUps) await consumer.start();
     this.#log.info({ concurrency: t.concurrency, queue: CAPTURE_QUEUE, prefix: queue.keys.prefix }, 'worker started');
   }
 
@@ -125,8 +125,8 @@ export class CaptureWorker {
       ['stop reconciler', async () => clearInterval(this.#reconcileTimer)],
       ['stop cancel listener', async () => this.#offCancel?.()],
       ['drain captures', () => this.#drain(timeoutMs)],
-      ['close analyses', () => this.#analyses.close()],
-      ['close leak hunts', () => this.#hunts.close()],
+      ['stop leak hunts', async () => this.#stopHunts.abort()],
+      ['close analyses and leak hunts', () => Promise.all(this.#followUps.map((c) => c.close()))],
       ['close connection', async () => this.#connection?.disconnect()],
     ];
     for (const [name, step] of steps) {
