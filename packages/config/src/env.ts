@@ -71,7 +71,7 @@ const EnvSchema = z.object({
   HEAPCAP_ANALYSIS_MAX_BYTES: z.coerce.number().int().min(1).default(2_000_000_000),
   /**
    * Analysis jobs a worker process runs at a time; 0: it runs none (keep the
-   * analysis, synchronous CPU for about a second per million nodes, off workers
+   * analysis, synchronous CPU for ~0.3-0.4 s per million nodes, off workers
    * capturing from busy targets).
    */
   HEAPCAP_ANALYSIS_CONCURRENCY: z.coerce.number().int().min(0).max(4).default(1),

@@ -1,12 +1,14 @@
 /**
  * The `analysis` job: retained sizes of one succeeded capture. The size gate
  * runs on the record (bytes of snapshot JSON) before a byte is read; then the
- * stored artifact is copied to a temp file (S3 or not, the analysis reads a
- * file twice), analysed, and `<captureId>.analysis.json` written beside it.
+ * stored artifact is copied to a temp file (S3 or not: the analysis reads a
+ * file, the gzip trailer before the body), analysed, and
+ * `<captureId>.analysis.json` written beside it.
  * The record's `analysis` says queued → running → succeeded | failed.
  *
- * The dominator computation is synchronous CPU (the load streams): about a
- * second per million nodes, during which this process's event loop waits.
+ * The dominator computation is synchronous CPU (the load streams): measured
+ * 0.52-0.69 s for 1.84 M nodes and 5.0 M edges (a 127 MB snapshot, load 6 on
+ * 2 cores), during which this process's event loop waits.
  * Jobs run one at a time per process; HEAPCAP_ANALYSIS_CONCURRENCY=0 keeps
  * them off workers that capture from targets close to their memory limits.
  */
