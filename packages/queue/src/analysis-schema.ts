@@ -31,7 +31,8 @@ export const AnalysisStateSchema = z.strictObject({
   requestedAt: z.iso.datetime(),
   finishedAt: z.iso.datetime().optional(),
   key: z.string().optional(),
-  error: z.strictObject({ code: z.string(), message: z.string(), hint: z.string().optional() }).optional(),
+  /** `offset`: for `snapshot_invalid`, the byte of snapshot JSON where parsing failed. */
+  error: z.strictObject({ code: z.string(), message: z.string(), hint: z.string().optional(), offset: z.number().int().nonnegative().optional() }).optional(),
 });
 export type AnalysisState = z.infer<typeof AnalysisStateSchema>;
 

@@ -6,7 +6,9 @@
  * analysis job adds retained sizes; the stable error codes.
  */
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { CaptureRecord } from '@heapcap/queue';
@@ -178,6 +180,31 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     // A capture that did not succeed has nothing to analyse.
     const unknown = await h.app.inject({ method: 'POST', url: '/v1/captures/nope/analysis', headers: auth('runbook') });
     assert.equal(unknown.statusCode, 404);
+  });
+
+  void it('a truncated artifact fails its analysis with snapshot_invalid and the offset; the worker goes on', async () => {
+    const record = await capture('leaky');
+    const path = join(h.storage.path, ...(record.artifact?.key ?? '').split('/'));
+    // Cut the stored snapshot's JSON in the middle and store it again (gzip, as it was).
+    const json = gunzipSync(await readFile(path));
+    await writeFile(path, gzipSync(json.subarray(0, Math.floor(json.length / 2))));
+    const res = await h.app.inject({ method: 'POST', url: `/v1/captures/${record.id}/analysis`, headers: auth('runbook') });
+    assert.equal(res.statusCode, 202);
+    const state = await waitFor(async () => {
+      const s = (await get(`/v1/captures/${record.id}/analysis`)).json()['state'] as Json;
+      return s['status'] === 'failed' || s['status'] === 'succeeded' ? s : null;
+    }, { timeoutMs: 60_000, intervalMs: 100, what: 'the analysis of the truncated artifact' });
+    assert.equal(state['error']?.['code'], 'snapshot_invalid', JSON.stringify(state));
+    assert.match(state['error']['message'], /at byte \d+/);
+    assert.ok(state['error']['offset'] > 0 && state['error']['offset'] <= Math.floor(json.length / 2), JSON.stringify(state['error']));
+    // The same worker still captures and analyses.
+    const next = await capture('leaky');
+    assert.equal((await h.app.inject({ method: 'POST', url: `/v1/captures/${next.id}/analysis`, headers: auth('runbook') })).statusCode, 202);
+    const ok = await waitFor(async () => {
+      const s = (await get(`/v1/captures/${next.id}/analysis`)).json()['state'] as Json;
+      return s['status'] === 'succeeded' || s['status'] === 'failed' ? s : null;
+    }, { timeoutMs: 60_000, intervalMs: 100, what: 'the next analysis' });
+    assert.equal(ok['status'], 'succeeded', JSON.stringify(ok));
   });
 
   void it('the worker refuses a snapshot above HEAPCAP_ANALYSIS_MAX_BYTES with analysis_too_large, before loading it', async () => {

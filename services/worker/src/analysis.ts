@@ -68,7 +68,10 @@ export async function runAnalysis(deps: AnalysisWorkerDeps, captureId: string): 
   } catch (err) {
     const error = toCaptureError(err);
     log.warn({ code: error.code, err: error.message }, 'analysis failed');
-    return finish({ error: { code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) } });
+    const offset = error.details?.['offset'];
+    return finish({
+      error: { code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }), ...(typeof offset === 'number' ? { offset } : {}) },
+    });
   } finally {
     await rm(file, { force: true }).catch(() => undefined);
   }
