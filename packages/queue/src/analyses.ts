@@ -13,6 +13,9 @@ import { LuaScript, replyStrings } from './script.ts';
 import { ANALYSIS_JOB, ANALYSIS_QUEUE, type AnalysisJob, type AnalysisState, type Growth } from './analysis-schema.ts';
 import type { CaptureRecord } from './schemas.ts';
 
+/** A queued or running analysis older than this is taken for abandoned: a new request queues another. */
+const STALE_AFTER_MS = 60 * 60_000;
+
 /**
  * Set one field of an existing record.
  * KEYS: 1 record. ARGV: 1 field, 2 JSON value, 3 now ISO. Reply: {'ok'} | {'missing'}.
@@ -25,8 +28,10 @@ return {'ok'}
 
 /**
  * Ask for an analysis: only of a succeeded capture with an artifact, and not
- * while one is queued or running (the caller joins that one).
- * KEYS: 1 record. ARGV: 1 the queued state JSON, 2 now ISO.
+ * while one is queued or running (the caller joins that one), unless that one
+ * was asked for before ARGV[3]: its worker died twice (BullMQ gave the job up)
+ * and nothing will ever finish it.
+ * KEYS: 1 record. ARGV: 1 the queued state JSON, 2 now ISO, 3 stale-before ISO.
  * Reply: {'queued'} | {'pending'} | {'missing'} | {'unavailable', status}.
  */
 const REQUEST_SCRIPT = new LuaScript(`
@@ -34,8 +39,9 @@ local cur = redis.call('HMGET', KEYS[1], 'status', 'artifact', 'analysis')
 if not cur[1] then return {'missing'} end
 if cur[1] ~= 'succeeded' or not cur[2] or cur[2] == '' then return {'unavailable', cur[1]} end
 if cur[3] and cur[3] ~= '' then
-  local st = cjson.decode(cur[3]).status
-  if st == 'queued' or st == 'running' then return {'pending'} end
+  local state = cjson.decode(cur[3])
+  -- ISO 8601 UTC timestamps of one format compare as strings.
+  if (state.status == 'queued' or state.status == 'running') and state.requestedAt > ARGV[3] then return {'pending'} end
 end
 redis.call('HSET', KEYS[1], 'analysis', ARGV[1], 'updatedAt', ARGV[2])
 return {'queued'}
@@ -80,7 +86,11 @@ export class CaptureAnalyses {
     const now = new Date();
     const state: AnalysisState = { status: 'queued', requestedBy: who, requestedAt: now.toISOString() };
     const [word] = replyStrings(
-      await withRedisDeadline(REQUEST_SCRIPT.run(redis, [keys.record(id)], [JSON.stringify(state), now.toISOString()]), settings.redisTimeoutMs, 'request analysis'),
+      await withRedisDeadline(
+        REQUEST_SCRIPT.run(redis, [keys.record(id)], [JSON.stringify(state), now.toISOString(), new Date(now.getTime() - STALE_AFTER_MS).toISOString()]),
+        settings.redisTimeoutMs,
+        'request analysis',
+      ),
     );
     const outcome: AnalysisRequestOutcome = word === 'missing' ? 'not_found' : (word as AnalysisRequestOutcome);
     if (outcome === 'queued') {

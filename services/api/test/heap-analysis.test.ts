@@ -182,6 +182,25 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     assert.equal(unknown.statusCode, 404);
   });
 
+  void it('a request joins the queued or running analysis; one abandoned for an hour is queued again', async () => {
+    const post = async (): Promise<{ statusCode: number; json: () => Json }> => h.app.inject({ method: 'POST', url: `/v1/captures/${ids.other}/analysis`, headers: auth('runbook') });
+    const requestedAt = (msAgo: number): string => new Date(Date.now() - msAgo).toISOString();
+    // A running analysis (as a worker leaves it while it works): joined, no second job.
+    await h.queue.analyses.setState(ids.other, { status: 'running', requestedBy: 'runbook', requestedAt: requestedAt(1_000) });
+    const joined = await post();
+    assert.equal(joined.statusCode, 200);
+    assert.equal(joined.json()['state']['status'], 'running');
+    // The same state two hours old: its worker died, nothing will finish it; a new job is queued and runs.
+    await h.queue.analyses.setState(ids.other, { status: 'running', requestedBy: 'runbook', requestedAt: requestedAt(2 * 3600_000) });
+    const again = await post();
+    assert.equal(again.statusCode, 202);
+    const state = await waitFor(async () => {
+      const st = (await get(`/v1/captures/${ids.other}/analysis`)).json()['state'] as Json;
+      return st['status'] === 'succeeded' || st['status'] === 'failed' ? st : null;
+    }, { timeoutMs: 60_000, intervalMs: 100, what: 'the requeued analysis' });
+    assert.equal(state['status'], 'succeeded', JSON.stringify(state));
+  });
+
   void it('a truncated artifact fails its analysis with snapshot_invalid and the offset; the worker goes on', async () => {
     const record = await capture('leaky');
     const path = join(h.storage.path, ...(record.artifact?.key ?? '').split('/'));
