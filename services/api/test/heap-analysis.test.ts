@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { CaptureRecord } from '@heapcap/queue';
 import { runHeapcapSource, startNodeTarget, startRedis, waitFor, type NodeTarget, type RedisServer } from '@heapcap/testkit';
+import { runLeakHunt } from '@heapcap/worker';
 import { auth, nodeTarget, startHarness, TOKENS, type Harness } from './harness.ts';
 
 const LEAK_TARGET = fileURLToPath(new URL('../../../packages/analysis/test/fixtures/leak-target.cjs', import.meta.url));
@@ -277,5 +278,14 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     assert.equal((await get(`/v1/leak-hunts/nope`)).statusCode, 404);
     const unknownTarget = await h.app.inject({ method: 'POST', url: '/v1/leak-hunts', headers: { ...auth('runbook'), 'content-type': 'application/json' }, payload: JSON.stringify({ target: 'nope', interval: 1 }) });
     assert.equal(unknownTarget.json()['error']['code'], 'target_not_found');
+  });
+
+  void it('a hunt whose worker died mid-hunt fails when its job comes back (new session, new ids), never hangs', async () => {
+    const hunt = { id: 'hunt-died', targetId: 'leaky', intervalMs: 1000, requestedBy: 'runbook', status: 'running' as const, phase: 'wait', snapshots: [], createdAt: new Date().toISOString() };
+    await h.queue.leakHunts.put(hunt);
+    const after = await runLeakHunt({ queue: h.queue, sink: h.sink, log: h.logs.logger, maxBytes: 1e9, concurrency: 1 }, hunt.id, new AbortController().signal);
+    assert.equal(after?.status, 'failed');
+    assert.match(after?.error?.message ?? '', /stopped during wait; start a new hunt/);
+    assert.equal((await get('/v1/leak-hunts/hunt-died')).json()['hunt']['status'], 'failed');
   });
 });

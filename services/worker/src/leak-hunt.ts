@@ -55,6 +55,12 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
   const { queue } = deps;
   const log = deps.log.child({ huntId, job: 'leak-hunt' });
   const found = await queue.leakHunts.get(huntId);
+  if (found?.status === 'running') {
+    // The job came back after its worker died mid-hunt: a new session has new object ids, so the hunt cannot go on.
+    const failed: LeakHuntRecord = { ...found, status: 'failed', finishedAt: new Date().toISOString(), error: { code: 'internal', message: `the worker running this hunt stopped during ${found.phase ?? 'it'}; start a new hunt` } };
+    await queue.leakHunts.put(failed);
+    return failed;
+  }
   if (found === null || found.status !== 'queued') return found;
   let hunt: LeakHuntRecord = { ...found, status: 'running', startedAt: new Date().toISOString() };
   const save = async (patch: Partial<LeakHuntRecord>): Promise<void> => {
