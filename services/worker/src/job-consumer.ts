@@ -80,10 +80,25 @@ export class JobConsumer<T> {
     }
   }
 
-  /** Stop taking jobs, wait for the running ones, close the connection. Idempotent. */
-  close(): Promise<void> {
+  /**
+   * Stop taking jobs, give the running ones `graceMs`, then stop regardless
+   * (an analysis of a large snapshot must not hold a shutdown: its job lock
+   * expires and another worker runs it again), close the connection. Idempotent.
+   */
+  close(graceMs = 5_000): Promise<void> {
     this.#closing ??= (async () => {
-      await this.#worker?.close().catch(() => undefined);
+      const worker = this.#worker;
+      if (worker !== undefined) {
+        let timer: NodeJS.Timeout | undefined;
+        const done = await Promise.race([
+          worker.close().then(() => true, () => true),
+          new Promise<boolean>((resolve) => {
+            timer = setTimeout(() => resolve(false), graceMs);
+          }),
+        ]);
+        clearTimeout(timer);
+        if (!done) await worker.close(true).catch(() => undefined);
+      }
       this.#connection?.disconnect();
     })();
     return this.#closing;
