@@ -61,6 +61,7 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
       force: cmd.force,
       memoryLimitBytes: cmd.memoryLimitBytes,
       trigger: { kind: 'cli', who: env['USER'] ?? env['LOGNAME'] ?? 'unknown', reason: cmd.reason },
+      summary: config.summaryLargestStrings > 0 ? { largestStrings: config.summaryLargestStrings } : {},
       signal: controller.signal,
       ...(progress === undefined ? {} : { onProgress: (p) => progress.update(p) }),
     });
@@ -73,6 +74,14 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
       const { estimate, peak, forced } = out.manifest;
       const actual = peak.actualExtraBytes === null ? `unknown (${peak.note ?? ''})` : `+${formatMiB(peak.actualExtraBytes)}`;
       process.stdout.write(`  headroom   estimate +${formatMiB(estimate.extraBytes)}, actual ${actual}${forced ? ' (forced)' : ''}\n`);
+      const summaryLocation = out.manifest.artifact.location.replace(/\.heapsnapshot(\.gz)?$/, '.summary.json');
+      process.stdout.write(
+        out.summary.kind === 'stored'
+          ? `  summary    ${summaryLocation} (${out.summary.summary.classes.length} classes; heapcap diff compares two)\n`
+          : out.summary.kind === 'failed'
+            ? `  summary    none: ${out.summary.code}: ${out.summary.message} (the capture is complete)\n`
+            : '',
+      );
     }
     return EXIT.ok;
   } catch (err) {

@@ -1,26 +1,65 @@
-/** `heapcap diff A B [--json] [--top N] [--retained]`: per-class growth between two local snapshot files. */
+/**
+ * `heapcap diff A B [--json] [--top N] [--retained] [--force]`: per-class
+ * growth between two local snapshot files, or between two captures through
+ * the API (GET /v1/diff, from the summaries written while they streamed).
+ */
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { analyzeSnapshotFile, diffSummaries, summarizeFile } from '@heapcap/analysis';
+import { analyzeSnapshotFile, diffSummaries, summarizeFile, type SummaryDiff } from '@heapcap/analysis';
+import { DEFAULT_API_URL, ID_PATTERN } from '@heapcap/config';
 import { CaptureError, isCaptureError } from '@heapcap/errors';
+import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
 import { formatDiff } from './analysis-format.ts';
 import { DEFAULT_ANALYSIS_MAX_BYTES, positiveInt } from './analyze.ts';
 
-export const DIFF_USAGE = `heapcap diff BASE HEAD [--json] [--top N] [--retained [--max-bytes N]]
+export const DIFF_USAGE = `heapcap diff BASE HEAD [--json] [--top N] [--retained [--max-bytes N]] [--force]
 
-What grew from BASE to HEAD (two local .heapsnapshot or .heapsnapshot.gz
-files): per-class count and self-size deltas, largest growth first, new and
-vanished classes included.
+What grew from BASE to HEAD: per-class count and self-size deltas, largest
+growth first, new and vanished classes included. BASE and HEAD are two local
+.heapsnapshot or .heapsnapshot.gz files, or two capture ids: then the API
+compares the summaries written while the captures streamed (GET /v1/diff),
+with retained-size deltas where both captures were analysed
+(POST /v1/captures/ID/analysis).
 
   --top N          rows shown (default 20)
-  --retained       also analyse both files for retained-size deltas (slower; needs memory)
+  --retained       files: also analyse both for retained-size deltas (slower; needs memory)
   --max-bytes N    with --retained: refuse larger snapshots (default ${DEFAULT_ANALYSIS_MAX_BYTES})
+  --force          capture ids: compare captures of two different targets
   --json           print the whole diff as JSON
+
+API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN (scope artifacts:read).
 `;
 
+/** Most classes asked of the API: all of them for any real heap (the table says how many changed). */
+const API_CLASSES = 10_000;
+
+/** True when `arg` names a capture rather than a file: not on disk, an id, not a snapshot file name. */
+function isCaptureId(arg: string): boolean {
+  return !existsSync(arg) && ID_PATTERN.test(arg) && !/\.heapsnapshot(\.gz)?$/.test(arg);
+}
+
+/** `heapcap diff ID ID`: GET /v1/diff. */
+async function diffCaptures(base: string, head: string, opts: { json: boolean; top: number; force: boolean }, env: Record<string, string | undefined>): Promise<number> {
+  const query = new URLSearchParams({ base, head, limit: String(API_CLASSES), ...(opts.force ? { force: 'true' } : {}) });
+  try {
+    const res = await callApi(apiTargetFrom(env), 'GET', `/v1/diff?${query.toString()}`, undefined, 60_000);
+    const body = res.body as { diff: SummaryDiff; forced: boolean; base: { targetId: string }; head: { targetId: string } };
+    const label = (id: string, side: { targetId: string }): string => `capture ${id} (${side.targetId})`;
+    process.stdout.write(opts.json ? `${JSON.stringify(body, null, 2)}\n` : formatDiff(body.diff, opts.top, label(base, body.base), label(head, body.head)));
+    return EXIT.ok;
+  } catch (err) {
+    if (!(err instanceof RestError)) throw err;
+    // The API's stable code (summary_missing, target_mismatch, not_found, …), as `heapcap status` prints it.
+    process.stderr.write(`${err.code}: ${err.message}\n`);
+    if (opts.json) process.stdout.write(`${JSON.stringify({ error: { code: err.code, message: err.message, status: err.status } }, null, 2)}\n`);
+    return exitCodeForRest(err);
+  }
+}
+
 /** Run `heapcap diff`; returns the exit code. */
-export async function diffMain(argv: string[]): Promise<number> {
+export async function diffMain(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(DIFF_USAGE);
     return EXIT.ok;
@@ -32,7 +71,7 @@ export async function diffMain(argv: string[]): Promise<number> {
       parsed = parseArgs({
         args: argv,
         allowPositionals: true,
-        options: { json: { type: 'boolean' }, top: { type: 'string' }, retained: { type: 'boolean' }, 'max-bytes': { type: 'string' } },
+        options: { json: { type: 'boolean' }, top: { type: 'string' }, retained: { type: 'boolean' }, 'max-bytes': { type: 'string' }, force: { type: 'boolean' } },
       });
     } catch (err) {
       throw new CaptureError('invalid_input', (err as Error).message, { hint: 'see heapcap diff --help' });
@@ -40,9 +79,22 @@ export async function diffMain(argv: string[]): Promise<number> {
     const { values, positionals } = parsed;
     const [base, head] = positionals;
     if (positionals.length !== 2 || base === undefined || head === undefined) {
-      throw new CaptureError('invalid_input', 'heapcap diff takes two snapshot files', { hint: 'heapcap diff BASE.heapsnapshot HEAD.heapsnapshot' });
+      throw new CaptureError('invalid_input', 'heapcap diff takes two snapshot files or two capture ids', { hint: 'heapcap diff BASE.heapsnapshot HEAD.heapsnapshot, or heapcap diff BASE_ID HEAD_ID' });
     }
     const top = positiveInt(values.top, '--top') ?? 20;
+    const ids = [isCaptureId(base), isCaptureId(head)];
+    if (ids[0] !== ids[1]) {
+      throw new CaptureError('invalid_input', `${ids[0] ? base : head} is not a file, so it was taken for a capture id; the other is a file`, {
+        hint: 'give two snapshot files, or two capture ids (download one with GET /v1/captures/ID/artifact)',
+      });
+    }
+    if (ids[0] === true) {
+      if (values.retained === true || values['max-bytes'] !== undefined) {
+        throw new CaptureError('invalid_input', 'with capture ids, retained sizes come from the captures\' analyses', { hint: 'POST /v1/captures/ID/analysis for both; the diff then carries retained deltas' });
+      }
+      return await diffCaptures(base, head, { json, top, force: values.force === true }, env);
+    }
+    if (values.force === true) throw new CaptureError('invalid_input', '--force is for capture ids (two targets); files are always compared');
     const maxBytes = positiveInt(values['max-bytes'], '--max-bytes') ?? DEFAULT_ANALYSIS_MAX_BYTES;
     const [baseSummary, headSummary] = [await summarizeFile(base), await summarizeFile(head)];
     const analyses =

@@ -25,7 +25,7 @@ Usage:
   heapcap trigger TARGET [--wait S]  ask the API for a capture (HEAPCAP_API_URL, HEAPCAP_TOKEN)
   heapcap status ID                  show a capture's record
   heapcap analyze FILE [--json]      retained sizes and retainer paths of a local snapshot file
-  heapcap diff BASE HEAD [--json]    what grew between two local snapshot files
+  heapcap diff BASE HEAD [--json]    what grew between two snapshot files, or two capture ids (API)
   heapcap schedules list|show|create|pause|resume|delete   periodic captures (see heapcap schedules --help)
   heapcap version
 
@@ -67,7 +67,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     case 'analyze':
       return analyzeMain(rest);
     case 'diff':
-      return diffMain(rest);
+      return diffMain(rest, clientEnv(config));
     case 'schedules':
       return schedulesMain(rest, clientEnv(config));
     case 'version':

@@ -93,6 +93,10 @@ void describe('heapcap analyze and diff', { timeout: 300_000 }, () => {
     assert.match(big.stderr, /^analysis_too_large: .* above the analysis limit of 1000\n {2}check: raise the limit \(heapcap analyze --max-bytes/);
     const oneFile = await diff([small]);
     assert.equal(oneFile.code, EXIT.usage);
+    // A name that is not a file is taken for a capture id: never one of each.
+    const mixed = await diff([small, '01M83NOSUCHCAPTURE']);
+    assert.equal(mixed.code, EXIT.usage);
+    assert.match(mixed.stderr, /^invalid_input: 01M83NOSUCHCAPTURE is not a file, so it was taken for a capture id/);
   });
 
   void test('diff --json: Order grows by exactly the orders added; text shows the top growers', async () => {

@@ -30,9 +30,11 @@ function captureOnce(version: NodeVersion): () => Promise<CaptureManifest> {
       const res = await runCli(['--node', `127.0.0.1:${target.port}`, '--out', out.path, '--json']);
       assert.equal(res.code, 0, `exit code; stderr:\n${res.stderr}`);
       const m = await readManifests(res.stdout);
-      // Exactly the snapshot and its manifest: no temp file, nothing else.
+      // Exactly the snapshot, its manifest and its summary: no temp file, nothing else.
       const files = await listFiles(out.path);
-      assert.deepEqual(files, [m.artifact.key, m.artifact.key.replace(/\.heapsnapshot\.gz$/, '.manifest.json')].sort());
+      const beside = (suffix: string): string => m.artifact.key.replace(/\.heapsnapshot\.gz$/, suffix);
+      assert.deepEqual(files, [m.artifact.key, beside('.manifest.json'), beside('.summary.json')].sort());
+      assert.equal(m.summary?.key, beside('.summary.json'));
       assert.equal(m.runtime.pid, target.pid, 'the manifest names the target process');
       return m;
     })());

@@ -234,7 +234,12 @@ void describe('heapcap capture --out s3:// against MinIO', () => {
     assert.equal(manifest.artifact.key, `orders-api/${day}/${id}.heapsnapshot.gz`);
     assert.equal(manifest.artifact.location, `s3://${BUCKET}/${objectKey}`);
     const manifestObjectKey = `${PREFIX}/orders-api/${day}/${id}.manifest.json`;
-    assert.deepEqual((await allKeys(minio.client)).sort(), [manifestObjectKey, objectKey].sort());
+    const summaryObjectKey = `${PREFIX}/orders-api/${day}/${id}.summary.json`;
+    assert.deepEqual((await allKeys(minio.client)).sort(), [manifestObjectKey, objectKey, summaryObjectKey].sort());
+    assert.equal(manifest.summary?.key, `orders-api/${day}/${id}.summary.json`);
+    // The summary counts every node of the stored snapshot.
+    const summary = JSON.parse((await getObject(minio.client, summaryObjectKey)).toString('utf8')) as { nodeCount: number };
+    assert.equal(summary.nodeCount, manifest.snapshot?.nodeCount);
     assert.equal(await openUploads(minio.client), 0);
 
     const meta = await minio.client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: objectKey }));

@@ -58,6 +58,24 @@ const EnvSchema = z.object({
   /** Directory for spill files (default: the OS temp dir). */
   HEAPCAP_SPILL_DIR: z.string().min(1).optional(),
   /**
+   * The N largest strings (a 200-character preview each) in every capture's
+   * summary. 0 (default): none; strings are the most sensitive part of a heap.
+   */
+  HEAPCAP_SUMMARY_LARGEST_STRINGS: z.coerce.number().int().min(0).max(100).default(0),
+  /**
+   * Largest snapshot (uncompressed JSON bytes) the worker's retained-size analysis
+   * loads; larger ones are refused with analysis_too_large before any byte is read.
+   * The analysis holds ~88 bytes per node and ~13 per edge (docs/analysis.md):
+   * 2 GB of JSON is ~1.5 GB of RAM.
+   */
+  HEAPCAP_ANALYSIS_MAX_BYTES: z.coerce.number().int().min(1).default(2_000_000_000),
+  /**
+   * Analysis jobs a worker process runs at a time; 0: it runs none (keep the
+   * analysis, synchronous CPU for ~0.3-0.4 s per million nodes, off workers
+   * capturing from busy targets).
+   */
+  HEAPCAP_ANALYSIS_CONCURRENCY: z.coerce.number().int().min(0).max(4).default(1),
+  /**
    * How snapshot bytes travel: cdp (inspector messages), pipe (a Node.js target on a
    * shared filesystem writes them into a FIFO), auto (the pipe where possible).
    */
@@ -109,6 +127,12 @@ export interface HeapcapConfig {
   logLevel: z.infer<typeof EnvSchema>['HEAPCAP_LOG_LEVEL'];
   memoryCeilingBytes: number;
   spillDir: string | undefined;
+  /** Largest strings in each summary (HEAPCAP_SUMMARY_LARGEST_STRINGS; 0: none). */
+  summaryLargestStrings: number;
+  /** Largest snapshot the analysis job loads (HEAPCAP_ANALYSIS_MAX_BYTES). */
+  analysisMaxBytes: number;
+  /** Analysis jobs at a time per worker process (HEAPCAP_ANALYSIS_CONCURRENCY; 0: none). */
+  analysisConcurrency: number;
   /** How snapshot bytes travel (HEAPCAP_SNAPSHOT_TRANSPORT). */
   snapshotTransport: 'auto' | 'cdp' | 'pipe';
   pipeDir: string | undefined;
@@ -200,6 +224,9 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     logLevel: e.HEAPCAP_LOG_LEVEL,
     memoryCeilingBytes: e.HEAPCAP_MEMORY_CEILING_MB * 1024 * 1024,
     spillDir: e.HEAPCAP_SPILL_DIR,
+    summaryLargestStrings: e.HEAPCAP_SUMMARY_LARGEST_STRINGS,
+    analysisMaxBytes: e.HEAPCAP_ANALYSIS_MAX_BYTES,
+    analysisConcurrency: e.HEAPCAP_ANALYSIS_CONCURRENCY,
     snapshotTransport: e.HEAPCAP_SNAPSHOT_TRANSPORT,
     pipeDir: e.HEAPCAP_PIPE_DIR,
     apiUrl: e.HEAPCAP_API_URL,

@@ -4,5 +4,5 @@
  * run to take a capture.
  */
 export { runCapture, type RunCaptureInput, type RunCaptureOutput } from './run-capture.ts';
-export { buildManifest, type CaptureManifestInput } from './manifest.ts';
+export { buildManifest, type CaptureManifestInput, type CaptureSummaryOutcome } from './manifest.ts';
 export { HEAPCAP_VERSION } from './version.ts';

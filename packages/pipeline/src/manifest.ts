@@ -2,6 +2,13 @@
 import type { CaptureResult, EndpointSpec, WarmMode } from '@heapcap/capture';
 import type { CaptureManifest, StoredArtifact } from '@heapcap/storage';
 import { HEAPCAP_VERSION } from './version.ts';
+import type { Summary } from '@heapcap/analysis';
+
+/** What became of a capture's summary. */
+export type CaptureSummaryOutcome =
+  | { kind: 'stored'; key: string; summary: Summary }
+  | { kind: 'failed'; code: string; message: string }
+  | { kind: 'off' };
 
 export interface CaptureManifestInput {
   captureId: string;
@@ -11,6 +18,8 @@ export interface CaptureManifestInput {
   gzip: boolean;
   warmMode: WarmMode;
   trigger?: { kind: string; who: string; reason?: string | undefined; scheduleId?: string | undefined };
+  /** The summary written beside the artifact (or why there is none). */
+  summary?: CaptureSummaryOutcome;
 }
 
 /** Build the manifest (schemaVersion 1); the store validates it against the schema before writing. */
@@ -64,6 +73,7 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
     },
     snapshot: stored.header,
     ...(input.trigger === undefined ? {} : { trigger: input.trigger }),
+    ...summaryLink(input.summary),
     startedAt: result.startedAt.toISOString(),
     finishedAt: result.finishedAt.toISOString(),
     heapcapVersion: HEAPCAP_VERSION,
@@ -72,4 +82,12 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
 
 function selectionOf(s: NonNullable<CaptureResult<StoredArtifact>['endpoint']['selected']>): NonNullable<CaptureManifest['selection']> {
   return { matches: s.matches, pick: s.pick, taken: { type: s.type, title: s.title, url: s.url } };
+}
+
+/** The manifest's `summary`: its key and headline numbers, or the error that left the capture without one. */
+function summaryLink(outcome: CaptureSummaryOutcome | undefined): Pick<CaptureManifest, 'summary'> {
+  if (outcome === undefined || outcome.kind === 'off') return {};
+  if (outcome.kind === 'failed') return { summary: { key: null, error: { code: outcome.code, message: outcome.message } } };
+  const s = outcome.summary;
+  return { summary: { key: outcome.key, nodeCount: s.nodeCount, totalSelfSize: s.totalSelfSize, classCount: s.classes.length } };
 }

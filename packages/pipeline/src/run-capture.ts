@@ -1,13 +1,15 @@
 /**
- * The capture job, end to end: the engine streams into a store, then the
- * manifest is written (last: its presence means the capture is complete).
+ * The capture job, end to end: the engine streams into a store while a
+ * summary tee reads the same bytes, then the summary is written, then the
+ * manifest (last: its presence means the capture is complete).
  * Shared by the CLI and the worker; knows nothing of queues or records.
  */
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
+import { SummaryTee, type SummaryOptions } from '@heapcap/analysis';
 import { captureHeapSnapshot, type CaptureOptions, type CaptureProgress, type CaptureResult, type EndpointSpec, type SnapshotTransport, type WarmMode } from '@heapcap/capture';
 import { CaptureError, toCaptureError } from '@heapcap/errors';
 import type { ArtifactRef, ArtifactStore, CaptureManifest, StoredArtifact } from '@heapcap/storage';
-import { buildManifest, type CaptureManifestInput } from './manifest.ts';
+import { buildManifest, type CaptureManifestInput, type CaptureSummaryOutcome } from './manifest.ts';
 
 export interface RunCaptureInput {
   captureId: string;
@@ -31,6 +33,8 @@ export interface RunCaptureInput {
   /** The target's configured memory limit. */
   memoryLimitBytes?: number | undefined;
   trigger?: CaptureManifestInput['trigger'];
+  /** Summarize the snapshot while it streams (default on); options such as `largestStrings`. */
+  summary?: false | SummaryOptions;
   signal?: AbortSignal;
   onProgress?: (p: CaptureProgress) => void;
 }
@@ -40,6 +44,8 @@ export interface RunCaptureOutput {
   manifestKey: string;
   stored: StoredArtifact;
   result: CaptureResult<StoredArtifact>;
+  /** The summary written beside the artifact, or why there is none (never a reason to fail the capture). */
+  summary: CaptureSummaryOutcome;
 }
 
 /** Capture into the sink and write the manifest; on any failure nothing is left behind. */
@@ -64,10 +70,12 @@ export async function runCapture(input: RunCaptureInput): Promise<RunCaptureOutp
     // Prove the store can take the artifact before the target is paused for it.
     beforeSnapshot: () => input.sink.check(input.signal),
   };
+  const tee = input.summary === false ? undefined : new SummaryTee(input.summary ?? {});
   const result = await captureHeapSnapshot(options, (snapshot: Readable) =>
-    input.sink.put(ref, snapshot, input.signal === undefined ? {} : { signal: input.signal }),
+    input.sink.put(ref, tee === undefined ? snapshot : through(snapshot, tee), input.signal === undefined ? {} : { signal: input.signal }),
   );
   const stored = result.consumed;
+  const summary = tee === undefined ? ({ kind: 'off' } as const) : await storeSummary(input.sink, ref, tee);
   const manifest = buildManifest({
     captureId: input.captureId,
     target: { id: input.targetId, kind: input.endpoint.kind, endpoint: result.endpoint.description, labels: input.labels ?? {} },
@@ -76,15 +84,39 @@ export async function runCapture(input: RunCaptureInput): Promise<RunCaptureOutp
     gzip: input.gzip,
     warmMode: input.warm,
     ...(input.trigger === undefined ? {} : { trigger: input.trigger }),
+    summary,
   });
   try {
     const manifestKey = await input.sink.putManifest(ref, manifest);
-    return { manifest, manifestKey, stored, result };
+    return { manifest, manifestKey, stored, result, summary };
   } catch (err) {
     // Without its manifest the capture is not complete: remove the snapshot too.
     await input.sink.remove(ref).catch(() => undefined);
     const error = toCaptureError(err, 'storage_failed');
     error.phase ??= 'sink';
     throw error instanceof CaptureError ? error : new CaptureError('storage_failed', String(err));
+  }
+}
+
+/**
+ * `snapshot` through `tee`, as one Readable for the sink. The tee sits behind
+ * the engine's spill buffer (it reads what the sink reads), so a slow summary
+ * never stalls the target's socket. An error of the snapshot destroys the tee
+ * with that same error, so the sink sees the engine's code (target_closed, …).
+ */
+function through(snapshot: Readable, tee: SummaryTee): Readable {
+  return pipeline(snapshot, tee, () => {});
+}
+
+/** Writes the tee's summary beside the artifact; a summary that failed or cannot be stored is reported, never thrown. */
+async function storeSummary(sink: ArtifactStore, ref: ArtifactRef, tee: SummaryTee): Promise<CaptureSummaryOutcome> {
+  const outcome = tee.outcome;
+  if (!outcome.ok) return { kind: 'failed', code: outcome.error.code, message: outcome.error.message };
+  try {
+    const key = await sink.putDocument(ref, 'summary', outcome.summary);
+    return { kind: 'stored', key, summary: outcome.summary };
+  } catch (err) {
+    const error = toCaptureError(err, 'storage_failed');
+    return { kind: 'failed', code: error.code, message: error.message };
   }
 }

@@ -43,6 +43,15 @@
  *   q.events.onCancel(listener) (after `await q.events.ready()`)
  *   reconcileCaptures(q, graceMs?)
  *
+ * Growth and analyses (after a capture)
+ *   q.analyses.setGrowth(id, growth) · setState(id, state)   (worker; false when the record is gone)
+ *   q.analyses.request(id, who) → { outcome: 'queued'|'pending'|'not_found'|'unavailable', record }
+ *     queued → an `analysis` job (ANALYSIS_QUEUE, AnalysisJobSchema) was added; pending → one is queued or running
+ *
+ * Leak hunts
+ *   q.leakHunts.create({ targetId, intervalMs, reason?, requestedBy }) → LeakHuntRecord (a `leak-hunt` job on LEAK_HUNT_QUEUE)
+ *   q.leakHunts.get(id) · put(hunt)   (the worker writes a running hunt's progress)
+ *
  * Pins, schedules and retention
  *   q.setPin(id, pin, by, reason?)             → { outcome: 'ok'|'not_found'|'expired'|'expiring', record }
  *   q.schedules.get(id) · list() · put(schedule) → { created } · remove(id) · syncScheduler(s)
@@ -68,6 +77,20 @@ export { isTerminal } from './wait.ts';
 export { loadTargetsFile, TargetRegistry, type RegisteredTarget } from './registry.ts';
 export { TargetLocks } from './locks.ts';
 export { AuditLog, type AuditInput, type AuditEntry } from './audit.ts';
+export { CaptureAnalyses, type AnalysisRequestOutcome } from './analyses.ts';
+export { LeakHunts, LeakHuntRecordSchema, LeakHuntJobSchema, LEAK_HUNT_QUEUE, LEAK_HUNT_JOB, LEAK_HUNT_STATUSES, type LeakHuntRecord, type LeakHuntJob } from './leak-hunts.ts';
+export {
+  GrowthSchema,
+  GrowthClassSchema,
+  AnalysisStateSchema,
+  AnalysisJobSchema,
+  ANALYSIS_STATUSES,
+  ANALYSIS_QUEUE,
+  ANALYSIS_JOB,
+  type Growth,
+  type AnalysisState,
+  type AnalysisJob,
+} from './analysis-schema.ts';
 export { AttemptRecorder, type TransitionResult, type CaptureErrorInfo, type CaptureArtifactInfo } from './attempts.ts';
 export { CaptureEvents } from './events.ts';
 export { PHASE_BUCKETS_SECONDS, type FinishedMetrics, type PhaseHistogram } from './finished-metrics.ts';

@@ -22,6 +22,10 @@ export class Keys {
   record(id: string): string {
     return `${this.base}:rec:${id}`;
   }
+  /** String (JSON): one leak hunt. */
+  leakHunt(id: string): string {
+    return `${this.base}:hunt:${id}`;
+  }
   /** Prefix of record keys, for scripts that read a record by id. */
   get recordPrefix(): string {
     return `${this.base}:rec:`;

@@ -1,6 +1,8 @@
 /** HeapcapQueue: the one object the api and the worker hold; see index.ts for the API summary. */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { CaptureAnalyses } from './analyses.ts';
+import { LeakHunts } from './leak-hunts.ts';
 import { AttemptRecorder } from './attempts.ts';
 import { AuditLog } from './audit.ts';
 import { readFinishedMetrics, type FinishedMetrics } from './finished-metrics.ts';
@@ -70,6 +72,10 @@ export class HeapcapQueue {
   readonly events: CaptureEvents;
   /** Schedule definitions, their last turns and BullMQ job schedulers. */
   readonly schedules: ScheduleStore;
+  /** Growth and retained-size analyses of finished captures, and the `analysis` job producer. */
+  readonly analyses: CaptureAnalyses;
+  /** Leak hunts (three captures of one session, then the report) and the `leak-hunt` job producer. */
+  readonly leakHunts: LeakHunts;
   readonly #ctx: QueueContext;
   #closing: Promise<void> | undefined;
 
@@ -95,6 +101,8 @@ export class HeapcapQueue {
     this.audit = new AuditLog(this.#ctx);
     this.attempts = new AttemptRecorder(this.#ctx);
     this.schedules = new ScheduleStore(this.#ctx);
+    this.analyses = new CaptureAnalyses(this.#ctx);
+    this.leakHunts = new LeakHunts(this.#ctx, async (id) => (await this.targets.get(id)) !== null);
   }
 
   #runDeps(): RunDeps {
@@ -208,7 +216,7 @@ export class HeapcapQueue {
   /** Close the producer, the subscriber and the connection; idempotent, every step runs. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await Promise.allSettled([this.bull.close(), this.schedules.close(), this.events.close()]);
+      await Promise.allSettled([this.bull.close(), this.schedules.close(), this.events.close(), this.analyses.close(), this.leakHunts.close()]);
       await closeRedis(this.redis);
     })();
     return this.#closing;

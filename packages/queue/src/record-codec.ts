@@ -28,6 +28,8 @@ export function encodeRecord(record: CaptureRecord, extra: Record<string, string
     startedAt: record.startedAt ?? '',
     finishedAt: record.finishedAt ?? '',
     updatedAt: record.updatedAt,
+    ...(record.growth === undefined ? {} : { growth: JSON.stringify(record.growth) }),
+    ...(record.analysis === undefined ? {} : { analysis: JSON.stringify(record.analysis) }),
     ...extra,
   };
   return Object.entries(fields).flat();
@@ -58,6 +60,9 @@ export function decodeRecord(hash: Record<string, string>): CaptureRecord | null
     startedAt: str(hash['startedAt']),
     finishedAt: str(hash['finishedAt']),
     updatedAt: hash['updatedAt'],
+    // Added later: absent from older records, and then absent here too.
+    ...(hash['growth'] === undefined || hash['growth'] === '' ? {} : { growth: json(hash['growth']) }),
+    ...(hash['analysis'] === undefined || hash['analysis'] === '' ? {} : { analysis: json(hash['analysis']) }),
   });
 }
 

@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
 import { TargetSchema } from './target-schema.ts';
 
+import { AnalysisStateSchema, GrowthSchema } from './analysis-schema.ts';
+
 export { LabelNameSchema, LabelValueSchema, TargetSchema, buildTargetSchema, type Target } from './target-schema.ts';
 
 /** The targets file (YAML or JSON). */
@@ -96,6 +98,10 @@ export const CaptureRecordSchema = z.strictObject({
       bytesStored: z.number(),
       sha256: z.string(),
       gzip: z.boolean(),
+      /** `<captureId>.summary.json` beside the snapshot (GET /v1/captures/:id/summary). Absent: no summary (see `summaryError`) or captured before summaries. */
+      summaryKey: z.string().optional(),
+      /** Why the capture has no summary (it never fails the capture): `code: message`. */
+      summaryError: z.string().optional(),
     })
     .nullable(),
   attempts: z.number().int().min(0),
@@ -118,6 +124,10 @@ export const CaptureRecordSchema = z.strictObject({
       scheduleId: z.string().optional(),
     })
     .nullable(),
+  /** Scheduled captures: the classes that grew most since the previous finished capture of the target (set by the worker after the summary). */
+  growth: GrowthSchema.optional(),
+  /** The retained-size analysis (POST /v1/captures/:id/analysis); absent until one is asked for. */
+  analysis: AnalysisStateSchema.optional(),
   /** How many requests joined this capture while it was queued or running. */
   coalesced: z.number().int().min(0),
   createdAt: z.iso.datetime(),

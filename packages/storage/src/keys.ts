@@ -28,11 +28,24 @@ export function manifestKey(ref: ArtifactRef, prefix = ''): string {
   return `${artifactDir(ref, prefix)}/${ref.captureId}.manifest.json`;
 }
 
+/**
+ * Derived JSON documents a capture may own beside its snapshot: the summary
+ * (written while the capture streams) and the retained-size analysis (a job);
+ * and a leak hunt's report, filed like a capture's objects under the hunt's id.
+ */
+export const DOCUMENT_KINDS = ['summary', 'analysis', 'leak-hunt'] as const;
+export type DocumentKind = (typeof DOCUMENT_KINDS)[number];
+
+/** Key of a derived document: `<dir>/<captureId>.<kind>.json`. */
+export function documentKey(loc: CaptureLocation, kind: DocumentKind): string {
+  return `${loc.dir}/${loc.captureId}.${kind}.json`;
+}
+
 /** Content type of the snapshot object. */
 export const SNAPSHOT_CONTENT_TYPE = 'application/json';
 
 /** Names of every object one capture may own, in deletion order (manifest first: its presence means "complete"). */
-const CAPTURE_OBJECTS = ['.manifest.json', '.summary.json', '.heapsnapshot.gz', '.heapsnapshot'] as const;
+const CAPTURE_OBJECTS = ['.manifest.json', '.summary.json', '.analysis.json', '.leak-hunt.json', '.heapsnapshot.gz', '.heapsnapshot'] as const;
 
 /** Where one capture's objects live: its directory and capture id. */
 export interface CaptureLocation {

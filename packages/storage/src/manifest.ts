@@ -144,6 +144,17 @@ export const CaptureManifestSchema = z.looseObject({
   transport: z
     .object({ requested: z.enum(['auto', 'cdp', 'pipe']), used: z.enum(['cdp', 'pipe']), reason: z.string() })
     .optional(),
+  // `<captureId>.summary.json` beside the snapshot (per-class counts and self sizes), or why there is
+  // none (key null, error): a summary that fails never fails the capture. Absent before summaries existed.
+  summary: z
+    .object({
+      key: z.string().min(1).nullable(),
+      nodeCount: bytes.optional(),
+      totalSelfSize: z.number().nonnegative().optional(),
+      classCount: bytes.optional(),
+      error: z.object({ code: z.string(), message: z.string() }).optional(),
+    })
+    .optional(),
   // Whether heapcap opened the target's inspector (node-pid, SIGUSR1) and closed it again.
   // Absent in manifests written before it was recorded.
   inspector: z

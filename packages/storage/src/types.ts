@@ -7,6 +7,7 @@
  * capture is complete.
  */
 import type { Readable } from 'node:stream';
+import type { DocumentKind } from './keys.ts';
 import type { CaptureManifest } from './manifest.ts';
 
 /** Identifies one capture's artifacts. */
@@ -90,6 +91,15 @@ export interface ArtifactStore {
   put(ref: ArtifactRef, source: Readable, options?: PutOptions): Promise<StoredArtifact>;
   /** Validate and write `<captureId>.manifest.json` beside the snapshot (last: its presence means complete); returns its key. */
   putManifest(ref: ArtifactRef, manifest: CaptureManifest): Promise<string>;
+  /**
+   * Write a derived JSON document (`<captureId>.summary.json`, `.analysis.json`)
+   * beside the capture's snapshot, whole or not at all (tmp + rename, or one
+   * PutObject); returns its key. `target` is the capture's ref, or the key of
+   * any of its objects (what a record keeps).
+   */
+  putDocument(target: RemoveTarget, kind: DocumentKind, document: unknown): Promise<string>;
+  /** A derived document by the key `putDocument` returned, parsed; null when it does not exist. */
+  getDocument(key: string): Promise<unknown>;
   /** Stream a stored object (snapshot, manifest) by the key this store returned. */
   open(key: string, options?: OpenOptions): Promise<Readable>;
   /** A short-lived URL for `key`; rejects with `invalid_input` where `canPresign` is false. */

@@ -22,6 +22,7 @@ import schedules from './plugins/app/schedules.ts';
 import pins from './plugins/app/pins.ts';
 import scheduleMetrics from './plugins/app/schedule-metrics.ts';
 import slack from './plugins/app/slack.ts';
+import heapAnalysis from './plugins/app/heap-analysis.ts';
 import healthRoutes from './routes/health.ts';
 import metricsRoutes from './routes/metrics.ts';
 import capturesRoutes from './routes/captures/index.ts';
@@ -30,6 +31,9 @@ import targetsRoutes from './routes/targets/index.ts';
 import schedulesRoutes from './routes/schedules/index.ts';
 import pinRoutes from './routes/captures/pin.ts';
 import slackRoutes from './routes/slack/index.ts';
+import heapRoutes from './routes/captures/heap.ts';
+import diffRoutes from './routes/diff.ts';
+import leakHuntRoutes from './routes/leak-hunts.ts';
 import { HEAPCAP_VERSION } from '@heapcap/pipeline';
 import './types.ts';
 
@@ -60,6 +64,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(schedules, { queue: deps.queue, settings: deps.config.schedules });
   await app.register(pins, { queue: deps.queue });
   await app.register(scheduleMetrics, { queue: deps.queue });
+  await app.register(heapAnalysis, { queue: deps.queue, sink: deps.sink });
   if (deps.slack !== undefined) await app.register(slack, { queue: deps.queue, store: deps.sink, slack: deps.slack });
 
   // Routes.
@@ -68,6 +73,9 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(capturesRoutes, { prefix: '/v1/captures' });
   await app.register(artifactRoutes, { prefix: '/v1/captures' });
   await app.register(pinRoutes, { prefix: '/v1/captures' });
+  await app.register(heapRoutes, { prefix: '/v1/captures' });
+  await app.register(diffRoutes, { prefix: '/v1/diff' });
+  await app.register(leakHuntRoutes, { prefix: '/v1/leak-hunts' });
   await app.register(targetsRoutes, { prefix: '/v1/targets' });
   await app.register(schedulesRoutes, { prefix: '/v1/schedules' });
   // Only with a signing secret: without one the paths answer 404 like any unknown route.

@@ -14,10 +14,16 @@ export const API_ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   target_not_found: 404,
+  /** The capture has no summary (taken before summaries, or its summary failed). */
+  summary_missing: 404,
+  /** No retained-size analysis was asked for (POST /v1/captures/:id/analysis). */
+  analysis_missing: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,
   artifact_not_available: 409,
+  /** A diff of captures of two different targets without force=true. */
+  target_mismatch: 409,
   idempotency_key_reused: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -121,7 +121,7 @@ void describe('REST → worker → artifact', () => {
     assert.equal(final.coalesced, 49);
     assert.equal(proxy.snapshotCalls() - snapshotsBefore, 1, 'exactly one takeHeapSnapshot reached the target');
     const artifacts = (await files(h.storage.path)).filter((f) => f.includes(id));
-    assert.deepEqual(artifacts.map((f) => f.slice(f.lastIndexOf('/') + 1)).sort(), [`${id}.heapsnapshot.gz`, `${id}.manifest.json`]);
+    assert.deepEqual(artifacts.map((f) => f.slice(f.lastIndexOf('/') + 1)).sort(), [`${id}.heapsnapshot.gz`, `${id}.manifest.json`, `${id}.summary.json`]);
   });
 
   void it('force: true → separate captures that queue behind the target lock, never two snapshots in flight', async () => {
@@ -144,7 +144,8 @@ void describe('REST → worker → artifact', () => {
     const res = await post({ target: 'app' }, {}, '?wait=60');
     const { capture } = res.json<CaptureResponse>();
     assert.equal(capture.status, 'succeeded');
-    assert.equal((await files(h.storage.path)).filter((f) => f.includes(capture.id)).length, 2);
+    // Snapshot, manifest and summary.
+    assert.equal((await files(h.storage.path)).filter((f) => f.includes(capture.id)).length, 3);
     const del = await h.app.inject({ method: 'DELETE', url: `/v1/captures/${capture.id}`, headers: auth('runbook') });
     assert.equal(del.statusCode, 200, del.body);
     assert.equal(del.json<{ result: string }>().result, 'artifact_deleted');

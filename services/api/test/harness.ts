@@ -68,6 +68,8 @@ export interface HarnessOptions {
   sink?: ArtifactStore;
   /** More HEAPCAP_* settings for the API's (and the schedule worker's) configuration. */
   env?: Record<string, string>;
+  /** The worker's analysis jobs (default: 2e9 bytes, one at a time). */
+  analysis?: { maxBytes: number; concurrency: number };
   /** Start a real schedule worker (schedules and the retention janitor) with this tuning. */
   schedules?: Partial<ScheduleWorkerTuning>;
 }
@@ -112,7 +114,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     });
     await app.ready();
     if (opts.worker !== undefined) {
-      worker = new CaptureWorker({ queue, sink, log: logs.logger.child({ component: 'worker' }), tuning: opts.worker });
+      worker = new CaptureWorker({ queue, sink, log: logs.logger.child({ component: 'worker' }), tuning: opts.worker, analysis: opts.analysis });
       await worker.start();
     }
     if (opts.schedules !== undefined) {

@@ -76,7 +76,7 @@ async function keepLastThree(harness: Harness, objectsOf: ObjectsOf): Promise<{ 
   for (const r of all) {
     const objects = await objectsOf(r.id);
     if (kept.has(r.id)) {
-      assert.deepEqual(objects, [`${r.id}.heapsnapshot.gz`, `${r.id}.manifest.json`], `${r.id} keeps its snapshot and manifest`);
+      assert.deepEqual(objects, [`${r.id}.heapsnapshot.gz`, `${r.id}.manifest.json`, `${r.id}.summary.json`], `${r.id} keeps its snapshot, manifest and summary`);
       continue;
     }
     assert.deepEqual(objects, [], `${r.id}: its objects are gone`);

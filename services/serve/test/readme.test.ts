@@ -199,6 +199,11 @@ void describe('README: running the service', () => {
     assert.ok(id !== undefined, trig.stdout);
     const status = await runHeapcap(['status', id], { cwd: dir, env: client });
     assert.equal(status.code, 0, status.stderr);
+    // heapcap diff with two capture ids: through the API, from the summaries written while they streamed.
+    const diff = await runHeapcap(['diff', capture.id, id], { cwd: dir, env: client });
+    assert.equal(diff.code, 0, diff.stderr);
+    assert.match(diff.stdout, new RegExp(`^base  capture ${capture.id} \\(checkout-api\\): [\\d,]+ nodes`, 'm'));
+    assert.match(diff.stdout, /^classes, largest self-size growth first/m);
     // Scheduled captures: create, list, pause as the README shows them, then delete.
     const create = await runHeapcap(['schedules', 'create', '--id', 'checkout-30m', '--selector', 'service=checkout,env=prod', '--every', '30m', '--keep-last', '48'], { cwd: dir, env: client });
     assert.equal(create.code, 0, create.stderr);

@@ -7,3 +7,4 @@ export { targetToEndpoint } from './target-endpoint.ts';
 export { ScheduleWorker, DEFAULT_SCHEDULE_TUNING, type ScheduleWorkerDeps, type ScheduleWorkerTuning } from './scheduler/schedule-worker.ts';
 export { startSchedulerPart } from './scheduler/part.ts';
 export { startSlackDeliveryPart } from './slack.ts';
+export { runLeakHunt } from './leak-hunt.ts';

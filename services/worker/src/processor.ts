@@ -15,6 +15,7 @@ import { startLease } from './lease.ts';
 import type { WorkerTuning } from './options.ts';
 import { settleTarget, type SettleResult } from './settle.ts';
 import { targetToEndpoint } from './target-endpoint.ts';
+import { recordGrowth } from './growth.ts';
 
 /** Why a running capture was aborted (the abort reason of its signal). */
 export type AbortKind = 'cancel' | 'shutdown' | 'lock_lost';
@@ -28,6 +29,8 @@ export interface ProcessorDeps {
   spillDir?: string | undefined;
   snapshotTransport?: 'auto' | 'cdp' | 'pipe' | undefined;
   pipeDir?: string | undefined;
+  /** The N largest strings in each summary (HEAPCAP_SUMMARY_LARGEST_STRINGS); 0 or absent: none. */
+  summaryLargestStrings?: number | undefined;
 }
 
 /** Phases during which the target may still be producing a snapshot we abandoned. */
@@ -152,6 +155,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
       pipeDir: deps.pipeDir,
       snapshotTimeoutMs: tuning.snapshotTimeoutMs,
       trigger: a.record.trigger,
+      summary: (deps.summaryLargestStrings ?? 0) > 0 ? { largestStrings: deps.summaryLargestStrings } : {},
       signal: controller.signal,
       onProgress: (p) => {
         if (p.phase === phase) return;
@@ -242,14 +246,21 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
           bytesStored: out.stored.bytesStored,
           sha256: out.stored.sha256,
           gzip: out.stored.gzip,
+          ...(out.summary.kind === 'stored' ? { summaryKey: out.summary.key } : {}),
+          ...(out.summary.kind === 'failed' ? { summaryError: `${out.summary.code}: ${out.summary.message}` } : {}),
         }),
       limit,
       log,
     );
     const moved = result !== undefined && !result.ok ? { recordMovedOn: result.reason, recordStatus: result.status } : {};
-    log.info({ outcome: 'succeeded', recorded, ...moved, timings, bytesStored: out.stored.bytesStored, key: out.stored.key }, 'capture succeeded');
+    const summary = out.summary.kind === 'failed' ? { summaryError: out.summary.code } : { summary: out.summary.kind };
+    log.info({ outcome: 'succeeded', recorded, ...moved, timings, bytesStored: out.stored.bytesStored, key: out.stored.key, ...summary }, 'capture succeeded');
     // Unrecorded: the job fails and the reconciler settles the record; the artifact is complete and stays.
     if (!recorded) throw new UnrecoverableError('internal: the capture succeeded but Redis did not take its record');
+    // A scheduled capture answers "what grew since the last one?" on its record.
+    if (result?.ok === true && a.record.trigger.kind === 'schedule' && out.summary.kind === 'stored') {
+      await recordGrowth({ queue, sink: a.deps.sink, log }, a.record, out.summary.summary);
+    }
     return;
   }
   const { error, abort, settle } = outcome;

@@ -12,6 +12,8 @@ import type { ArtifactStore } from '@heapcap/storage';
 import type { HeapcapConfig } from '@heapcap/config';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
 import { createProcessor } from './processor.ts';
+import { analysisConsumer } from './analysis.ts';
+import { leakHuntConsumer } from './leak-hunt.ts';
 
 export interface CaptureWorkerDeps {
   queue: HeapcapQueue;
@@ -23,6 +25,10 @@ export interface CaptureWorkerDeps {
   spillDir?: string | undefined;
   snapshotTransport?: 'auto' | 'cdp' | 'pipe' | undefined;
   pipeDir?: string | undefined;
+  /** The N largest strings in each summary (HEAPCAP_SUMMARY_LARGEST_STRINGS). */
+  summaryLargestStrings?: number | undefined;
+  /** Retained-size analyses and leak hunts: the size limit (default 2e9 bytes) and jobs of each kind at a time in this process (default 1; 0: none). */
+  analysis?: { maxBytes: number; concurrency: number } | undefined;
 }
 
 type State = 'created' | 'running' | 'closing' | 'closed';
@@ -38,11 +44,17 @@ export class CaptureWorker {
   #offCancel: (() => void) | undefined;
   #reconcileTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
+  /** Analyses and leak hunts: after-capture jobs, consumed beside the captures. */
+  readonly #followUps: { start(): Promise<void>; close(): Promise<void> }[];
+  readonly #stopHunts = new AbortController();
 
   constructor(deps: CaptureWorkerDeps) {
     this.#deps = deps;
     this.tuning = { ...DEFAULT_TUNING, ...deps.tuning };
     this.#log = deps.log;
+    const analysis = deps.analysis ?? { maxBytes: 2_000_000_000, concurrency: 1 };
+    const jobDeps = { queue: deps.queue, sink: deps.sink, log: deps.log, tempDir: deps.spillDir, ...analysis };
+    this.#followUps = [analysisConsumer(jobDeps), leakHuntConsumer(jobDeps, this.#stopHunts.signal)];
   }
 
   /** Where the worker is in its life. */
@@ -84,6 +96,7 @@ export class CaptureWorker {
     this.#worker = worker;
     void worker.run().catch((err: unknown) => this.#log.error({ err }, 'worker stopped unexpectedly'));
     await worker.waitUntilReady();
+    for (const consumer of this.#followUps) await consumer.start();
     this.#log.info({ concurrency: t.concurrency, queue: CAPTURE_QUEUE, prefix: queue.keys.prefix }, 'worker started');
   }
 
@@ -112,6 +125,8 @@ export class CaptureWorker {
       ['stop reconciler', async () => clearInterval(this.#reconcileTimer)],
       ['stop cancel listener', async () => this.#offCancel?.()],
       ['drain captures', () => this.#drain(timeoutMs)],
+      ['stop leak hunts', async () => this.#stopHunts.abort()],
+      ['close analyses and leak hunts', () => Promise.all(this.#followUps.map((c) => c.close()))],
       ['close connection', async () => this.#connection?.disconnect()],
     ];
     for (const [name, step] of steps) {
@@ -159,5 +174,7 @@ export function workerFromConfig(config: HeapcapConfig, queue: HeapcapQueue, sin
     spillDir: config.spillDir,
     snapshotTransport: config.snapshotTransport,
     pipeDir: config.pipeDir,
+    summaryLargestStrings: config.summaryLargestStrings,
+    analysis: { maxBytes: config.analysisMaxBytes, concurrency: config.analysisConcurrency },
   });
 }

@@ -55,7 +55,8 @@ void test('a requested capture runs: record succeeded with phase timings, artifa
   assert.match(artifact.key, new RegExp(`^app/\\d{4}/\\d{2}/\\d{2}/${record.id}\\.heapsnapshot\\.gz$`));
   const snapshot = JSON.parse(await readGz(join(h.storeDir.path, artifact.key))) as { snapshot: { node_count: number } };
   assert.ok(snapshot.snapshot.node_count > 10_000);
-  assert.deepEqual(await h.storedFiles(), [artifact.key, artifact.manifestKey].sort());
+  assert.ok(artifact.summaryKey !== undefined, artifact.summaryError);
+  assert.deepEqual(await h.storedFiles(), [artifact.key, artifact.manifestKey, artifact.summaryKey].sort());
 });
 
 void test('two workers, six forced captures of one target: never two snapshots in flight at the target', async () => {

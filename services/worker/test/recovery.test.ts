@@ -47,7 +47,7 @@ void test('worker SIGKILLed mid-capture: another worker completes it once after 
   assert.equal(final?.attempts, 2);
   // Not before the dead worker's target lease (3 s) ran out.
   assert.ok(Date.parse(final!.startedAt!) - killedAt >= 2_000, `second attempt started ${Date.parse(final!.startedAt!) - killedAt} ms after the kill`);
-  assert.deepEqual(await h.storedFiles(), [final!.artifact!.key, final!.artifact!.manifestKey].sort(), 'exactly one snapshot and its manifest');
+  assert.deepEqual(await h.storedFiles(), [final!.artifact!.key, final!.artifact!.manifestKey, final!.artifact!.summaryKey].sort(), 'exactly one snapshot, its manifest and its summary');
   assert.equal(t.proxy.snapshotCalls(), 2, 'one abandoned, one complete');
   assert.equal(t.proxy.snapshotsCompleted(), 1);
   assert.equal(t.proxy.maxInFlight(), 1);

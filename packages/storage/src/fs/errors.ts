@@ -5,13 +5,14 @@
  */
 import { CaptureError } from '@heapcap/errors';
 
-/** What the file sink was doing, for the message: 'check', 'put', 'manifest', 'remove', 'read'. */
-export type FsOp = 'check' | 'put' | 'manifest' | 'remove' | 'read';
+/** What the file sink was doing, for the message: 'check', 'put', 'manifest', 'document', 'remove', 'read'. */
+export type FsOp = 'check' | 'put' | 'manifest' | 'document' | 'remove' | 'read';
 
 const VERBS: Record<FsOp, string> = {
   check: 'cannot write a probe file to',
   put: 'cannot store the snapshot at',
   manifest: 'cannot write the manifest to',
+  document: 'cannot write the document to',
   remove: 'cannot remove',
   read: 'cannot read',
 };

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { WriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import type { Readable, Stream } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -16,7 +16,8 @@ import { CreatedDirs, DIR_MODE, openInDir, pruneEmptyDirs } from './dirs.ts';
 import { errnoCode, fsStorageError, type FsOp } from './errors.ts';
 import { createSnapshotGzip } from '../gzip.ts';
 import { ID_PATTERN } from '@heapcap/config';
-import { captureObjectKeys, locationOfKey, locationOfRef, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE, type CaptureLocation } from '../keys.ts';
+import { captureObjectKeys, documentKey, locationOfKey, locationOfRef, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE, type CaptureLocation, type DocumentKind } from '../keys.ts';
+import { documentBody, parseDocument } from '../document.ts';
 import { validManifest } from '../manifest.ts';
 import { openFileArtifact } from './read.ts';
 import type { CaptureManifest } from '../manifest.ts';
@@ -215,6 +216,28 @@ export class FileSink implements ArtifactStore {
     const final = this.#path(ref, key);
     await this.#writeAtomic(final, validManifest(ref, manifest), 'manifest');
     return key;
+  }
+
+  /** Writes `<capture>.<kind>.json` beside the snapshot through tmp + fsync + rename; returns its key. */
+  async putDocument(target: RemoveTarget, kind: DocumentKind, document: unknown): Promise<string> {
+    const loc: CaptureLocation = 'key' in target ? locationOfKey(target.key) : locationOfRef(target);
+    const key = documentKey(loc, kind);
+    const final = 'key' in target ? this.#keyPath(key) : this.#path(target, key);
+    await this.#writeAtomic(final, documentBody(document), 'document');
+    return key;
+  }
+
+  /** Reads `<capture>.<kind>.json` back; null when the file is not there. */
+  async getDocument(key: string): Promise<unknown> {
+    const path = this.#keyPath(key);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return null;
+      throw fsStorageError(err, 'read', path, this.root);
+    }
+    return parseDocument(key, text);
   }
 
   /**

@@ -5,6 +5,7 @@
 import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
+  GetObjectCommand,
   PutObjectCommand,
   type PutObjectCommandInput,
   type S3Client,
@@ -15,7 +16,8 @@ import { z } from 'zod';
 import { CaptureError } from '@heapcap/errors';
 import { SnapshotDigest } from '../digest.ts';
 import { createSnapshotGzip } from '../gzip.ts';
-import { captureObjectKeys, locationOfKey, locationOfRef, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE } from '../keys.ts';
+import { captureObjectKeys, documentKey, locationOfKey, locationOfRef, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE, type DocumentKind } from '../keys.ts';
+import { documentBody, parseDocument } from '../document.ts';
 import { validManifest, type CaptureManifest } from '../manifest.ts';
 import { S3Janitor } from './cleanup.ts';
 import { createS3Client } from './client.ts';
@@ -144,7 +146,40 @@ export class S3Sink implements ArtifactStore {
     return key;
   }
 
-  /** Deletes the capture's manifest, summary and snapshot (gzipped or not). Missing keys are fine. */
+  /** Writes `<capture>.<kind>.json` beside the snapshot in one PutObject (visible whole or not at all); returns its key. */
+  async putDocument(target: RemoveTarget, kind: DocumentKind, document: unknown): Promise<string> {
+    const loc = 'key' in target ? locationOfKey(target.key) : locationOfRef(target);
+    const key = documentKey(loc, kind);
+    const { objectKey, ctx } = this.#location('document', key);
+    try {
+      await this.#client.send(
+        new PutObjectCommand({
+          ...this.#objectParams(objectKey, 'application/json'),
+          Metadata: { 'capture-id': headerSafe(loc.captureId) },
+          Body: documentBody(document),
+        }),
+      );
+    } catch (err) {
+      throw toStorageError(err, ctx);
+    }
+    return key;
+  }
+
+  /** Reads `<capture>.<kind>.json` back; null when there is no such object. */
+  async getDocument(key: string): Promise<unknown> {
+    const { bucket, objectKey, ctx } = this.#location('read', key);
+    let text: string;
+    try {
+      const out = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: objectKey }));
+      text = (await out.Body?.transformToString('utf8')) ?? '';
+    } catch (err) {
+      if (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'NoSuchKey') return null;
+      throw toStorageError(err, ctx);
+    }
+    return parseDocument(key, text);
+  }
+
+  /** Deletes the capture's manifest, summary, analysis and snapshot (gzipped or not). Missing keys are fine. */
   async remove(target: RemoveTarget): Promise<void> {
     const loc = 'key' in target ? locationOfKey(target.key) : locationOfRef(target);
     const keys = captureObjectKeys(loc).map((key) => this.#objectKey(key));

@@ -1,0 +1,45 @@
+/**
+ * What the heap analysis adds to a capture record: `growth` (scheduled
+ * captures) and the state of a retained-size `analysis` job, plus that job's
+ * payload. The shapes mirror @heapcap/analysis's growth entries; the record is
+ * the contract, so they are declared here.
+ */
+import { z } from 'zod';
+import { IdSchema } from '@heapcap/config';
+
+/** One class that grew: count and self-size deltas (bytes), retained too where both captures were analysed. */
+export const GrowthClassSchema = z.strictObject({
+  name: z.string(),
+  countDelta: z.number(),
+  selfSizeDelta: z.number(),
+  retainedSizeDelta: z.number().optional(),
+});
+
+/** `growth` of a capture record: the top classes grown since the capture `since` (null: no earlier capture with a summary). */
+export const GrowthSchema = z.strictObject({
+  since: IdSchema.nullable(),
+  classes: z.array(GrowthClassSchema),
+});
+export type Growth = z.infer<typeof GrowthSchema>;
+
+export const ANALYSIS_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
+
+/** `analysis` of a capture record: the retained-size analysis job and, once done, the key of `<captureId>.analysis.json`. */
+export const AnalysisStateSchema = z.strictObject({
+  status: z.enum(ANALYSIS_STATUSES),
+  requestedBy: z.string(),
+  requestedAt: z.iso.datetime(),
+  finishedAt: z.iso.datetime().optional(),
+  key: z.string().optional(),
+  /** `offset`: for `snapshot_invalid`, the byte of snapshot JSON where parsing failed. */
+  error: z.strictObject({ code: z.string(), message: z.string(), hint: z.string().optional(), offset: z.number().int().nonnegative().optional() }).optional(),
+});
+export type AnalysisState = z.infer<typeof AnalysisStateSchema>;
+
+/** The BullMQ payload of the `analysis` job. */
+export const AnalysisJobSchema = z.strictObject({ captureId: IdSchema });
+export type AnalysisJob = z.infer<typeof AnalysisJobSchema>;
+
+/** Queue and job name of the analysis jobs (a queue of their own: they need memory, not a target). */
+export const ANALYSIS_QUEUE = 'heapcap-analyses';
+export const ANALYSIS_JOB = 'analysis';

@@ -1,0 +1,121 @@
+/**
+ * What a capture holds, for the routes: its summary, the diff of two
+ * captures' summaries (with retained sizes where both were analysed), and
+ * its retained-size analysis (a job on the queue, run by the worker).
+ */
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { AnalysisSchema, diffSummaries, LeakHuntSchema, SummarySchema, type Analysis, type LeakHunt, type Summary, type SummaryDiff } from '@heapcap/analysis';
+import type { AnalysisRequestOutcome, CaptureRecord, HeapcapQueue, LeakHuntRecord } from '@heapcap/queue';
+import type { ArtifactStore } from '@heapcap/storage';
+import { ApiError } from '../../errors.ts';
+import { principalOf } from '../infra/auth.ts';
+import { fromQueue } from './queue-errors.ts';
+
+/** One side of a diff. */
+export interface DiffSide {
+  captureId: string;
+  targetId: string;
+  createdAt: string;
+  analysed: boolean;
+}
+
+/** Operations for the summary, diff and analysis routes. */
+export interface HeapAnalysisService {
+  /** The stored summary of a succeeded capture; `summary_missing` when it has none. */
+  summary(record: CaptureRecord): Promise<Summary>;
+  /** Per-class deltas from `base` to `head`; `target_mismatch` across targets unless `force`. */
+  diff(base: CaptureRecord, head: CaptureRecord, force: boolean): Promise<{ base: DiffSide; head: DiffSide; forced: boolean; diff: SummaryDiff }>;
+  /** Queue the retained-size analysis of capture `id` (or join the one queued or running); audited. */
+  requestAnalysis(req: FastifyRequest, id: string): Promise<{ outcome: AnalysisRequestOutcome; record: CaptureRecord }>;
+  /** The stored analysis of a capture whose analysis succeeded, else null. */
+  analysis(record: CaptureRecord): Promise<Analysis | null>;
+  /** Create a leak hunt of a registered target (a job for a worker); audited. */
+  createHunt(req: FastifyRequest, input: { targetId: string; intervalMs: number; reason?: string | undefined }): Promise<LeakHuntRecord>;
+  /** A hunt and, once it succeeded, its report; `not_found`; audited. */
+  hunt(req: FastifyRequest, id: string): Promise<{ hunt: LeakHuntRecord; report: LeakHunt | null }>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    heapAnalysis: HeapAnalysisService;
+  }
+}
+
+function summaryKeyOf(record: CaptureRecord, role: string): string {
+  if (record.status !== 'succeeded' || record.artifact === null) {
+    throw new ApiError('artifact_not_available', `${role}capture ${record.id} has no artifact (status ${record.status}), so no summary`, { captureId: record.id, status: record.status });
+  }
+  const key = record.artifact.summaryKey;
+  if (key === undefined) {
+    const why = record.artifact.summaryError === undefined ? 'it was taken before heapcap summarized captures' : `its summary failed (${record.artifact.summaryError})`;
+    throw new ApiError('summary_missing', `${role}capture ${record.id} has no summary: ${why}; heapcap diff on the downloaded snapshots still works`, { captureId: record.id });
+  }
+  return key;
+}
+
+const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: ArtifactStore }> = async (app, { queue, sink }) => {
+  async function readSummary(record: CaptureRecord, role = ''): Promise<Summary> {
+    const key = summaryKeyOf(record, role);
+    const doc = await sink.getDocument(key);
+    if (doc === null) throw new ApiError('summary_missing', `${role}capture ${record.id} has no summary: the object ${key} is gone from storage`, { captureId: record.id });
+    return SummarySchema.parse(doc);
+  }
+
+  async function readAnalysis(record: CaptureRecord): Promise<Analysis | null> {
+    const key = record.analysis?.status === 'succeeded' ? record.analysis.key : undefined;
+    if (key === undefined || record.status !== 'succeeded') return null;
+    const doc = await sink.getDocument(key);
+    return doc === null ? null : AnalysisSchema.parse(doc);
+  }
+
+  const side = (r: CaptureRecord, analysed: boolean): DiffSide => ({ captureId: r.id, targetId: r.targetId, createdAt: r.createdAt, analysed });
+
+  const service: HeapAnalysisService = {
+    summary: (record) => readSummary(record),
+
+    async diff(base, head, force) {
+      if (base.targetId !== head.targetId && !force) {
+        throw new ApiError('target_mismatch', `base ${base.id} is of target ${base.targetId}, head ${head.id} of ${head.targetId}; add force=true to compare them anyway`, {
+          base: base.targetId,
+          head: head.targetId,
+        });
+      }
+      const [b, h] = [await readSummary(base, 'base '), await readSummary(head, 'head ')];
+      const [ba, ha] = [await readAnalysis(base), await readAnalysis(head)];
+      const both = ba !== null && ha !== null;
+      const diff = diffSummaries(b, h, both ? { baseAnalysis: ba, headAnalysis: ha } : {});
+      return { base: side(base, both), head: side(head, both), forced: base.targetId !== head.targetId, diff };
+    },
+
+    async requestAnalysis(req, id) {
+      const who = principalOf(req).name;
+      const { outcome, record } = await fromQueue(() => queue.analyses.request(id, who));
+      if (outcome === 'not_found' || record === null) throw new ApiError('not_found', `no capture ${id}`, { captureId: id });
+      if (outcome === 'unavailable') {
+        throw new ApiError('artifact_not_available', `capture ${id} has no artifact to analyse (status ${record.status})`, { captureId: id, status: record.status });
+      }
+      await fromQueue(() => app.audit.record(req, { action: 'capture.analysis', targetId: record.targetId, captureId: id, details: { outcome } }));
+      return { outcome, record };
+    },
+
+    analysis: readAnalysis,
+
+    async createHunt(req, input) {
+      const hunt = await fromQueue(() => queue.leakHunts.create({ ...input, requestedBy: principalOf(req).name }));
+      await fromQueue(() => app.audit.record(req, { action: 'leak-hunt.create', targetId: hunt.targetId, details: { huntId: hunt.id, intervalMs: hunt.intervalMs } }));
+      return hunt;
+    },
+
+    async hunt(req, id) {
+      const hunt = await fromQueue(() => queue.leakHunts.get(id));
+      if (hunt === null) throw new ApiError('not_found', `no leak hunt ${id}`, { huntId: id });
+      const doc = hunt.reportKey === undefined ? null : await sink.getDocument(hunt.reportKey);
+      await fromQueue(() => app.audit.record(req, { action: 'leak-hunt.read', targetId: hunt.targetId, details: { huntId: hunt.id } }));
+      return { hunt, report: doc === null ? null : LeakHuntSchema.parse(doc) };
+    },
+  };
+  app.decorate('heapAnalysis', service);
+};
+
+export default fp(heapAnalysisPlugin, { name: 'heapcap-heap-analysis', dependencies: ['heapcap-audit'] });

@@ -1,0 +1,37 @@
+/** GET /v1/diff?base=ID&head=ID: what grew between two captures, from their summaries. */
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { DiffQuerySchema, DiffResponseSchema } from '../schemas/analysis.ts';
+import { errorResponses } from '../schemas/common.ts';
+
+const diffRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    '',
+    {
+      config: { scope: 'artifacts:read' },
+      schema: {
+        operationId: 'diffCaptures',
+        tags: ['captures'],
+        summary: 'Per-class growth between two captures, largest self-size growth first',
+        description:
+          'From the two captures\' summaries: per class, both sides\' count and self size, `countDelta`, `selfSizeDelta`, and `status` ' +
+          '(`new`, `vanished`, `grown`, `shrunk`, `unchanged`); `retainedSizeDelta` too when both captures have a succeeded analysis. ' +
+          'The first `limit` classes are answered (default 100), the rest counted in `omittedClasses`. ' +
+          '409 `target_mismatch` for captures of two targets unless `force=true`; 404 `not_found` for an unknown id, `summary_missing` for a capture without a summary; ' +
+          '409 `artifact_not_available` for a capture that did not succeed. Audited.',
+        querystring: DiffQuerySchema,
+        response: { 200: DiffResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
+      },
+    },
+    async (req) => {
+      const { base: baseId, head: headId, limit } = req.query;
+      const force = req.query.force === 'true' || req.query.force === '1';
+      const [base, head] = [await app.captures.get(baseId), await app.captures.get(headId)];
+      const result = await app.heapAnalysis.diff(base, head, force);
+      await app.audit.record(req, { action: 'capture.diff', targetId: head.targetId, captureId: head.id, details: { base: base.id, forced: result.forced } });
+      const { classes } = result.diff;
+      return { ...result, omittedClasses: Math.max(0, classes.length - limit), diff: { ...result.diff, classes: classes.slice(0, limit) } };
+    },
+  );
+};
+
+export default diffRoutes;

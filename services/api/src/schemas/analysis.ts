@@ -1,0 +1,67 @@
+/** Request and response schemas of the summary, diff and analysis routes (shared with the OpenAPI document). */
+import { z } from 'zod';
+import { IdSchema } from '@heapcap/config';
+import { AnalysisSchema, LeakHuntSchema, SummaryDiffSchema, SummarySchema } from '@heapcap/analysis';
+import { AnalysisStateSchema, CaptureRecordSchema, LeakHuntRecordSchema, textSchema } from '@heapcap/queue';
+
+/** Most classes a diff answers with (`limit`); the rest are counted in `omittedClasses`. */
+export const MAX_DIFF_CLASSES = 10_000;
+
+export const SummaryResponseSchema = z.object({ captureId: IdSchema, targetId: IdSchema, summary: SummarySchema }).describe('CaptureSummary');
+
+export const DiffQuerySchema = z.strictObject({
+  base: IdSchema.describe('the earlier capture'),
+  head: IdSchema.describe('the later capture'),
+  force: z.enum(['true', 'false', '1', '0']).optional().describe('compare captures of different targets (refused with target_mismatch otherwise)'),
+  limit: z.coerce.number().int().min(1).max(MAX_DIFF_CLASSES).default(100).describe('classes answered, largest growth first'),
+});
+
+const DiffSideSchema = z.object({
+  captureId: IdSchema,
+  targetId: IdSchema,
+  createdAt: z.iso.datetime(),
+  /** True when this side's retained-size analysis was used. */
+  analysed: z.boolean(),
+});
+
+export const DiffResponseSchema = z
+  .object({
+    base: DiffSideSchema,
+    head: DiffSideSchema,
+    /** True when the captures are of different targets (`force=true`). */
+    forced: z.boolean(),
+    /** Classes left out by `limit` (the smallest growth). */
+    omittedClasses: z.number().int().nonnegative(),
+    diff: SummaryDiffSchema,
+  })
+  .describe('CaptureDiff');
+
+export const AnalysisResponseSchema = z
+  .object({
+    capture: CaptureRecordSchema,
+    /** The analysis job: queued, running, succeeded (then `analysis` is set) or failed (with its error). */
+    state: AnalysisStateSchema,
+    analysis: AnalysisSchema.nullable(),
+  })
+  .describe('CaptureAnalysis');
+
+/** Longest interval between a hunt's captures: the target lock is held for two of them. */
+export const MAX_HUNT_INTERVAL_SECONDS = 3600;
+
+export const CreateLeakHuntBodySchema = z
+  .strictObject({
+    target: IdSchema.describe('id of a registered target'),
+    interval: z.number().int().min(1).max(MAX_HUNT_INTERVAL_SECONDS).describe('seconds between the baseline, target and final captures'),
+    reason: textSchema(1000).optional().describe('why; kept on the hunt'),
+  })
+  .describe('CreateLeakHunt');
+
+export const LeakHuntParamsSchema = z.strictObject({ id: IdSchema });
+
+export const LeakHuntResponseSchema = z
+  .object({
+    hunt: LeakHuntRecordSchema,
+    /** The three-snapshot report, once the hunt succeeded. */
+    report: LeakHuntSchema.nullable(),
+  })
+  .describe('LeakHuntResponse');

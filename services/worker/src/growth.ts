@@ -1,0 +1,42 @@
+/**
+ * `growth` of a scheduled capture: the classes that grew most since the
+ * previous succeeded capture of the same target that has a summary. Computed
+ * from the two summaries right after the capture's record is written; a
+ * failure here is logged and never touches the capture's outcome.
+ */
+import type { Logger } from 'pino';
+import { diffSummaries, SummarySchema, topGrowth, type Summary } from '@heapcap/analysis';
+import type { CaptureRecord, Growth, HeapcapQueue } from '@heapcap/queue';
+import type { ArtifactStore } from '@heapcap/storage';
+
+/** How many classes `growth` lists. */
+export const GROWTH_CLASSES = 5;
+/** Records of the target examined for the previous summary (newest first). */
+const LOOK_BACK = 20;
+
+/** The newest succeeded capture of `targetId` created before `createdAt` that has a summary, other than `captureId`. */
+export async function previousWithSummary(queue: HeapcapQueue, targetId: string, captureId: string, createdAt: string): Promise<CaptureRecord | null> {
+  const page = await queue.listCaptures({ targetId, status: 'succeeded', limit: LOOK_BACK, to: new Date(Date.parse(createdAt) + 1) });
+  return page.items.find((r) => r.id !== captureId && r.artifact?.summaryKey !== undefined) ?? null;
+}
+
+/** Reads and checks a stored summary; null when the object is gone. */
+export async function readSummary(sink: ArtifactStore, key: string): Promise<Summary | null> {
+  const doc = await sink.getDocument(key);
+  return doc === null ? null : SummarySchema.parse(doc);
+}
+
+/** Computes and records `growth` for capture `record` whose summary is `summary`. */
+export async function recordGrowth(deps: { queue: HeapcapQueue; sink: ArtifactStore; log: Logger }, record: CaptureRecord, summary: Summary): Promise<Growth | null> {
+  try {
+    const previous = await previousWithSummary(deps.queue, record.targetId, record.id, record.createdAt);
+    const base = previous?.artifact?.summaryKey === undefined ? null : await readSummary(deps.sink, previous.artifact.summaryKey);
+    const growth: Growth = previous === null || base === null ? { since: null, classes: [] } : { since: previous.id, classes: topGrowth(diffSummaries(base, summary), GROWTH_CLASSES) };
+    await deps.queue.analyses.setGrowth(record.id, growth);
+    deps.log.info({ since: growth.since, growth: growth.classes.map((c) => `${c.name} +${c.countDelta} (+${c.selfSizeDelta} B)`) }, 'growth since the previous capture recorded');
+    return growth;
+  } catch (err) {
+    deps.log.warn({ err }, 'could not compute the growth since the previous capture; the capture itself is recorded');
+    return null;
+  }
+}

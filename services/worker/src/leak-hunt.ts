@@ -1,0 +1,134 @@
+/**
+ * The `leak-hunt` job: baseline, target and final snapshots of one target
+ * `interval` apart, all on ONE inspector session with the heap profiler
+ * enabled throughout (closing a session or HeapProfiler.disable clears V8's
+ * object ids, and the three-snapshot technique matches objects by id), then
+ * the report: classes whose instances created between the first two
+ * snapshots still live in the third, with retainer paths. The target lock is
+ * held for the whole hunt, so no capture interleaves (its session would not
+ * clear the ids, but its snapshot would pause the target in between).
+ *
+ * Snapshot bytes go from the session's chunk events straight to temp files
+ * (no spill buffer: a disk slower than the socket buffers in memory), and the
+ * report's work is synchronous CPU like the analysis'. Both are why hunts run
+ * one at a time, with the analysis's size limit per snapshot.
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { leakHunt } from '@heapcap/analysis';
+import { CdpSession, resolveEndpoint, sleep } from '@heapcap/capture';
+import { CaptureError, toCaptureError } from '@heapcap/errors';
+import { LEAK_HUNT_QUEUE, LeakHuntJobSchema, type LeakHuntJob, type LeakHuntRecord } from '@heapcap/queue';
+import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
+import { startLease } from './lease.ts';
+import { targetToEndpoint } from './target-endpoint.ts';
+
+/** What a hunt needs (the same as the analysis: its size limit applies to each snapshot). */
+export type LeakHuntWorkerDeps = FollowUpDeps;
+
+const SNAPSHOT_TIMEOUT_MS = 30 * 60_000;
+const LEASE_MS = 30_000;
+/** How long a hunt waits for a busy target's lock before failing with `target_busy`. */
+const LOCK_WAIT_MS = 120_000;
+
+/** One snapshot on `session` (HeapProfiler enabled), streamed to `path`; resolves with its bytes. */
+async function snapshotTo(session: CdpSession, path: string): Promise<number> {
+  const out = createWriteStream(path, { mode: 0o600 });
+  let bytes = 0;
+  const off = session.on('HeapProfiler.addHeapSnapshotChunk', (p) => {
+    bytes += Buffer.byteLength(p.chunk);
+    out.write(p.chunk);
+  });
+  try {
+    await session.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false }, SNAPSHOT_TIMEOUT_MS);
+  } finally {
+    off();
+    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  }
+  return bytes;
+}
+
+/** Runs hunt `huntId` to its end and records the outcome; never throws for a failed hunt. */
+export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, signal: AbortSignal): Promise<LeakHuntRecord | null> {
+  const { queue } = deps;
+  const log = deps.log.child({ huntId, job: 'leak-hunt' });
+  const found = await queue.leakHunts.get(huntId);
+  if (found?.status === 'running') {
+    // The job came back after its worker died mid-hunt: a new session has new object ids, so the hunt cannot go on.
+    const failed: LeakHuntRecord = { ...found, status: 'failed', finishedAt: new Date().toISOString(), error: { code: 'internal', message: `the worker running this hunt stopped during ${found.phase ?? 'it'}; start a new hunt` } };
+    await queue.leakHunts.put(failed);
+    return failed;
+  }
+  if (found === null || found.status !== 'queued') return found;
+  let hunt: LeakHuntRecord = { ...found, status: 'running', startedAt: new Date().toISOString() };
+  const save = async (patch: Partial<LeakHuntRecord>): Promise<void> => {
+    hunt = { ...hunt, ...patch };
+    await queue.leakHunts.put(hunt);
+  };
+  const entry = await queue.targets.get(hunt.targetId);
+  if (entry === null) {
+    await save({ status: 'failed', finishedAt: new Date().toISOString(), error: { code: 'target_not_found', message: `target "${hunt.targetId}" is no longer registered` } });
+    return hunt;
+  }
+  const controller = new AbortController();
+  const abort = (why: string): void => controller.abort(new CaptureError('cancelled', why));
+  signal.addEventListener('abort', () => abort('the worker is shutting down'), { once: true });
+  const token = `hunt:${huntId}`;
+  const dir = await mkdtemp(join(deps.tempDir ?? tmpdir(), `heapcap-hunt-${huntId}-`));
+  let lease: { stop(): void } | undefined;
+  let locked = false;
+  try {
+    await save({ phase: 'lock' });
+    const lockDeadline = Date.now() + LOCK_WAIT_MS;
+    while (!(locked = await queue.locks.acquire(hunt.targetId, token, LEASE_MS))) {
+      if (Date.now() > lockDeadline) {
+        const message = `target ${hunt.targetId} stayed busy with other captures for ${LOCK_WAIT_MS / 1000} s`;
+        await save({ status: 'failed', finishedAt: new Date().toISOString(), error: { code: 'target_busy', message, hint: 'try the hunt again later' } });
+        return hunt;
+      }
+      await sleep(1_000, controller.signal);
+    }
+    lease = startLease({ queue, targetId: hunt.targetId, captureId: huntId, token, leaseMs: LEASE_MS, log, onLost: () => abort('lost the target lock'), onCancelFlag: () => undefined });
+    const endpoint = await resolveEndpoint(targetToEndpoint(entry.target), { timeoutMs: 10_000, signal: controller.signal });
+    const session = await CdpSession.connect(endpoint.wsUrl, { connectTimeoutMs: 10_000, commandTimeoutMs: 60_000, signal: controller.signal });
+    const files = { baseline: join(dir, 'baseline.heapsnapshot'), target: join(dir, 'target.heapsnapshot'), final: join(dir, 'final.heapsnapshot') };
+    try {
+      await session.send('HeapProfiler.enable');
+      for (const name of ['baseline', 'target', 'final'] as const) {
+        if (name !== 'baseline') {
+          await save({ phase: name === 'target' ? 'wait' : 'wait-final' });
+          await sleep(hunt.intervalMs, controller.signal);
+        }
+        await save({ phase: name });
+        const bytes = await snapshotTo(session, files[name]);
+        if (bytes > deps.maxBytes) throw new CaptureError('analysis_too_large', `the ${name} snapshot has ${bytes} bytes of JSON, more than the ${deps.maxBytes} this worker analyses`, { hint: 'raise HEAPCAP_ANALYSIS_MAX_BYTES on a worker with the memory for it' });
+        await save({ snapshots: [...hunt.snapshots, { name, at: new Date().toISOString(), bytes }] });
+      }
+    } finally {
+      // Disabling clears the ids: only after the last snapshot. Closing the session does too.
+      await session.close();
+    }
+    await save({ phase: 'report' });
+    const report = await leakHunt(files.baseline, files.target, files.final, { maxBytes: deps.maxBytes });
+    const reportKey = await deps.sink.putDocument({ captureId: huntId, targetId: hunt.targetId, startedAt: new Date(hunt.createdAt), gzip: true }, 'leak-hunt', report);
+    const classes = report.classes.map((c) => ({ name: c.name, count: c.count, selfSize: c.selfSize }));
+    await save({ status: 'succeeded', phase: null, reportKey, classes, finishedAt: new Date().toISOString() });
+    log.info({ classes: classes.slice(0, 5).map((c) => `${c.name} ${c.count}`) }, 'leak hunt succeeded');
+  } catch (err) {
+    const error = toCaptureError(controller.signal.aborted ? controller.signal.reason : err);
+    log.warn({ code: error.code, err: error.message, phase: hunt.phase }, 'leak hunt failed');
+    await save({ status: 'failed', finishedAt: new Date().toISOString(), error: { code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) } });
+  } finally {
+    lease?.stop();
+    if (locked) await queue.locks.release(hunt.targetId, token).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+  return hunt;
+}
+
+/** The consumer of `leak-hunt` jobs; `stop` aborts a running hunt (recorded as failed: cancelled). */
+export function leakHuntConsumer(deps: LeakHuntWorkerDeps, stop: AbortSignal): JobConsumer<LeakHuntJob> {
+  return new JobConsumer({ queue: deps.queue, log: deps.log, name: LEAK_HUNT_QUEUE, schema: LeakHuntJobSchema, concurrency: deps.concurrency, run: (job) => runLeakHunt(deps, job.huntId, stop) });
+}
