@@ -35,3 +35,16 @@ export function timingsTable(timings: Record<string, number>): string {
   if ('total' in timings) lines.push('-'.repeat(width + 12), row('total'));
   return lines.join('\n');
 }
+
+/** Lines up to what one section holds (3,000 characters), saying how many were left out. */
+export function fitLines(lines: string[]): string {
+  const kept: string[] = [];
+  let used = 0;
+  for (const line of lines) {
+    if (used + line.length + 1 > 2_800) break;
+    kept.push(line);
+    used += line.length + 1;
+  }
+  const more = lines.length - kept.length;
+  return more > 0 ? `${kept.join('\n')}\n…and ${more} more` : kept.join('\n');
+}

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { slackSign, slashCommandBody } from '@heapcap/testkit';
-import { ackedId, auditMark, SIGNING_SECRET, startSlackServe, USERS, type SlackAnswer, type SlackServe } from './slack-serve-harness.ts';
+import { ackedId, auditMark, RUNBOOK_TOKEN, SIGNING_SECRET, startSlackServe, USERS, type SlackAnswer, type SlackServe } from './slack-serve-harness.ts';
 
 let h: SlackServe;
 
@@ -137,8 +137,23 @@ void test('what engineers type: every edge case gets a 200 and a sensible reply'
   assert.match((await ok('list')).text, /^Last \d+ captures\n• `[0-9A-Z]{26}` `demo` succeeded/);
   assert.match((await ok('list nosuch')).text, /There is no target `nosuch`/);
   assert.match(JSON.stringify((await ok('targets')).body), /`demo` node · service=demo/);
-  assert.match((await ok('schedules demo')).text, /`schedules` is not available yet/);
-  assert.match((await ok('diff 01J7ZHH716228KMD1V49A92AEZ 01J7ZHH716228KMD1V49A92AF0')).text, /`diff` is not available yet/);
+  assert.match((await ok('schedules demo')).text, /^No schedules of `demo`\./);
+  assert.match((await ok('schedules nosuch')).text, /There is no target `nosuch`/);
+  // A yearly cron: it never runs during the test (its captures would join the ones asserted below).
+  const created = await fetch(`${h.serve.url}/v1/schedules`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${RUNBOOK_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id: 'demo-yearly', target: 'demo', cron: '0 0 1 1 *', retention: { keepLast: 5 } }),
+  });
+  assert.equal(created.status, 201, await created.text());
+  assert.match((await ok('schedules')).text, /^Schedules \(1\)\n• `demo-yearly` `demo`, cron `0 0 1 1 \*` · next in [\d.]+ h · keep 5 · no capture yet$/);
+  assert.match((await ok('schedules demo')).text, /^Schedules of demo \(1\)\n• `demo-yearly`/);
+  const [head, base] = (await h.queue.listCaptures({ targetId: 'demo', status: 'succeeded', limit: 2 })).items;
+  assert.ok(head !== undefined && base !== undefined);
+  const diff = await ok(`diff ${base.id} ${head.id.toLowerCase()}`);
+  assert.match(diff.text, new RegExp(`^What grew in demo: \`${base.id}\` \\(.+\\) → \`${head.id}\` \\(.+\\), heap [+−][\\d.]+ MiB, [+−][\\d,]+ objects\n`));
+  assert.match(JSON.stringify(diff.body?.blocks), /Self sizes; for retained sizes analyse both captures/);
+  assert.match((await ok('diff 01J7ZHH716228KMD1V49A92AEZ 01J7ZHH716228KMD1V49A92AF0')).text, /There is no capture `01J7ZHH716228KMD1V49A92AEZ` or `01J7ZHH716228KMD1V49A92AF0`/);
   const last = (await h.queue.listCaptures({ limit: 1 })).items[0]!;
   const status = await ok(`status ${last.id.toLowerCase()}`);
   assert.match(JSON.stringify(status.body), /demo: heap snapshot succeeded/);

@@ -14,7 +14,15 @@ import { statusPhrase } from './result.ts';
 
 /** An ephemeral reply. */
 export function ephemeral(text: string, blocks: KnownBlock[] = [section(text)]): SlackMessage {
-  return { response_type: 'ephemeral', text: fit(text.replace(/\*/g, ''), 3_000), blocks };
+  return { response_type: 'ephemeral', text: fit(withoutBold(text), 3_000), blocks };
+}
+
+/** The notification text without mrkdwn bold markers; `code` (a cron's `*`, say) is kept as typed. */
+function withoutBold(text: string): string {
+  return text
+    .split('`')
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(/\*/g, '')))
+    .join('`');
 }
 
 const DESCRIBE: Record<Verb, string> = {

@@ -9,12 +9,13 @@ import type { ArtifactStore } from '@heapcap/storage';
 import {
   artifactLink,
   captureMessage,
+  diffMessage,
   ephemeral,
   helpMessage,
   listMessage,
-  notAvailableMessage,
   parseCommand,
   refusalMessage,
+  schedulesMessage,
   targetsMessage,
   unknownCommandMessage,
   unknownTargetMessage,
@@ -22,7 +23,8 @@ import {
   type ResultLink,
   type SlackMessage,
 } from '@heapcap/slack';
-import type { CaptureRecord } from '@heapcap/queue';
+import { matchesSelector, type CaptureRecord } from '@heapcap/queue';
+import { ApiError } from '../../errors.ts';
 import type { Scope } from '../../auth/scopes.ts';
 import type { SlackDeps } from '../../slack-setup.ts';
 import type { SlashCommandBody } from '../../schemas/slack.ts';
@@ -107,10 +109,44 @@ export async function runCommand(app: FastifyInstance, deps: SlackCommandDeps, r
     }
     case 'targets':
       return targetsMessage(await queue.targets.list(), may('captures:write'));
-    case 'schedules':
-      return notAvailableMessage('schedules', 'periodic captures come with the schedules feature; until then use `capture`');
+    case 'schedules': {
+      let views = await app.schedules.list();
+      if (command.target !== undefined) {
+        const entry = await queue.targets.get(command.target);
+        if (entry === null) return unknownTargetMessage(command.target, await targetIds(), may('captures:write'));
+        const labels = entry.target.labels;
+        views = views.filter((v) => v.schedule.target === command.target || (v.schedule.selector !== undefined && matchesSelector(labels, v.schedule.selector)));
+      }
+      return schedulesMessage(
+        views.map((v) => ({ ...v.schedule, state: v.state, nextRunAt: v.nextRunAt, keepLast: v.retention.keepLast, lastCapture: v.lastCapture })),
+        command.target,
+      );
+    }
     case 'diff':
-      return notAvailableMessage('diff', 'comparing snapshots comes with snapshot summaries; until then download both and compare them in Chrome DevTools');
+      return diffCommand(app, deps, command.a, command.b, name);
+  }
+}
+
+/** `diff A B`: the same comparison as GET /v1/diff (same target only), or what is missing for it. */
+async function diffCommand(app: FastifyInstance, deps: SlackCommandDeps, a: string, b: string, name: string): Promise<SlackMessage> {
+  const [base, head] = [await deps.queue.getCapture(a), await deps.queue.getCapture(b)];
+  const missing = [base === null ? a : undefined, head === null ? b : undefined].filter((id) => id !== undefined);
+  if (base === null || head === null) return ephemeral(`:mag: There is no capture ${missing.map((id) => `\`${id}\``).join(' or ')}. \`${name} list\` shows the recent ones.`);
+  try {
+    const { diff } = await app.heapAnalysis.diff(base, head, false);
+    return diffMessage({
+      base: { captureId: base.id, createdAt: base.createdAt },
+      head: { captureId: head.id, createdAt: head.createdAt },
+      targetId: head.targetId,
+      retained: diff.retained,
+      totalSelfSizeDelta: diff.totalSelfSizeDelta,
+      nodeCountDelta: diff.nodeCountDelta,
+      classes: diff.classes,
+    });
+  } catch (err) {
+    // A diff that cannot be made says why (no summary, other targets, no artifact) in the API's words.
+    if (err instanceof ApiError) return ephemeral(`:warning: Cannot compare \`${base.id}\` and \`${head.id}\`: ${err.message}`);
+    throw err;
   }
 }
 

@@ -1,0 +1,97 @@
+/**
+ * The read-only answers about schedules and about what grew: `schedules
+ * [target]` and `diff <captureA> <captureB>`. Inputs are plain shapes (what the
+ * API's schedule views and diffs carry), so this package needs neither the
+ * scheduler nor the analysis code.
+ */
+import type { KnownBlock } from '@slack/types';
+import { context, header, section, type SlackMessage } from '../blocks.ts';
+import { age, fitLines, size } from '../format.ts';
+import { escapeMrkdwn } from '../text.ts';
+import { ephemeral } from './replies.ts';
+
+/** One schedule as `schedules` shows it. */
+export interface ScheduleLine {
+  id: string;
+  state: 'active' | 'paused';
+  target?: string | undefined;
+  selector?: Readonly<Record<string, string>> | undefined;
+  every?: string | undefined;
+  cron?: string | undefined;
+  timezone?: string | undefined;
+  nextRunAt: string[];
+  keepLast: number;
+  /** The last capture it made; its status is null once the record is gone (record TTL). */
+  lastCapture: { id: string; status: string | null } | null;
+}
+
+/** `schedules [target]`: what runs when, and how its last capture ended. */
+export function schedulesMessage(schedules: ScheduleLine[], target: string | undefined, nowMs: number = Date.now()): SlackMessage {
+  const of = target === undefined ? '' : ` of \`${escapeMrkdwn(target)}\``;
+  if (schedules.length === 0) {
+    return ephemeral(`No schedules${of}. Create one with \`heapcap schedules create\` or POST /v1/schedules (docs/operations.md, "Scheduled captures and retention").`);
+  }
+  const lines = schedules.map((s) => {
+    const what = s.target !== undefined ? `\`${escapeMrkdwn(s.target)}\`` : `every target with ${escapeMrkdwn(Object.entries(s.selector ?? {}).map(([k, v]) => `${k}=${v}`).join(' '))}`;
+    const when = s.every !== undefined ? `every ${s.every}` : `cron \`${escapeMrkdwn(s.cron ?? '')}\`${s.timezone === undefined ? '' : ` (${escapeMrkdwn(s.timezone)})`}`;
+    const next = s.state === 'paused' ? 'paused' : s.nextRunAt[0] === undefined ? 'no run due' : `next ${inFuture(s.nextRunAt[0], nowMs)}`;
+    const last = s.lastCapture === null ? 'no capture yet' : `last \`${s.lastCapture.id}\` ${s.lastCapture.status ?? '(record gone)'}`;
+    return `• \`${escapeMrkdwn(s.id)}\` ${what}, ${when} · ${next} · keep ${s.keepLast} · ${last}`;
+  });
+  const title = `Schedules${target === undefined ? '' : ` of ${target}`} (${schedules.length})`;
+  return ephemeral(`${title}\n${lines.join('\n')}`, [header(title), section(fitLines(lines)), context('Compare two of its captures: `/heapcap diff <captureA> <captureB>`')]);
+}
+
+/** One class of a diff (as GET /v1/diff returns it). */
+export interface DiffClassLine {
+  name: string;
+  status: string;
+  countDelta: number;
+  selfSizeDelta: number;
+  retainedSizeDelta?: number | undefined;
+}
+
+/** What `diff` shows: the two sides and the classes, largest growth first. */
+export interface DiffView {
+  base: { captureId: string; createdAt: string };
+  head: { captureId: string; createdAt: string };
+  targetId: string;
+  retained: boolean;
+  totalSelfSizeDelta: number;
+  nodeCountDelta: number;
+  classes: DiffClassLine[];
+}
+
+/** How many growers `diff` lists. */
+const TOP = 10;
+
+/** `diff A B`: the top growers, with count and size deltas. */
+export function diffMessage(view: DiffView, nowMs: number = Date.now()): SlackMessage {
+  const growers = view.classes.filter((c) => c.selfSizeDelta > 0 || c.countDelta > 0).slice(0, TOP);
+  const title = `What grew in ${view.targetId}`;
+  const span = `\`${view.base.captureId}\` (${age(view.base.createdAt, nowMs)}) → \`${view.head.captureId}\` (${age(view.head.createdAt, nowMs)})`;
+  const total = `heap ${signedSize(view.totalSelfSizeDelta)}, ${signedCount(view.nodeCountDelta)} objects`;
+  const lines = growers.map((c) => {
+    const retained = c.retainedSizeDelta === undefined ? '' : ` · retained ${signedSize(c.retainedSizeDelta)}`;
+    return `• \`${escapeMrkdwn(c.name)}\` ${signedCount(c.countDelta)} · ${signedSize(c.selfSizeDelta)}${retained}${c.status === 'new' ? ' · new' : ''}`;
+  });
+  const body = lines.length === 0 ? 'Nothing grew between these two captures.' : lines.join('\n');
+  const note = view.retained ? 'Retained sizes from both captures’ analyses.' : 'Self sizes; for retained sizes analyse both captures (POST /v1/captures/<id>/analysis).';
+  const blocks: KnownBlock[] = [header(title), section(`${span}\n${total}`), section(fitLines(body.split('\n'))), context(note, 'All classes: `heapcap diff <captureA> <captureB>` or GET /v1/diff')];
+  return ephemeral(`${title}: ${span}, ${total}\n${body}`, blocks);
+}
+
+function signedSize(bytes: number): string {
+  return `${bytes < 0 ? '−' : '+'}${size(Math.abs(bytes))}`;
+}
+
+function signedCount(n: number): string {
+  return `${n < 0 ? '−' : '+'}${Math.abs(n).toLocaleString('en-US')}`;
+}
+
+function inFuture(iso: string, nowMs: number): string {
+  const s = Math.round((Date.parse(iso) - nowMs) / 1_000);
+  if (s < 60) return 'in under a minute';
+  if (s < 3_600) return `in ${Math.round(s / 60)} min`;
+  return `in ${(s / 3_600).toFixed(1)} h`;
+}
