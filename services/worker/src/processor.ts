@@ -28,6 +28,8 @@ export interface ProcessorDeps {
   spillDir?: string | undefined;
   snapshotTransport?: 'auto' | 'cdp' | 'pipe' | undefined;
   pipeDir?: string | undefined;
+  /** Written into the record of every attempt this worker starts. */
+  workerId?: string | undefined;
 }
 
 /** Phases during which the target may still be producing a snapshot we abandoned. */
@@ -93,7 +95,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   const { deps, captureId, target } = a;
   const { queue, tuning } = deps;
   const sink = deps.sink;
-  const started = await queue.attempts.start(captureId, target.id);
+  const started = await queue.attempts.start(captureId, target.id, deps.workerId);
   if (!started.ok) {
     a.log.info({ reason: started.reason, status: started.status }, 'capture not startable; skipping');
     return;
