@@ -21,6 +21,8 @@ import captures from './plugins/app/captures.ts';
 import schedules from './plugins/app/schedules.ts';
 import pins from './plugins/app/pins.ts';
 import scheduleMetrics from './plugins/app/schedule-metrics.ts';
+import workers from './plugins/app/workers.ts';
+import workersRoutes from './routes/workers.ts';
 import slack from './plugins/app/slack.ts';
 import healthRoutes from './routes/health.ts';
 import metricsRoutes from './routes/metrics.ts';
@@ -60,6 +62,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(schedules, { queue: deps.queue, settings: deps.config.schedules });
   await app.register(pins, { queue: deps.queue });
   await app.register(scheduleMetrics, { queue: deps.queue });
+  await app.register(workers, { queue: deps.queue });
   if (deps.slack !== undefined) await app.register(slack, { queue: deps.queue, store: deps.sink, slack: deps.slack });
 
   // Routes.
@@ -70,6 +73,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(pinRoutes, { prefix: '/v1/captures' });
   await app.register(targetsRoutes, { prefix: '/v1/targets' });
   await app.register(schedulesRoutes, { prefix: '/v1/schedules' });
+  await app.register(workersRoutes, { prefix: '/v1/workers' });
   // Only with a signing secret: without one the paths answer 404 like any unknown route.
   if (deps.slack !== undefined) await app.register(slackRoutes, { prefix: '/slack', signingSecret: deps.slack.signingSecret });
 }
