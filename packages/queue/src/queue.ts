@@ -213,11 +213,16 @@ export class HeapcapQueue {
     await withRedisDeadline(this.redis.hset(this.keys.record(id), 'artifact', '', 'updatedAt', new Date().toISOString()), this.settings.redisTimeoutMs, 'clearArtifact');
   }
 
-  /** Job counts by BullMQ state and record counts by status. */
+  /** Job counts by BullMQ state (the shared queue and every placement's, summed) and record counts by status. */
   async depth(): Promise<QueueDepth> {
+    const placements = await this.workers.placements();
     const [jobs, cards] = await withRedisDeadline(
       Promise.all([
-        this.bull.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'completed', 'failed'),
+        Promise.all([this.bull, ...placements.map((p) => this.queueFor(p))].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'completed', 'failed'))).then((all) => {
+          const sum: Record<string, number> = {};
+          for (const counts of all) for (const [k, v] of Object.entries(counts)) sum[k] = (sum[k] ?? 0) + v;
+          return sum;
+        }),
         Promise.all(CAPTURE_STATUSES.map((s) => this.redis.zcard(this.keys.indexStatus(s)))),
       ]),
       this.settings.redisTimeoutMs,
