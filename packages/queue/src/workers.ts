@@ -40,12 +40,6 @@ export class WorkerDirectory {
     );
   }
 
-  /** Remove a worker that stops cleanly (others see it gone at once, not after its TTL). */
-  async remove(id: string): Promise<void> {
-    const { redis, keys, settings } = this.#ctx;
-    await withRedisDeadline(redis.multi().del(keys.worker(id)).zrem(keys.workers(), id).exec(), settings.redisTimeoutMs, 'worker remove');
-  }
-
   /** Live workers (heartbeat key present), by id. */
   async list(): Promise<WorkerInfo[]> {
     const { redis, keys, settings } = this.#ctx;

@@ -47,7 +47,7 @@ void describe('/v1/workers', () => {
     assert.match(metrics.body, /heapcap_workers\{placement="elsewhere"\} 0/);
   });
 
-  void it('a worker that stops leaves the list', async () => {
+  void it('a worker that stops leaves the list once its heartbeat expires', async () => {
     await h.worker?.close(2_000);
     await waitFor(async () => {
       const res = await h.app.inject({ method: 'GET', url: '/v1/workers', headers: auth('reader') });

@@ -103,7 +103,8 @@ export class CaptureWorker {
         this.#inFlight -= 1;
       }
     };
-    await this.#beat();
+    // Not fatal when Redis is slow at start: the heartbeat timer tries again.
+    await this.#beat().catch((err: unknown) => this.#log.warn({ err }, 'first heartbeat failed; will try again'));
     await this.#consume(CAPTURE_QUEUE);
     for (const p of this.placements) if (p !== '*') await this.#consume(captureQueueName(p));
     await this.#followPlacements();
@@ -158,8 +159,14 @@ export class CaptureWorker {
     await this.#deps.queue.workers.beat(this.#info(), this.tuning.heartbeatIntervalMs * 3);
   }
 
-  /** Heartbeat, new placement queues, and the orphaned placements' captures. */
+  /**
+   * Heartbeat, new placement queues, and the orphaned placements' captures.
+   * A closing worker stops beating but leaves its key to expire (3 beats): a
+   * rolling restart's replacement has that long to arrive before the
+   * placement's queued captures fail with no_worker_for_target.
+   */
   async #tick(): Promise<void> {
+    if (this.#state !== 'running') return;
     try {
       await this.#beat();
       await this.#followPlacements();
@@ -196,7 +203,6 @@ export class CaptureWorker {
       ['stop heartbeat', async () => clearInterval(this.#beatTimer)],
       ['stop cancel listener', async () => this.#offCancel?.()],
       ['drain captures', () => Promise.all([...this.#workers.values()].map((w) => this.#drain(w, timeoutMs)))],
-      ['leave the worker list', () => this.#deps.queue.workers.remove(this.id)],
       ['close connection', async () => this.#connection?.disconnect()],
     ];
     for (const [name, step] of steps) {
