@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Ensures what the tests start as real processes is installed: Chromium,
 # redis-server, MinIO, Node 22 (Node 18 is fetched the same way on first use) and
-# schemathesis (a venv under the cache dir).
+# schemathesis (a venv under the cache dir); for the deploy checks promtool
+# (Debian package prometheus), kubernetes-validate (a venv under the cache dir)
+# and kustomize (kubectl's built-in, else go install).
 # Idempotent and quick when everything is present; prints what it installs;
 # exits non-zero with a message naming what is missing and how to get it.
 set -euo pipefail
@@ -9,6 +11,10 @@ set -euo pipefail
 # Keep in step with services/api/test/schemathesis/run.ts.
 SCHEMATHESIS_VERSION="4.32.5"
 SCHEMATHESIS_DIR_DEFAULT="${XDG_CACHE_HOME:-$HOME/.cache}/heapcap/schemathesis-$SCHEMATHESIS_VERSION"
+# Keep in step with services/api/test/deploy-tools.ts.
+KUBERNETES_VALIDATE_VERSION="1.37.0"
+KUBERNETES_VALIDATE_DIR_DEFAULT="${XDG_CACHE_HOME:-$HOME/.cache}/heapcap/kubernetes-validate-$KUBERNETES_VALIDATE_VERSION"
+KUSTOMIZE_MODULE="sigs.k8s.io/kustomize/kustomize/v5@v5.5.0"
 MINIO_MODULE="github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
 failed=0
 
@@ -25,6 +31,8 @@ elif [[ ! -x "$chromium_bin" ]]; then
   missing_pkgs+=(chromium)
 fi
 command -v redis-server >/dev/null 2>&1 || missing_pkgs+=(redis-server)
+# promtool checks deploy/prometheus's rules; it ships in Debian's prometheus package.
+command -v promtool >/dev/null 2>&1 || missing_pkgs+=(prometheus)
 
 if ((${#missing_pkgs[@]} > 0)); then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
@@ -38,6 +46,7 @@ if ((${#missing_pkgs[@]} > 0)); then
   fi
   [[ -x "$chromium_bin" ]] || fail "chromium still missing at $chromium_bin"
   command -v redis-server >/dev/null 2>&1 || fail "redis-server still missing"
+  command -v promtool >/dev/null 2>&1 || fail "promtool still missing (Debian package prometheus)"
 fi
 
 # --- MinIO (S3-compatible storage), built from source with go install --------
@@ -94,8 +103,35 @@ elif [[ ! -x "$st_venv/bin/st" ]] || [[ "$("$st_venv/bin/st" --version 2>/dev/nu
   fi
 fi
 
+# --- kubernetes-validate (PyPI, ships the Kubernetes schemas) in a venv -------
+kv_venv="$KUBERNETES_VALIDATE_DIR_DEFAULT"
+if [[ -n "${HEAPCAP_KUBERNETES_VALIDATE:-}" ]]; then
+  [[ -x "$HEAPCAP_KUBERNETES_VALIDATE" ]] || fail "HEAPCAP_KUBERNETES_VALIDATE=$HEAPCAP_KUBERNETES_VALIDATE is not executable"
+elif [[ "$("$kv_venv/bin/kubernetes-validate" --version 2>/dev/null)" != "$KUBERNETES_VALIDATE_VERSION" ]]; then
+  if command -v python3 >/dev/null 2>&1; then
+    say "installing kubernetes-validate $KUBERNETES_VALIDATE_VERSION into $kv_venv (pip)"
+    rm -rf "$kv_venv"
+    if ! { python3 -m venv "$kv_venv" && "$kv_venv/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"; }; then
+      fail "pip install kubernetes-validate==$KUBERNETES_VALIDATE_VERSION into $kv_venv failed (PyPI unreachable? python3-venv missing: apt-get install python3-venv)"
+      rm -rf "$kv_venv"
+    fi
+  else
+    fail "python3 is missing (needed for kubernetes-validate): apt-get install -y python3 python3-venv"
+  fi
+fi
+
+# --- kustomize: kubectl's built-in, a kustomize binary, or go install ---------
+if ! command -v kubectl >/dev/null 2>&1 && ! command -v kustomize >/dev/null 2>&1 && [[ ! -x "$HOME/go/bin/kustomize" ]]; then
+  if command -v go >/dev/null 2>&1; then
+    say "installing kustomize: go install $KUSTOMIZE_MODULE"
+    go install "$KUSTOMIZE_MODULE" || fail "go install $KUSTOMIZE_MODULE failed"
+  else
+    fail "no kubectl or kustomize, and no Go toolchain to build kustomize: go install $KUSTOMIZE_MODULE"
+  fi
+fi
+
 if ((failed)); then
   say "some test dependencies are missing (see above)"
   exit 1
 fi
-say "ok (chromium, redis-server, minio at $minio_bin, node 22, schemathesis $SCHEMATHESIS_VERSION)"
+say "ok (chromium, redis-server, minio at $minio_bin, node 22, schemathesis $SCHEMATHESIS_VERSION, promtool, kubernetes-validate $KUBERNETES_VALIDATE_VERSION)"

@@ -39,6 +39,14 @@ const EnvSchema = z.object({
   HEAPCAP_HOST: z.string().min(1).default('127.0.0.1'),
   HEAPCAP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HEAPCAP_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /**
+   * The target placements this worker captures, comma-separated (e.g. the node
+   * name), or `*` for all. Every worker also takes targets without a placement.
+   */
+  HEAPCAP_WORKER_PLACEMENTS: z
+    .string()
+    .regex(/^(\*|[a-z0-9]([a-z0-9.-]*[a-z0-9])?(,[a-z0-9]([a-z0-9.-]*[a-z0-9])?)*)$/, '* or comma-separated placements (lower-case letters, digits, "." and "-"), e.g. node-1,node-2')
+    .default('*'),
   /** API requests per token per minute. */
   HEAPCAP_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(600),
   /** API requests with a missing or invalid token per client address per minute. */
@@ -118,6 +126,8 @@ export interface HeapcapConfig {
   host: string;
   port: number;
   workerConcurrency: number;
+  /** HEAPCAP_WORKER_PLACEMENTS: `['*']` or the placements this worker captures. */
+  workerPlacements: string[];
   /** API requests per token per minute. */
   rateLimitPerMinute: number;
   /** API requests with a missing or invalid token per client address per minute. */
@@ -218,6 +228,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     host: e.HEAPCAP_HOST,
     port: e.HEAPCAP_PORT,
     workerConcurrency: e.HEAPCAP_WORKER_CONCURRENCY,
+    workerPlacements: e.HEAPCAP_WORKER_PLACEMENTS.split(','),
     rateLimitPerMinute: e.HEAPCAP_RATE_LIMIT,
     authFailureLimitPerMinute: e.HEAPCAP_AUTH_FAILURE_LIMIT,
     trustProxy: parseTrustProxy(e.HEAPCAP_TRUST_PROXY),

@@ -24,8 +24,8 @@ export interface CancelResult {
 /** Cancel capture `id`; see CancelOutcome. */
 export async function cancelCapture(ctx: QueueContext, id: string): Promise<CancelResult> {
   const { keys } = ctx;
-  const hash = await withRedisDeadline(ctx.redis.hget(keys.record(id), 'targetId'), ctx.settings.redisTimeoutMs, 'cancelCapture');
-  if (hash === null) return { outcome: 'not_found', record: null };
+  const [hash, placement] = await withRedisDeadline(ctx.redis.hmget(keys.record(id), 'targetId', 'placement'), ctx.settings.redisTimeoutMs, 'cancelCapture');
+  if (hash === null || hash === undefined) return { outcome: 'not_found', record: null };
   const now = new Date().toISOString();
   const error = JSON.stringify({ code: 'cancelled', message: 'cancelled before it started' });
   const reply = replyStrings(
@@ -43,7 +43,7 @@ export async function cancelCapture(ctx: QueueContext, id: string): Promise<Canc
   if (outcome === 'cancelled') {
     // Fails quietly when a worker has just locked the job: that worker finds the record
     // cancelled when it tries to start the attempt, and does nothing.
-    await ctx.bull.remove(id).catch(() => 0);
+    await ctx.queueFor(placement).remove(id).catch(() => 0);
   }
   return { outcome, record: await getCapture(ctx, id) };
 }

@@ -18,7 +18,10 @@ export interface QueueContext {
   redisUrl: string;
   redis: Redis;
   keys: Keys;
+  /** The producer of unplaced targets' jobs. */
   bull: Queue<CaptureJob, void, string>;
+  /** The producer of a placement's jobs (`bull` for none); see placement.ts. */
+  queueFor(placement: string | undefined | null): Queue<CaptureJob, void, string>;
   events: CaptureEvents;
   settings: QueueSettings;
 }

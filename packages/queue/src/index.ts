@@ -134,3 +134,7 @@ export { Janitor, type ArtifactRemover, type JanitorLog, type JanitorOptions, ty
 export type { PinOutcome } from './retention/pins.ts';
 export { HostPortSchema, WsUrlSchema } from './address.ts';
 export { textSchema, isWellFormed } from './text.ts';
+export { PlacementSchema, WorkerPlacementsSchema, type WorkerPlacements } from './placement.ts';
+export { captureQueueName, coversPlacement } from './routing.ts';
+export { WorkerDirectory, WorkerInfoSchema, type WorkerInfo } from './workers.ts';
+export { noWorkerError } from './no-worker.ts';

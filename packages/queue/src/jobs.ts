@@ -8,9 +8,9 @@ import { CAPTURE_JOB } from './schemas.ts';
  * worker throws UnrecoverableError for codes that must not be retried, so
  * `attempts` only applies to target_unreachable / storage_unavailable.
  */
-export async function enqueueCapture(ctx: Pick<QueueContext, 'bull' | 'settings'>, captureId: string, targetId: string): Promise<void> {
+export async function enqueueCapture(ctx: Pick<QueueContext, 'queueFor' | 'settings'>, captureId: string, targetId: string, placement?: string | null): Promise<void> {
   await withRedisDeadline(
-    ctx.bull.add(
+    ctx.queueFor(placement).add(
       CAPTURE_JOB,
       { captureId, targetId },
       {

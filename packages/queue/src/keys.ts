@@ -104,6 +104,18 @@ export class Keys {
   retentionPending(): string {
     return `${this.base}:retention:pending`;
   }
+  /** String with a TTL: one worker's heartbeat (workers.ts). */
+  worker(id: string): string {
+    return `${this.base}:worker:${id}`;
+  }
+  /** Sorted set (score = last beat ms) of worker ids; a member whose heartbeat key expired is a dead worker. */
+  workers(): string {
+    return `${this.base}:workers`;
+  }
+  /** Set of placements that had jobs: their queues exist. */
+  placements(): string {
+    return `${this.base}:placements`;
+  }
   /** Pub/sub: `<id> <status>` when a capture reaches a terminal status. */
   doneChannel(): string {
     return `${this.base}:ev:done`;

@@ -17,6 +17,9 @@ import { TargetRegistry } from './registry.ts';
 import { requestCapture, type RequestCaptureInput, type RequestCaptureResult } from './requests.ts';
 import { CAPTURE_QUEUE, CAPTURE_STATUSES, type CaptureJob, type CaptureRecord, type CaptureStatus } from './schemas.ts';
 import { waitForCapture } from './wait.ts';
+import { captureQueueName, coversPlacement } from './routing.ts';
+import { WorkerDirectory } from './workers.ts';
+import { noWorkerError } from './no-worker.ts';
 import { setPin, type PinOutcome } from './retention/pins.ts';
 import type { MemberJob } from './schedules/jobs.ts';
 import { planRun, takeTurn, type PlanResult, type RunDeps, type TurnResult } from './schedules/run.ts';
@@ -76,7 +79,11 @@ export class HeapcapQueue {
   readonly analyses: CaptureAnalyses;
   /** Leak hunts (three captures of one session, then the report) and the `leak-hunt` job producer. */
   readonly leakHunts: LeakHunts;
+  /** Worker heartbeats and the placements that had jobs. */
+  readonly workers: WorkerDirectory;
   readonly #ctx: QueueContext;
+  /** Producers of placement queues, opened on first use. */
+  readonly #placed = new Map<string, Queue<CaptureJob, void, string>>();
   #closing: Promise<void> | undefined;
 
   constructor(options: QueueOptions) {
@@ -95,7 +102,8 @@ export class HeapcapQueue {
     this.bull = new Queue<CaptureJob, void, string>(CAPTURE_QUEUE, { connection: this.redis, prefix });
     this.bull.on('error', () => {});
     this.events = new CaptureEvents(options.redisUrl, this.keys);
-    this.#ctx = { redisUrl: options.redisUrl, redis: this.redis, keys: this.keys, bull: this.bull, events: this.events, settings };
+    this.#ctx = { redisUrl: options.redisUrl, redis: this.redis, keys: this.keys, bull: this.bull, queueFor: (p) => this.queueFor(p), events: this.events, settings };
+    this.workers = new WorkerDirectory(this.#ctx);
     this.targets = new TargetRegistry(this.#ctx);
     this.locks = new TargetLocks(this.#ctx);
     this.audit = new AuditLog(this.#ctx);
@@ -107,6 +115,45 @@ export class HeapcapQueue {
 
   #runDeps(): RunDeps {
     return { ctx: this.#ctx, schedules: this.schedules, targets: this.targets, request: (input) => this.requestCapture(input) };
+  }
+
+  /** The producer of a placement's capture jobs (the shared one for none). */
+  queueFor(placement: string | undefined | null): Queue<CaptureJob, void, string> {
+    const name = captureQueueName(placement);
+    if (name === CAPTURE_QUEUE) return this.bull;
+    let q = this.#placed.get(name);
+    if (q === undefined) {
+      q = new Queue<CaptureJob, void, string>(name, { connection: this.redis, prefix: this.keys.prefix });
+      q.on('error', () => {});
+      this.#placed.set(name, q);
+    }
+    return q;
+  }
+
+  /**
+   * Fail the queued (and orphaned running) captures of every placement no live
+   * worker consumes, with no_worker_for_target: a worker that died leaves its
+   * placement's jobs with nobody to run them or to recover them as stalled.
+   * Run by every worker on its heartbeat and by the API. Returns the failed ids.
+   */
+  async failOrphanedPlacements(): Promise<string[]> {
+    const [placements, live] = await Promise.all([this.workers.placements(), this.workers.list()]);
+    const failed: string[] = [];
+    for (const placement of placements) {
+      if (live.some((w) => coversPlacement(w.placements, placement))) continue;
+      const jobs = await withRedisDeadline(this.queueFor(placement).getJobs(['waiting', 'prioritized', 'delayed', 'active'], 0, 999), this.settings.redisTimeoutMs, 'orphaned jobs');
+      for (const job of jobs) {
+        if (job.id === undefined) continue;
+        const record = await this.getCapture(job.id);
+        if (record !== null && (record.status === 'queued' || record.status === 'running')) {
+          const res = await this.attempts.abandon(record.id, record.targetId, noWorkerError(placement));
+          if (res.ok) failed.push(record.id);
+        }
+        // An active job stays locked until its dead worker's lock expires; a later pass removes it.
+        await job.remove().catch(() => undefined);
+      }
+    }
+    return failed;
   }
 
   /** The settings in force (defaults applied). */
@@ -174,11 +221,16 @@ export class HeapcapQueue {
     await withRedisDeadline(this.redis.hset(this.keys.record(id), 'artifact', '', 'updatedAt', new Date().toISOString()), this.settings.redisTimeoutMs, 'clearArtifact');
   }
 
-  /** Job counts by BullMQ state and record counts by status. */
+  /** Job counts by BullMQ state (the shared queue and every placement's, summed) and record counts by status. */
   async depth(): Promise<QueueDepth> {
+    const placements = await this.workers.placements();
     const [jobs, cards] = await withRedisDeadline(
       Promise.all([
-        this.bull.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'completed', 'failed'),
+        Promise.all([this.bull, ...placements.map((p) => this.queueFor(p))].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'completed', 'failed'))).then((all) => {
+          const sum: Record<string, number> = {};
+          for (const counts of all) for (const [k, v] of Object.entries(counts)) sum[k] = (sum[k] ?? 0) + v;
+          return sum;
+        }),
         Promise.all(CAPTURE_STATUSES.map((s) => this.redis.zcard(this.keys.indexStatus(s)))),
       ]),
       this.settings.redisTimeoutMs,
@@ -216,7 +268,7 @@ export class HeapcapQueue {
   /** Close the producer, the subscriber and the connection; idempotent, every step runs. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await Promise.allSettled([this.bull.close(), this.schedules.close(), this.events.close(), this.analyses.close(), this.leakHunts.close()]);
+      await Promise.allSettled([this.bull.close(), ...[...this.#placed.values()].map((q) => q.close()), this.schedules.close(), this.events.close(), this.analyses.close(), this.leakHunts.close()]);
       await closeRedis(this.redis);
     })();
     return this.#closing;

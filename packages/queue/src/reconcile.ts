@@ -24,11 +24,12 @@ export async function reconcileCaptures(queue: HeapcapQueue, graceMs = 10_000): 
     for (const id of ids) {
       const record = await queue.getCapture(id);
       if (record === null || record.status !== status) continue;
-      const job = await queue.bull.getJob(id);
+      const placement = await queue.redis.hget(queue.keys.record(id), 'placement');
+      const job = await queue.queueFor(placement).getJob(id);
       const state = job === undefined ? 'missing' : await job.getState();
       if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized' || state === 'waiting-children') continue;
       if (state === 'missing' && status === 'queued') {
-        await enqueueCapture({ bull: queue.bull, settings: queue.settings }, id, record.targetId);
+        await enqueueCapture({ queueFor: (p) => queue.queueFor(p), settings: queue.settings }, id, record.targetId, placement);
         report.enqueued.push(id);
         continue;
       }

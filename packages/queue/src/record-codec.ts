@@ -2,7 +2,7 @@
  * Capture records are Redis hashes: scalar fields stay scalar so scripts can
  * HINCRBY/HSET them atomically; nested fields are JSON strings. An empty string
  * stands for null. Fields outside the schema (`createdAtMs`, `cancelRequested`,
- * `forced`, `expiring`) are bookkeeping and never leave this package.
+ * `forced`, `expiring`, `placement`) are bookkeeping and never leave this package.
  */
 import { CaptureRecordSchema, type CaptureRecord } from './schemas.ts';
 
@@ -56,6 +56,7 @@ export function decodeRecord(hash: Record<string, string>): CaptureRecord | null
     pinned: json(hash['pinned']),
     expired: json(hash['expired']),
     coalesced: Number(hash['coalesced'] ?? 0),
+    ...(hash['worker'] === undefined || hash['worker'] === '' ? {} : { worker: hash['worker'] }),
     createdAt: hash['createdAt'],
     startedAt: str(hash['startedAt']),
     finishedAt: str(hash['finishedAt']),
@@ -67,7 +68,7 @@ export function decodeRecord(hash: Record<string, string>): CaptureRecord | null
 }
 
 /** Flatten a partial update for HSET; null becomes the empty string (stored null). */
-export function encodeUpdate(update: Partial<Pick<CaptureRecord, 'phase' | 'error' | 'timings' | 'artifact' | 'startedAt' | 'finishedAt'>>): string[] {
+export function encodeUpdate(update: Partial<Pick<CaptureRecord, 'phase' | 'error' | 'timings' | 'artifact' | 'startedAt' | 'finishedAt' | 'worker'>>): string[] {
   const out: string[] = [];
   for (const [k, v] of Object.entries(update)) {
     if (v === undefined) continue;

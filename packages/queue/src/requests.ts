@@ -6,9 +6,14 @@ import { withRedisDeadline } from './connection.ts';
 import { QueueError } from './errors.ts';
 import { newCaptureId } from '@heapcap/config';
 import { enqueueCapture } from './jobs.ts';
+import { AttemptRecorder } from './attempts.ts';
+import { coversPlacement } from './routing.ts';
+import { getCapture } from './records.ts';
+import { WorkerDirectory } from './workers.ts';
 import { decodeRecord, encodeRecord } from './record-codec.ts';
 import { REQUEST_SCRIPT } from './lua-captures.ts';
 import { hashFromReply } from './reply.ts';
+import { noWorkerError } from './no-worker.ts';
 import { CaptureOptionsSchema, TriggerSchema, type CaptureRecord, type Target, type Trigger } from './schemas.ts';
 
 /** Input of requestCapture. */
@@ -99,7 +104,7 @@ export async function requestCapture(
         keys.recordPrefix,
         iso,
         trigger.scheduleId === undefined ? '0' : '1',
-        ...encodeRecord(record, force ? { forced: '1' } : {}),
+        ...encodeRecord(record, { ...(force ? { forced: '1' } : {}), ...(target.placement === undefined ? {} : { placement: target.placement }) }),
       ],
     ),
     settings.redisTimeoutMs,
@@ -109,7 +114,11 @@ export async function requestCapture(
   if (outcome === 'created') {
     // Not atomic with the script: if this add fails, the record stays queued without a job
     // until a replay of the same Idempotency-Key or the worker's reconciler enqueues it.
-    await enqueueCapture(ctx, record.id, target.id);
+    if (target.placement !== undefined) {
+      const failed = await failIfNoWorker(ctx, record, target.placement);
+      if (failed !== null) return { record: failed, created: true, coalesced: false, replayed: false };
+    }
+    await enqueueCapture(ctx, record.id, target.id, target.placement);
     return { record, created: true, coalesced: false, replayed: false };
   }
   if (outcome === 'joined') {
@@ -125,6 +134,20 @@ export async function requestCapture(
   const existing = decodeRecord(hash);
   if (existing === null) throw new Error(`capture ${id} of an Idempotency-Key vanished`);
   // A replay is the client retrying, maybe because our enqueue failed: make sure the job exists.
-  if (existing.status === 'queued') await enqueueCapture(ctx, existing.id, existing.targetId);
+  if (existing.status === 'queued') await enqueueCapture(ctx, existing.id, existing.targetId, target.placement);
   return { record: existing, created: false, coalesced: false, replayed: true };
+}
+
+/**
+ * A placed target's new capture: when no live worker consumes its placement,
+ * fail the record at once with no_worker_for_target (instead of a job nobody
+ * takes) and return it; otherwise note the placement (its queue now exists) and return null.
+ */
+async function failIfNoWorker(ctx: QueueContext, record: CaptureRecord, placement: string): Promise<CaptureRecord | null> {
+  const directory = new WorkerDirectory(ctx);
+  await directory.notePlacement(placement);
+  const live = await directory.list();
+  if (live.some((w) => coversPlacement(w.placements, placement))) return null;
+  await new AttemptRecorder(ctx).abandon(record.id, record.targetId, noWorkerError(placement));
+  return (await getCapture(ctx, record.id)) ?? record;
 }

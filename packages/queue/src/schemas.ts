@@ -130,6 +130,8 @@ export const CaptureRecordSchema = z.strictObject({
   analysis: AnalysisStateSchema.optional(),
   /** How many requests joined this capture while it was queued or running. */
   coalesced: z.number().int().min(0),
+  /** The id of the worker that ran (or runs) the last attempt (GET /v1/workers); absent until one started it. */
+  worker: z.string().optional(),
   createdAt: z.iso.datetime(),
   startedAt: z.iso.datetime().nullable(),
   finishedAt: z.iso.datetime().nullable(),

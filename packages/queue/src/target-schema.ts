@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { HostPortSchema, WsUrlSchema } from './address.ts';
 import { IdSchema } from '@heapcap/config';
 import { textSchema } from './text.ts';
+import { PlacementSchema } from './placement.ts';
 
 /** A label name: lower-case letters, digits, `_`, `.`, `-`, starting with a letter (max 63). */
 export const LabelNameSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,62}$/, 'a label name: lower-case letters, digits, "_", "." or "-", starting with a letter');
@@ -34,6 +35,8 @@ const Common = {
   /** Per-target memory limit in bytes, used by the headroom gate when the target reports none. */
   memoryLimitBytes: z.number().int().positive().optional(),
   group: IdSchema.optional(),
+  /** Only workers started with this placement (or `*`) capture it; none = any worker (placement.ts). */
+  placement: PlacementSchema.optional(),
 };
 
 const NodePidTarget = z.strictObject({

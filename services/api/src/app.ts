@@ -21,6 +21,8 @@ import captures from './plugins/app/captures.ts';
 import schedules from './plugins/app/schedules.ts';
 import pins from './plugins/app/pins.ts';
 import scheduleMetrics from './plugins/app/schedule-metrics.ts';
+import workers from './plugins/app/workers.ts';
+import workersRoutes from './routes/workers.ts';
 import slack from './plugins/app/slack.ts';
 import heapAnalysis from './plugins/app/heap-analysis.ts';
 import healthRoutes from './routes/health.ts';
@@ -65,6 +67,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(pins, { queue: deps.queue });
   await app.register(scheduleMetrics, { queue: deps.queue });
   await app.register(heapAnalysis, { queue: deps.queue, sink: deps.sink });
+  await app.register(workers, { queue: deps.queue });
   if (deps.slack !== undefined) await app.register(slack, { queue: deps.queue, store: deps.sink, slack: deps.slack });
 
   // Routes.
@@ -78,6 +81,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(leakHuntRoutes, { prefix: '/v1/leak-hunts' });
   await app.register(targetsRoutes, { prefix: '/v1/targets' });
   await app.register(schedulesRoutes, { prefix: '/v1/schedules' });
+  await app.register(workersRoutes, { prefix: '/v1/workers' });
   // Only with a signing secret: without one the paths answer 404 like any unknown route.
   if (deps.slack !== undefined) await app.register(slackRoutes, { prefix: '/slack', signingSecret: deps.slack.signingSecret });
 }

@@ -118,6 +118,7 @@ void describe('captures without a worker', () => {
       '/v1/schedules/{id}/resume',
       '/v1/targets',
       '/v1/targets/{id}',
+      '/v1/workers',
     ]);
     assert.deepEqual(Object.keys(doc.paths['/v1/schedules/{id}'] ?? {}).sort(), ['delete', 'get', 'put']);
     assert.ok(doc.paths['/v1/schedules']?.['post']?.requestBody);

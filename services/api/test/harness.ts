@@ -61,6 +61,9 @@ export interface HarnessOptions {
   http?: Partial<HttpSettings>;
   /** Start a real worker with this tuning (concurrency required). */
   worker?: Partial<WorkerTuning> & { concurrency: number };
+  /** The real worker's placements (default `*`) and id. */
+  workerPlacements?: string[];
+  workerId?: string;
   targets?: Target[];
   /** Auth mode; default tokens (TOKENS). */
   dev?: boolean;
@@ -114,7 +117,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     });
     await app.ready();
     if (opts.worker !== undefined) {
-      worker = new CaptureWorker({ queue, sink, log: logs.logger.child({ component: 'worker' }), tuning: opts.worker, analysis: opts.analysis });
+      worker = new CaptureWorker({ queue, sink, log: logs.logger.child({ component: 'worker' }), tuning: opts.worker, analysis: opts.analysis, placements: opts.workerPlacements, id: opts.workerId });
       await worker.start();
     }
     if (opts.schedules !== undefined) {

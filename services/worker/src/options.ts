@@ -40,6 +40,12 @@ export interface WorkerTuning {
   shutdownTimeoutMs: number;
   /** Run the record/job reconciler this often (and once at start). */
   reconcileIntervalMs: number;
+  /**
+   * Heartbeat period; the heartbeat key lives three periods, so a dead worker
+   * drops out of GET /v1/workers (and its placement's queued captures fail
+   * with no_worker_for_target) within about 3× this.
+   */
+  heartbeatIntervalMs: number;
 }
 
 /** Defaults that suit one worker per node next to its targets. */
@@ -54,4 +60,5 @@ export const DEFAULT_TUNING: Omit<WorkerTuning, 'concurrency'> = {
   recordRetryMs: 60_000,
   shutdownTimeoutMs: 20_000,
   reconcileIntervalMs: 60_000,
+  heartbeatIntervalMs: 5_000,
 };

@@ -31,6 +31,8 @@ export interface ProcessorDeps {
   pipeDir?: string | undefined;
   /** The N largest strings in each summary (HEAPCAP_SUMMARY_LARGEST_STRINGS); 0 or absent: none. */
   summaryLargestStrings?: number | undefined;
+  /** Written into the record of every attempt this worker starts. */
+  workerId?: string | undefined;
 }
 
 /** Phases during which the target may still be producing a snapshot we abandoned. */
@@ -96,7 +98,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   const { deps, captureId, target } = a;
   const { queue, tuning } = deps;
   const sink = deps.sink;
-  const started = await queue.attempts.start(captureId, target.id);
+  const started = await queue.attempts.start(captureId, target.id, deps.workerId);
   if (!started.ok) {
     a.log.info({ reason: started.reason, status: started.status }, 'capture not startable; skipping');
     return;

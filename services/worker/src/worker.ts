@@ -4,10 +4,19 @@
  * stop taking jobs, let running captures finish until the deadline, cancel the
  * rest (they go back to the queue), then close connections. Every step runs
  * even if an earlier one fails.
+ *
+ * Affinity: one BullMQ Worker per consumed queue: the shared one (targets
+ * without a placement) plus one per placement it was started with (`*`: every
+ * placement that has had jobs, looked up again at each heartbeat). The
+ * heartbeat announces the worker in Redis and fails the captures of
+ * placements nobody consumes any more.
  */
-import { Worker } from 'bullmq';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { CAPTURE_QUEUE, reconcileCaptures, type HeapcapQueue } from '@heapcap/queue';
+import { CAPTURE_QUEUE, captureQueueName, reconcileCaptures, type HeapcapQueue, type WorkerInfo } from '@heapcap/queue';
+import { HEAPCAP_VERSION } from '@heapcap/pipeline';
 import type { ArtifactStore } from '@heapcap/storage';
 import type { HeapcapConfig } from '@heapcap/config';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
@@ -29,6 +38,10 @@ export interface CaptureWorkerDeps {
   summaryLargestStrings?: number | undefined;
   /** Retained-size analyses and leak hunts: the size limit (default 2e9 bytes) and jobs of each kind at a time in this process (default 1; 0: none). */
   analysis?: { maxBytes: number; concurrency: number } | undefined;
+  /** HEAPCAP_WORKER_PLACEMENTS: `['*']` (the default) or the placements to capture. */
+  placements?: string[] | undefined;
+  /** The id announced in the heartbeat and written into records; default `<host>-<pid>-<random>`. */
+  id?: string | undefined;
 }
 
 type State = 'created' | 'running' | 'closing' | 'closed';
@@ -39,7 +52,14 @@ export class CaptureWorker {
   readonly #deps: CaptureWorkerDeps;
   readonly #log: Logger;
   #state: State = 'created';
-  #worker: Worker | undefined;
+  /** BullMQ workers by queue name. */
+  readonly #workers = new Map<string, Worker>();
+  #processor: ((job: Job<unknown>, token: string | undefined, signal: AbortSignal | undefined) => Promise<void>) | undefined;
+  #inFlight = 0;
+  #startedAt = new Date().toISOString();
+  #beatTimer: NodeJS.Timeout | undefined;
+  readonly id: string;
+  readonly placements: string[];
   #connection: HeapcapQueue['redis'] | undefined;
   #offCancel: (() => void) | undefined;
   #reconcileTimer: NodeJS.Timeout | undefined;
@@ -55,6 +75,13 @@ export class CaptureWorker {
     const analysis = deps.analysis ?? { maxBytes: 2_000_000_000, concurrency: 1 };
     const jobDeps = { queue: deps.queue, sink: deps.sink, log: deps.log, tempDir: deps.spillDir, ...analysis };
     this.#followUps = [analysisConsumer(jobDeps), leakHuntConsumer(jobDeps, this.#stopHunts.signal)];
+    this.placements = deps.placements ?? ['*'];
+    this.id = deps.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  }
+
+  /** Captures running in this process now. */
+  get inFlight(): number {
+    return this.#inFlight;
   }
 
   /** Where the worker is in its life. */
@@ -70,7 +97,7 @@ export class CaptureWorker {
     await queue.events.ready();
     // Cancel requests reach every worker; only the one holding the job has it tracked.
     this.#offCancel = queue.events.onCancel((captureId) => {
-      if (this.#worker?.cancelJob(captureId, 'cancel') === true) this.#log.info({ captureId }, 'cancel request received');
+      if ([...this.#workers.values()].some((w) => w.cancelJob(captureId, 'cancel'))) this.#log.info({ captureId }, 'cancel request received');
     });
     await this.#reconcile();
     this.#reconcileTimer = setInterval(() => void this.#reconcile(), this.tuning.reconcileIntervalMs);
@@ -79,25 +106,88 @@ export class CaptureWorker {
     this.#connection = queue.redis.duplicate({ maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:worker` });
     this.#connection.on('error', () => {});
     const t = this.tuning;
-    const worker = new Worker(CAPTURE_QUEUE, createProcessor({ ...this.#deps, tuning: t }), {
+    const run = createProcessor({ ...this.#deps, tuning: t, workerId: this.id });
+    this.#processor = async (job, token, signal) => {
+      this.#inFlight += 1;
+      try {
+        await run(job, token, signal);
+      } finally {
+        this.#inFlight -= 1;
+      }
+    };
+    // Not fatal when Redis is slow at start: the heartbeat timer tries again.
+    await this.#beat().catch((err: unknown) => this.#log.warn({ err }, 'first heartbeat failed; will try again'));
+    await this.#consume(CAPTURE_QUEUE);
+    for (const p of this.placements) if (p !== '*') await this.#consume(captureQueueName(p));
+    await this.#followPlacements();
+    for (const consumer of this.#followUps) await consumer.start();
+    this.#beatTimer = setInterval(() => void this.#tick(), t.heartbeatIntervalMs);
+    this.#beatTimer.unref();
+    this.#log.info({ concurrency: t.concurrency, workerId: this.id, placements: this.placements, queues: [...this.#workers.keys()], prefix: queue.keys.prefix }, 'worker started');
+  }
+
+  /** Start a BullMQ worker on `name` unless one runs. */
+  async #consume(name: string): Promise<void> {
+    if (this.#workers.has(name) || this.#state !== 'running' || this.#connection === undefined || this.#processor === undefined) return;
+    const t = this.tuning;
+    const worker = new Worker(name, this.#processor, {
       connection: this.#connection,
-      prefix: queue.keys.prefix,
+      prefix: this.#deps.queue.keys.prefix,
       concurrency: t.concurrency,
       lockDuration: t.lockDurationMs,
       stalledInterval: t.stalledIntervalMs,
       maxStalledCount: t.maxStalledCount,
       autorun: false,
     });
-    worker.on('error', (err) => this.#log.warn({ err }, 'worker connection error'));
+    worker.on('error', (err) => this.#log.warn({ err, queue: name }, 'worker connection error'));
     worker.on('stalled', (jobId) => this.#log.warn({ captureId: jobId }, 'capture job stalled (its worker died); it will run again'));
     worker.on('failed', (job, err) => {
       if (job !== undefined) this.#log.debug({ captureId: job.id, err: err.message }, 'job failed');
     });
-    this.#worker = worker;
-    void worker.run().catch((err: unknown) => this.#log.error({ err }, 'worker stopped unexpectedly'));
+    this.#workers.set(name, worker);
+    void worker.run().catch((err: unknown) => this.#log.error({ err, queue: name }, 'worker stopped unexpectedly'));
     await worker.waitUntilReady();
-    for (const consumer of this.#followUps) await consumer.start();
-    this.#log.info({ concurrency: t.concurrency, queue: CAPTURE_QUEUE, prefix: queue.keys.prefix }, 'worker started');
+  }
+
+  /** A `*` worker also consumes every placement queue that exists. */
+  async #followPlacements(): Promise<void> {
+    if (!this.placements.includes('*')) return;
+    for (const p of await this.#deps.queue.workers.placements()) await this.#consume(captureQueueName(p));
+  }
+
+  #info(): WorkerInfo {
+    return {
+      id: this.id,
+      placements: this.placements,
+      version: HEAPCAP_VERSION,
+      host: hostname(),
+      pid: process.pid,
+      inFlight: this.#inFlight,
+      startedAt: this.#startedAt,
+      lastSeenAt: new Date().toISOString(),
+    };
+  }
+
+  async #beat(): Promise<void> {
+    await this.#deps.queue.workers.beat(this.#info(), this.tuning.heartbeatIntervalMs * 3);
+  }
+
+  /**
+   * Heartbeat, new placement queues, and the orphaned placements' captures.
+   * A closing worker stops beating but leaves its key to expire (3 beats): a
+   * rolling restart's replacement has that long to arrive before the
+   * placement's queued captures fail with no_worker_for_target.
+   */
+  async #tick(): Promise<void> {
+    if (this.#state !== 'running') return;
+    try {
+      await this.#beat();
+      await this.#followPlacements();
+      const failed = await this.#deps.queue.failOrphanedPlacements();
+      if (failed.length > 0) this.#log.warn({ failed }, 'failed captures of placements without a live worker');
+    } catch (err) {
+      this.#log.warn({ err }, 'heartbeat failed; will try again');
+    }
   }
 
   async #reconcile(): Promise<void> {
@@ -123,8 +213,9 @@ export class CaptureWorker {
     this.#state = 'closing';
     const steps: [string, () => Promise<unknown>][] = [
       ['stop reconciler', async () => clearInterval(this.#reconcileTimer)],
+      ['stop heartbeat', async () => clearInterval(this.#beatTimer)],
       ['stop cancel listener', async () => this.#offCancel?.()],
-      ['drain captures', () => this.#drain(timeoutMs)],
+      ['drain captures', () => Promise.all([...this.#workers.values()].map((w) => this.#drain(w, timeoutMs)))],
       ['stop leak hunts', async () => this.#stopHunts.abort()],
       ['close analyses and leak hunts', () => Promise.all(this.#followUps.map((c) => c.close()))],
       ['close connection', async () => this.#connection?.disconnect()],
@@ -141,9 +232,7 @@ export class CaptureWorker {
   }
 
   /** Stop fetching; wait for running captures until the deadline; then cancel them (they re-queue) and force-close. */
-  async #drain(timeoutMs: number): Promise<void> {
-    const worker = this.#worker;
-    if (worker === undefined) return;
+  async #drain(worker: Worker, timeoutMs: number): Promise<void> {
     const closing = worker.close();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
@@ -170,6 +259,7 @@ export function workerFromConfig(config: HeapcapConfig, queue: HeapcapQueue, sin
     sink,
     log,
     tuning: { concurrency: config.workerConcurrency },
+    placements: config.workerPlacements,
     memoryCeilingBytes: config.memoryCeilingBytes,
     spillDir: config.spillDir,
     snapshotTransport: config.snapshotTransport,

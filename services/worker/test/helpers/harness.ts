@@ -16,6 +16,8 @@ export const FAST_TUNING: Partial<WorkerTuning> = {
   lockRetryMs: 200,
   settleTimeoutMs: 60_000,
   shutdownTimeoutMs: 5_000,
+  // A dead worker leaves GET /v1/workers (and its placement fails fast) within ~1.5 s.
+  heartbeatIntervalMs: 500,
 };
 
 export type TestTarget = WorldTarget;

@@ -12,10 +12,10 @@ export interface WorkerProcess {
 }
 
 /** Start a worker process on the harness's Redis, prefix and store; resolves once it consumes. */
-export async function startWorkerProcess(h: Harness): Promise<WorkerProcess> {
+export async function startWorkerProcess(h: Harness, extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
   const script = fileURLToPath(new URL('../fixtures/worker-child.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, HEAPCAP_TEST_REDIS_URL: h.redisUrl, HEAPCAP_TEST_PREFIX: h.prefix, HEAPCAP_TEST_STORE: h.storeDir.path },
+    env: { ...process.env, HEAPCAP_TEST_REDIS_URL: h.redisUrl, HEAPCAP_TEST_PREFIX: h.prefix, HEAPCAP_TEST_STORE: h.storeDir.path, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const reap = (): void => {

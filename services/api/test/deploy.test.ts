@@ -1,0 +1,177 @@
+/**
+ * The deployment files held against the code, since no container engine runs
+ * here: docker-compose.yml, deploy/Dockerfile and the Kubernetes manifests
+ * (built by kustomize) set only HEAPCAP_* variables that parseConfig accepts
+ * and parses (a misspelt name fails it), the API's ports and probe paths are
+ * the ones it serves, and every command they run is one bin/heapcap knows.
+ * kubernetes-validate checks the manifests against the Kubernetes schemas,
+ * promtool the alert rules, and every metric name the rules and the Grafana
+ * dashboard use is one a real /metrics serves.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { parseConfig } from '@heapcap/config';
+import { startRedis, tmpDir, type RedisServer, type TmpDir } from '@heapcap/testkit';
+import { startHarness, type Harness } from './harness.ts';
+import { kubernetesValidate, kustomizeBuild } from './deploy-tools.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const at = (p: string): string => join(ROOT, p);
+/** The HTTP paths the API serves for probes. */
+const PROBE_PATHS = new Set(['/healthz', '/readyz']);
+const DEFAULT_PORT = parseConfig({}).port;
+
+/** bin/heapcap knows `command` (its --help answers and names it). */
+function assertCommand(command: string | undefined, where: string): void {
+  assert.ok(command !== undefined, `${where}: no command`);
+  const res = spawnSync(at('bin/heapcap'), [command, '--help'], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(res.status, 0, `${where}: bin/heapcap ${command} --help failed: ${res.stdout}${res.stderr}`);
+  assert.match(res.stdout, new RegExp(`^heapcap ${command}\\b`), `${where}: bin/heapcap ${command}`);
+}
+
+/** parseConfig accepts `env` (every HEAPCAP_* name known, every value parses). */
+function assertConfig(env: Record<string, string>, where: string): ReturnType<typeof parseConfig> {
+  try {
+    return parseConfig(env);
+  } catch (err) {
+    assert.fail(`${where}: ${(err as Error).message}`);
+  }
+}
+
+type Container = {
+  name: string;
+  args?: string[];
+  env?: { name: string; value?: string; valueFrom?: unknown }[];
+  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
+  ports?: { name?: string; containerPort: number }[];
+  readinessProbe?: { httpGet?: { path: string; port: string | number } };
+  livenessProbe?: { httpGet?: { path: string; port: string | number } };
+  volumeMounts?: { mountPath: string }[];
+  securityContext?: { readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } };
+};
+type Doc = { kind: string; metadata: { name: string }; data?: Record<string, string>; spec?: { template?: { spec: { containers: Container[] } } } };
+
+void describe('deployment files', () => {
+  let redis: RedisServer;
+  let h: Harness;
+  let dir: TmpDir;
+
+  before(async () => {
+    redis = await startRedis();
+    h = await startHarness({ redisUrl: redis.url });
+    dir = await tmpDir('heapcap-deploy');
+  });
+  after(async () => {
+    await h?.close();
+    await redis?.stop();
+    await dir?.cleanup();
+  });
+
+  void it('docker-compose.yml: the api and worker settings parse, ports, health checks and commands match the service', () => {
+    const compose = parseYaml(readFileSync(at('docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, { command?: string[]; environment?: Record<string, string>; ports?: string[]; healthcheck?: { test: string[] }; volumes?: string[] }> };
+    for (const name of ['api', 'worker']) {
+      const svc = compose.services[name];
+      assert.ok(svc !== undefined, `compose service ${name}`);
+      const env = Object.fromEntries(Object.entries(svc.environment ?? {}).map(([k, v]) => [k, String(v)]));
+      const config = assertConfig(env, `docker-compose.yml ${name}`);
+      assertCommand(svc.command?.[0], `docker-compose.yml ${name}`);
+      const mounts = (svc.volumes ?? []).map((v) => v.split(':')[1]);
+      assert.ok(mounts.includes(config.targetsFile), `${name} mounts HEAPCAP_TARGETS_FILE ${config.targetsFile}`);
+      if (name === 'api') {
+        assert.ok(config.tokensFile !== undefined && mounts.includes(config.tokensFile), 'the api mounts its tokens file');
+        assert.ok(svc.ports?.some((p) => p.endsWith(`:${config.port}`)), `api publishes HEAPCAP_PORT ${config.port}`);
+        const probe = svc.healthcheck?.test.join(' ') ?? '';
+        const url = /http:\/\/127\.0\.0\.1:(\d+)(\/[a-z]+)/.exec(probe);
+        assert.ok(url !== null, `api health check ${probe}`);
+        assert.equal(Number(url[1]), config.port);
+        assert.ok(PROBE_PATHS.has(url[2]!), `api health check path ${url[2]}`);
+      }
+    }
+  });
+
+  void it('deploy/Dockerfile: Node 22 runtime, the entry point is bin/heapcap, its command, port and health check match', () => {
+    const text = readFileSync(at('deploy/Dockerfile'), 'utf8');
+    const froms = [...text.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    assert.ok(froms.length >= 2 && froms.every((f) => /^node:(22|24)-/.test(f ?? '')), `FROM ${froms.join(', ')}`);
+    const json = (instr: string): string[] => JSON.parse(new RegExp(`^${instr} (\\[.*\\])$`, 'm').exec(text)?.[1] ?? 'null') as string[];
+    assert.deepEqual(json('ENTRYPOINT'), ['bin/heapcap']);
+    assert.match(text, /^COPY bin\/heapcap bin\/heapcap$/m);
+    assertCommand(json('CMD')[0], 'Dockerfile CMD');
+    assert.match(text, new RegExp(`^EXPOSE ${DEFAULT_PORT}$`, 'm'));
+    const health = /^HEALTHCHECK .*'(\/[a-z]+)'/m.exec(text);
+    assert.ok(health !== null && PROBE_PATHS.has(health[1]!), 'HEALTHCHECK probes /healthz or /readyz');
+    assert.match(text, /^USER node$/m);
+  });
+
+  for (const overlay of ['deploy/k8s', 'deploy/k8s/overlays/sidecar']) {
+    void it(`${overlay}: kustomize output validates, settings parse, commands, ports and probes match`, () => {
+      const built = kustomizeBuild(at(overlay));
+      const file = join(dir.path, `${overlay.replaceAll('/', '_')}.yaml`);
+      writeFileSync(file, built);
+      const kv = spawnSync(kubernetesValidate(), ['--strict', '--quiet', file], { encoding: 'utf8' });
+      assert.equal(kv.status, 0, `kubernetes-validate: ${kv.stdout}${kv.stderr}`);
+      const docs = parseAllDocuments(built).map((d) => d.toJS() as Doc);
+      const configMaps = new Map(docs.filter((d) => d.kind === 'ConfigMap').map((d) => [d.metadata.name, d.data ?? {}]));
+      const workloads = docs.filter((d) => d.kind === 'Deployment' || d.kind === 'DaemonSet');
+      let heapcapContainers = 0;
+      for (const w of workloads) {
+        for (const c of w.spec?.template?.spec.containers ?? []) {
+          const where = `${overlay} ${w.kind}/${w.metadata.name} container ${c.name}`;
+          const fromMaps = (c.envFrom ?? []).map((e) => (e.configMapRef === undefined ? {} : configMaps.get(e.configMapRef.name)));
+          if (fromMaps.some((m) => m === undefined)) assert.fail(`${where}: envFrom names a ConfigMap that is not in the output`);
+          if (!(c.envFrom ?? []).some((e) => e.configMapRef?.name === 'heapcap-env')) continue; // the app, not heapcap
+          heapcapContainers += 1;
+          // A value from the downward API stands for a node name.
+          const own = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value ?? 'node-1']));
+          const config = assertConfig(Object.assign({}, ...fromMaps, own) as Record<string, string>, where);
+          assertCommand(c.args?.[0], where);
+          assert.ok(c.volumeMounts?.some((m) => config.targetsFile.startsWith(`${m.mountPath}/`)), `${where}: mounts HEAPCAP_TARGETS_FILE`);
+          assert.equal(c.securityContext?.allowPrivilegeEscalation, false, `${where}: allowPrivilegeEscalation`);
+          assert.deepEqual(c.securityContext?.capabilities?.drop, ['ALL'], `${where}: drops capabilities`);
+          assert.equal(c.securityContext?.readOnlyRootFilesystem, true, `${where}: read-only root`);
+          if (c.args?.[0] === 'api') {
+            assert.ok(config.tokensFile !== undefined && c.volumeMounts?.some((m) => config.tokensFile!.startsWith(`${m.mountPath}/`)), `${where}: mounts its tokens file`);
+            const http = c.ports?.find((p) => p.name === 'http');
+            assert.equal(http?.containerPort, config.port, `${where}: port http is HEAPCAP_PORT`);
+            for (const probe of [c.readinessProbe, c.livenessProbe]) {
+              assert.ok(probe?.httpGet !== undefined && PROBE_PATHS.has(probe.httpGet.path), `${where}: probe ${probe?.httpGet?.path}`);
+              assert.equal(probe.httpGet.port, 'http');
+            }
+          }
+        }
+      }
+      assert.ok(heapcapContainers >= 2, `${overlay}: the api and a worker`);
+      if (overlay === 'deploy/k8s') {
+        const ds = workloads.find((w) => w.kind === 'DaemonSet');
+        const placement = ds?.spec?.template?.spec.containers[0]?.env?.find((e) => e.name === 'HEAPCAP_WORKER_PLACEMENTS');
+        assert.deepEqual(placement?.valueFrom, { fieldRef: { fieldPath: 'spec.nodeName' } }, 'the DaemonSet worker\'s placement is its node name');
+        assert.ok(docs.some((d) => d.kind === 'NetworkPolicy'), 'the inspector NetworkPolicy');
+      }
+    });
+  }
+
+  void it('prometheus rules pass promtool; rules and dashboard use only metric names /metrics serves', async () => {
+    const rules = at('deploy/prometheus/heapcap-alerts.yaml');
+    const check = spawnSync('promtool', ['check', 'rules', rules], { encoding: 'utf8' });
+    assert.equal(check.status, 0, `promtool: ${check.stdout}${check.stderr}`);
+    const res = await h.app.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(res.statusCode, 200);
+    const served = new Set<string>();
+    for (const [, name, type] of res.body.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+      served.add(name!);
+      if (type === 'histogram') for (const s of ['_bucket', '_sum', '_count']) served.add(`${name!}${s}`);
+    }
+    const dashboard = readFileSync(at('deploy/grafana/heapcap-dashboard.json'), 'utf8');
+    JSON.parse(dashboard);
+    for (const [file, text] of [['rules', readFileSync(rules, 'utf8')], ['dashboard', dashboard]] as const) {
+      const used = new Set([...text.matchAll(/\bheapcap_[a-z_]+\b/g)].map((m) => m[0]));
+      assert.ok(used.size >= 5, `${file} uses heapcap metrics`);
+      for (const name of used) assert.ok(served.has(name), `${file} uses ${name}, which /metrics does not serve (it serves ${[...served].filter((n) => n.startsWith('heapcap_')).join(', ')})`);
+    }
+    execFileSync('promtool', ['--version'], { stdio: 'ignore' });
+  });
+});

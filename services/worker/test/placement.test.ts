@@ -1,0 +1,127 @@
+/**
+ * Worker affinity with two real worker processes (placements a and b), real
+ * Redis and real Node targets: each capture runs on its placement's worker
+ * (the record names it), a placement without a worker fails fast with
+ * no_worker_for_target, and killing worker a fails a's running and queued
+ * captures and leaves a without a live worker.
+ */
+import assert from 'node:assert/strict';
+import { after, afterEach, before, test } from 'node:test';
+import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
+import { coversPlacement, type CaptureRecord } from '@heapcap/queue';
+import { createHarness, type Harness, type TestTarget } from './helpers/harness.ts';
+import { startWorkerProcess, type WorkerProcess } from './helpers/worker-process.ts';
+
+let redis: RedisServer;
+let h: Harness | undefined;
+const procs: WorkerProcess[] = [];
+
+before(async () => {
+  redis = await startRedis();
+});
+afterEach(async () => {
+  await Promise.allSettled(procs.splice(0).map((p) => p.kill('SIGKILL')));
+  await h?.cleanup();
+  h = undefined;
+});
+after(async () => {
+  await redis?.stop();
+});
+
+/** A Node target registered with `placement`. */
+async function placedTarget(hh: Harness, id: string, placement: string, heapMb = 5): Promise<TestTarget> {
+  const t = await hh.addTarget(id, heapMb);
+  await hh.queue.targets.put({ id, kind: 'node', ws: t.proxy.url, labels: { service: 'test' }, placement });
+  return t;
+}
+
+function capture(hh: Harness, targetId: string, force = false): Promise<CaptureRecord> {
+  return hh.queue.requestCapture({ targetId, force, trigger: { kind: 'rest', who: 'oncall' } }).then((r) => r.record);
+}
+
+async function worker(hh: Harness, id: string, placements: string): Promise<WorkerProcess> {
+  const p = await startWorkerProcess(hh, { HEAPCAP_TEST_PLACEMENTS: placements, HEAPCAP_TEST_WORKER_ID: id });
+  procs.push(p);
+  return p;
+}
+
+void test('placements a and b: each capture runs on its own worker; no worker → no_worker_for_target; kill a → a fails fast', async () => {
+  h = await createHarness(redis.url);
+  const hh = h;
+  const ta = await placedTarget(hh, 'on-a', 'a', 30);
+  const tb = await placedTarget(hh, 'on-b', 'b');
+  await placedTarget(hh, 'on-c', 'c');
+  const a = await worker(hh, 'worker-a', 'a');
+  await worker(hh, 'worker-b', 'b');
+
+  const live = await hh.queue.workers.list();
+  assert.deepEqual(
+    live.map((w) => [w.id, w.placements, w.inFlight]),
+    [
+      ['worker-a', ['a'], 0],
+      ['worker-b', ['b'], 0],
+    ],
+  );
+  assert.ok(live.every((w) => w.version.length > 0 && w.pid > 0));
+
+  for (let i = 0; i < 2; i++) {
+    for (const [target, expected] of [['on-a', 'worker-a'], ['on-b', 'worker-b']] as const) {
+      const queued = await capture(hh, target);
+      const done = await hh.queue.waitForCapture(queued.id, 60_000);
+      assert.equal(done?.status, 'succeeded', JSON.stringify(done?.error));
+      assert.equal(done?.worker, expected, `${target} ran on its placement's worker`);
+    }
+  }
+  assert.equal(ta.proxy.snapshotsCompleted(), 2);
+  assert.equal(tb.proxy.snapshotsCompleted(), 2);
+
+  // Nobody consumes c: the capture is failed when it is requested, not left queued.
+  const t0 = Date.now();
+  const orphan = await capture(hh, 'on-c');
+  assert.equal(orphan.status, 'failed');
+  assert.equal(orphan.error?.code, 'no_worker_for_target');
+  assert.match(orphan.error?.hint ?? '', /HEAPCAP_WORKER_PLACEMENTS=c/);
+  assert.ok(Date.now() - t0 < 3_000);
+  assert.equal((await hh.queue.getCapture(orphan.id))?.status, 'failed');
+
+  // One running on a, one queued behind it (worker a runs one at a time); then a dies.
+  const running = await capture(hh, 'on-a');
+  await waitFor(async () => (await hh.queue.getCapture(running.id))?.phase === 'serialize' || undefined, { timeoutMs: 60_000, intervalMs: 20, what: 'the capture on a to serialize' });
+  const queued = await capture(hh, 'on-a', true);
+  assert.equal((await hh.queue.getCapture(queued.id))?.status, 'queued');
+  await a.kill('SIGKILL');
+  const killedAt = Date.now();
+  // Worker b's heartbeat sweep fails a's captures once a's heartbeat expires (3 × 500 ms).
+  for (const id of [running.id, queued.id]) {
+    const r = await waitFor(async () => {
+      const rec = await hh.queue.getCapture(id);
+      return rec?.status === 'failed' ? rec : undefined;
+    }, { timeoutMs: 15_000, intervalMs: 50, what: `capture ${id} of dead worker a to fail` });
+    assert.equal(r.error?.code, 'no_worker_for_target');
+  }
+  assert.ok(Date.now() - killedAt < 10_000, `failed ${Date.now() - killedAt} ms after the kill`);
+  const after = await hh.queue.workers.list();
+  assert.deepEqual(after.map((w) => w.id), ['worker-b']);
+  assert.ok(!after.some((w) => coversPlacement(w.placements, 'a')), 'a has no live worker');
+  const late = await capture(hh, 'on-a');
+  assert.equal(late.error?.code, 'no_worker_for_target');
+  // b still works.
+  const onB = await hh.queue.waitForCapture((await capture(hh, 'on-b')).id, 60_000);
+  assert.equal(onB?.worker, 'worker-b');
+});
+
+void test('a * worker takes placed targets too, and unplaced targets run on placement-limited workers', async () => {
+  h = await createHarness(redis.url);
+  const hh = h;
+  await placedTarget(hh, 'on-z', 'z');
+  await hh.addTarget('anywhere', 5);
+  await worker(hh, 'worker-q', 'q');
+  const any = await hh.queue.waitForCapture((await capture(hh, 'anywhere')).id, 60_000);
+  assert.equal(any?.status, 'succeeded', JSON.stringify(any?.error));
+  assert.equal(any?.worker, 'worker-q');
+  const star = await hh.startWorker();
+  assert.deepEqual(star.placements, ['*']);
+  const z = await hh.queue.waitForCapture((await capture(hh, 'on-z')).id, 60_000);
+  assert.equal(z?.status, 'succeeded', JSON.stringify(z?.error));
+  assert.equal(z?.worker, star.id);
+});
