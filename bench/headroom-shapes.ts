@@ -1,0 +1,90 @@
+/**
+ * Headroom by heap shape: per shape of packages/testkit/fixtures/heap-shapes.cjs
+ * (and the bundle fixture), a fresh Node target; the snapshot's node and edge
+ * counts (its JSON header), heap used, and the peak extra RSS of the capture
+ * (VmHWM reset through /proc/PID/clear_refs, as bench/headroom-model.ts does).
+ * Prints the shipped model's estimate and error per shape; the data behind
+ * the shape table in docs/headroom.md.
+ *
+ * Run (as root, Linux): node --import tsx bench/headroom-shapes.ts
+ *   BENCH_SHAPES=flat,strings,maps,closures,typed,nested,bundle
+ *   BENCH_SHAPES_NODE=system,22
+ *   BENCH_SHAPES_JSON=FILE    also write the raw points
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { captureHeapSnapshot } from '@heapcap/capture';
+import { fixturePath, startNodeTarget, type NodeVersion } from '@heapcap/testkit';
+import { withScratchDir } from './lib/tmp.ts';
+import { mb, printTable } from './lib/report.ts';
+
+const SHAPES = (process.env.BENCH_SHAPES ?? 'flat,strings,maps,closures,typed,nested,bundle').split(',');
+const NODES = (process.env.BENCH_SHAPES_NODE ?? 'system,22').split(',') as NodeVersion[];
+
+function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (m?.[1] === undefined) throw new Error(`no ${field} for pid ${pid}`);
+  return Number(m[1]);
+}
+
+interface ShapePoint {
+  shape: string;
+  node: string;
+  version: string;
+  heapUsedBytes: number;
+  nodeCount: number;
+  edgeCount: number;
+  extraBytes: number;
+  estimateBytes: number;
+  snapshotBytes: number;
+}
+
+async function measureShape(node: NodeVersion, shape: string, bundleDir: string): Promise<ShapePoint> {
+  const target = await startNodeTarget(
+    shape === 'bundle'
+      ? { node, script: fixturePath('bundle-target.cjs'), env: { BUNDLE_DIR: bundleDir, BUNDLE_FUNCTIONS: '40000' }, readyTimeoutMs: 180_000 }
+      : { node, script: fixturePath('heap-shapes.cjs'), env: { SHAPE: shape }, readyTimeoutMs: 180_000 },
+  );
+  try {
+    await sleep(2_000);
+    const pid = target.pid;
+    const rssBefore = statusKb(pid, 'VmRSS') * 1024;
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    let head = '';
+    const result = await captureHeapSnapshot({ endpoint: { kind: 'node', inspect: `127.0.0.1:${target.port!}` }, timeouts: { snapshotMs: 20 * 60_000 } }, async (snapshot) => {
+      for await (const chunk of snapshot) if (head.length < 4096) head += Buffer.from(chunk as Uint8Array).toString('utf8');
+    });
+    const extraBytes = statusKb(pid, 'VmHWM') * 1024 - rssBefore;
+    const count = (k: string): number => Number(new RegExp(`"${k}":(\\d+)`).exec(head)?.[1] ?? NaN);
+    return {
+      shape,
+      node,
+      version: result.facts.version,
+      heapUsedBytes: result.facts.heap.usedBytes,
+      nodeCount: count('node_count'),
+      edgeCount: count('edge_count'),
+      extraBytes,
+      estimateBytes: result.headroom.estimate.extraBytes,
+      snapshotBytes: result.stream.bytes,
+    };
+  } finally {
+    await target.kill('SIGKILL');
+  }
+}
+
+const points: ShapePoint[] = [];
+await withScratchDir('headroom-shapes', async (dir) => {
+  for (const node of NODES) {
+    for (const shape of SHAPES) {
+      const p = await measureShape(node, shape, dir);
+      console.log(JSON.stringify(p));
+      points.push(p);
+    }
+  }
+});
+if (process.env.BENCH_SHAPES_JSON) writeFileSync(process.env.BENCH_SHAPES_JSON, `${JSON.stringify(points, null, 2)}\n`);
+const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}%`;
+printTable(
+  ['node', 'shape', 'heap used MB', 'nodes', 'edges', 'extra MB', 'estimate MB', 'error'],
+  points.map((p) => [p.version, p.shape, mb(p.heapUsedBytes), String(p.nodeCount), String(p.edgeCount), mb(p.extraBytes), mb(p.estimateBytes), pct((p.estimateBytes - p.extraBytes) / p.extraBytes)]),
+);
