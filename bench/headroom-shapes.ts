@@ -3,8 +3,10 @@
  * (and the bundle fixture), a fresh Node target; the snapshot's node and edge
  * counts (its JSON header), heap used, and the peak extra RSS of the capture
  * (VmHWM reset through /proc/PID/clear_refs, as bench/headroom-model.ts does).
- * Prints the shipped model's estimate and error per shape; the data behind
- * the shape table in docs/headroom.md.
+ * Each shape runs in two fresh processes: the first is estimated by the
+ * model, the second from the first's measured extra (`headroom.previous`, as
+ * the worker does from its per-target record). Prints the engine's estimate
+ * and error per capture; the data behind the shape table in docs/headroom.md.
  *
  * Run (as root, Linux): node --import tsx bench/headroom-shapes.ts
  *   BENCH_SHAPES=flat,strings,maps,closures,typed,nested,bundle
@@ -13,7 +15,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { captureHeapSnapshot } from '@heapcap/capture';
+import { captureHeapSnapshot, type PreviousCapture } from '@heapcap/capture';
 import { fixturePath, startNodeTarget, type NodeVersion } from '@heapcap/testkit';
 import { withScratchDir } from './lib/tmp.ts';
 import { mb, printTable } from './lib/report.ts';
@@ -35,11 +37,13 @@ interface ShapePoint {
   nodeCount: number;
   edgeCount: number;
   extraBytes: number;
+  /** The engine's estimate: the model on the first process, the first process's capture scaled on the second. */
   estimateBytes: number;
+  source: string;
   snapshotBytes: number;
 }
 
-async function measureShape(node: NodeVersion, shape: string, bundleDir: string): Promise<ShapePoint> {
+async function measureShape(node: NodeVersion, shape: string, bundleDir: string, previous?: PreviousCapture): Promise<ShapePoint> {
   const target = await startNodeTarget(
     shape === 'bundle'
       ? { node, script: fixturePath('bundle-target.cjs'), env: { BUNDLE_DIR: bundleDir, BUNDLE_FUNCTIONS: '40000' }, readyTimeoutMs: 180_000 }
@@ -51,7 +55,7 @@ async function measureShape(node: NodeVersion, shape: string, bundleDir: string)
     const rssBefore = statusKb(pid, 'VmRSS') * 1024;
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
     let head = '';
-    const result = await captureHeapSnapshot({ endpoint: { kind: 'node', inspect: `127.0.0.1:${target.port!}` }, timeouts: { snapshotMs: 20 * 60_000 } }, async (snapshot) => {
+    const result = await captureHeapSnapshot({ endpoint: { kind: 'node', inspect: `127.0.0.1:${target.port!}` }, timeouts: { snapshotMs: 20 * 60_000 }, ...(previous === undefined ? {} : { headroom: { previous } }) }, async (snapshot) => {
       for await (const chunk of snapshot) if (head.length < 4096) head += Buffer.from(chunk as Uint8Array).toString('utf8');
     });
     const extraBytes = statusKb(pid, 'VmHWM') * 1024 - rssBefore;
@@ -65,6 +69,7 @@ async function measureShape(node: NodeVersion, shape: string, bundleDir: string)
       edgeCount: count('edge_count'),
       extraBytes,
       estimateBytes: result.headroom.estimate.extraBytes,
+      source: result.headroom.estimate.source,
       snapshotBytes: result.stream.bytes,
     };
   } finally {
@@ -76,15 +81,18 @@ const points: ShapePoint[] = [];
 await withScratchDir('headroom-shapes', async (dir) => {
   for (const node of NODES) {
     for (const shape of SHAPES) {
-      const p = await measureShape(node, shape, dir);
-      console.log(JSON.stringify(p));
-      points.push(p);
+      // Two fresh processes: the first is estimated by the model, the second from the first's measured peak.
+      const first = await measureShape(node, shape, dir);
+      console.log(JSON.stringify(first));
+      const second = await measureShape(node, shape, dir, { heapUsedBytes: first.heapUsedBytes, extraBytes: first.extraBytes });
+      console.log(JSON.stringify(second));
+      points.push(first, second);
     }
   }
 });
 if (process.env.BENCH_SHAPES_JSON) writeFileSync(process.env.BENCH_SHAPES_JSON, `${JSON.stringify(points, null, 2)}\n`);
 const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}%`;
 printTable(
-  ['node', 'shape', 'heap used MB', 'nodes', 'edges', 'extra MB', 'estimate MB', 'error'],
-  points.map((p) => [p.version, p.shape, mb(p.heapUsedBytes), String(p.nodeCount), String(p.edgeCount), mb(p.extraBytes), mb(p.estimateBytes), pct((p.estimateBytes - p.extraBytes) / p.extraBytes)]),
+  ['node', 'shape', 'estimate from', 'heap used MB', 'nodes', 'edges', 'extra MB', 'estimate MB', 'error'],
+  points.map((p) => [p.version, p.shape, p.source, mb(p.heapUsedBytes), String(p.nodeCount), String(p.edgeCount), mb(p.extraBytes), mb(p.estimateBytes), pct((p.estimateBytes - p.extraBytes) / p.extraBytes)]),
 );
