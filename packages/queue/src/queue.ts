@@ -2,6 +2,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AttemptRecorder } from './attempts.ts';
+import { HeadroomHistory } from './headroom-history.ts';
 import { AuditLog } from './audit.ts';
 import { readFinishedMetrics, type FinishedMetrics } from './finished-metrics.ts';
 import { cancelCapture, type CancelResult } from './cancel.ts';
@@ -66,6 +67,8 @@ export class HeapcapQueue {
   readonly audit: AuditLog;
   /** Worker-side transitions of records. */
   readonly attempts: AttemptRecorder;
+  /** The last measured snapshot cost per target, for the headroom gate. */
+  readonly headroom: HeadroomHistory;
   /** Pub/sub: capture done, cancel requests. */
   readonly events: CaptureEvents;
   /** Schedule definitions, their last turns and BullMQ job schedulers. */
@@ -94,6 +97,7 @@ export class HeapcapQueue {
     this.locks = new TargetLocks(this.#ctx);
     this.audit = new AuditLog(this.#ctx);
     this.attempts = new AttemptRecorder(this.#ctx);
+    this.headroom = new HeadroomHistory(this.#ctx);
     this.schedules = new ScheduleStore(this.#ctx);
   }
 
