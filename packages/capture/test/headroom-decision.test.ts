@@ -156,6 +156,15 @@ void describe('headroom decision', () => {
     assert.equal(previousEstimate(undefined, 10 * MiB), null);
   });
 
+  void it('a tiny heap is estimated at the family minimum (a snapshot of 4 MB of heap still cost 33–44 MB)', () => {
+    const m = MEMORY_MODELS['node-v8-12'];
+    const tiny = decideHeadroom(node(4, '12.4.254.21-node.33'), memory());
+    assert.equal(tiny.estimate.extraBytes, m.minimumBytes);
+    assert.ok(m.factor * 4 * MiB + m.constantBytes < m.minimumBytes);
+    const big = decideHeadroom(node(100, '12.4.254.21-node.33'), memory());
+    assert.equal(big.estimate.extraBytes, Math.round(m.factor * 100 * MiB + m.constantBytes));
+  });
+
   void it('a configured margin replaces the default one', () => {
     const report = decideHeadroom(node(10), memory({ cgroup: cgroup(1024, 100), host: null }), { marginBytes: 0 });
     assert.equal(report.binding?.marginBytes, 0);
