@@ -12,6 +12,7 @@ function mb(bytes: number | null | undefined): string {
 export function headroomLines(r: HeadroomReport): string[] {
   const m = r.memory;
   const cg = m.cgroup;
+  const dom = m.browser?.domNodes ?? 0;
   const lines = [
     `  heap used     ${mb(r.heapUsedBytes)}${m.heapLimitBytes === null ? '' : ` (V8 heap limit ${mb(m.heapLimitBytes)})`}`,
     ...(m.rssBytes === null ? [] : [`  rss           ${mb(m.rssBytes)} (peak so far ${mb(m.maxRssBytes)})`]),
@@ -25,6 +26,7 @@ export function headroomLines(r: HeadroomReport): string[] {
       (r.estimate.source === 'previous capture'
         ? `scaled from this target's previous capture; the model ${r.model.family} says +${mb(r.estimate.modelBytes)})`
         : `${r.model.family}: ${r.model.factor} × heap + ${mb(r.model.constantBytes)})`) +
+      (dom > 0 && r.model.perDomNodeBytes > 0 ? `, including ${mb(dom * r.model.perDomNodeBytes)} for ${dom} DOM nodes` : '') +
       (r.estimate.peakBytes === null ? '' : `, peak RSS ≈ ${mb(r.estimate.peakBytes)}`),
     ...r.constraints.map(
       (c) => `  limit         ${c.source}: ${mb(c.limitBytes)} − in use ${mb(c.usageBytes)} − margin ${mb(c.marginBytes)} = ${mb(c.availableBytes)} available${c === r.binding ? ' (binding)' : ''}`,

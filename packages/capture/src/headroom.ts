@@ -108,7 +108,7 @@ export function headroomConstraints(facts: RuntimeFacts, memory: MemoryFacts, op
 export function decideHeadroom(facts: RuntimeFacts, memory: MemoryFacts, options: HeadroomOptions = {}): HeadroomReport {
   const model = modelFor(facts.product, facts.v8Version, options.model);
   const heapUsedBytes = facts.heap.usedBytes;
-  const modelBytes = estimateExtraBytes(model, heapUsedBytes);
+  const modelBytes = estimateExtraBytes(model, heapUsedBytes, memory.browser?.domNodes ?? 0);
   const previousBytes = previousEstimate(options.previous, heapUsedBytes);
   const extraBytes = previousBytes ?? modelBytes;
   const constraints = headroomConstraints(facts, memory, options);

@@ -83,7 +83,7 @@ export const CaptureManifestSchema = z.looseObject({
     warnings: z.array(z.string()),
   }),
   estimate: z.object({
-    model: z.object({ family: z.string(), factor: z.number(), constantBytes: z.number(), minimumBytes: z.number().optional() }),
+    model: z.object({ family: z.string(), factor: z.number(), constantBytes: z.number(), minimumBytes: z.number().optional(), perDomNodeBytes: z.number().optional() }),
     heapUsedBytes: bytes,
     extraBytes: bytes,
     peakBytes: maybeBytes,
