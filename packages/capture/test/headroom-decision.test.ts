@@ -165,6 +165,21 @@ void describe('headroom decision', () => {
     assert.equal(big.estimate.extraBytes, Math.round(m.factor * 100 * MiB + m.constantBytes));
   });
 
+  void it('a Chromium page is charged for its DOM nodes, which the JS heap does not see', () => {
+    const chromium: RuntimeFacts = { product: 'chromium', version: 'HeadlessChrome/156', v8Version: '15.6.75.27', heap: { usedBytes: 1 * MiB, totalBytes: 2 * MiB } };
+    const m = MEMORY_MODELS.chromium;
+    const browser = (domNodes: number | null) => ({ jsHeapSizeLimitBytes: null, usedJSHeapSizeBytes: null, totalJSHeapSizeBytes: null, deviceMemoryGiB: null, domNodes });
+    const bare = { access: 'browser' as const, rssBytes: null, maxRssBytes: null, host: null };
+    const base = Math.round(m.factor * MiB + m.constantBytes);
+    // 420,000 DOM nodes (20,000 rows of a div and 10 spans): 862 MB measured, the heap alone says ~66 MB.
+    const big = decideHeadroom(chromium, memory({ ...bare, browser: browser(420_008) }));
+    assert.equal(big.estimate.extraBytes, Math.round(m.factor * MiB + m.constantBytes + m.perDomNodeBytes * 420_008));
+    assert.ok(big.estimate.extraBytes > 800e6);
+    assert.equal(decideHeadroom(chromium, memory({ ...bare, browser: browser(null) })).estimate.extraBytes, base);
+    // Node targets have no DOM term.
+    assert.equal(MEMORY_MODELS['node-v8-12'].perDomNodeBytes, 0);
+  });
+
   void it('a configured margin replaces the default one', () => {
     const report = decideHeadroom(node(10), memory({ cgroup: cgroup(1024, 100), host: null }), { marginBytes: 0 });
     assert.equal(report.binding?.marginBytes, 0);
