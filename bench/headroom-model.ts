@@ -119,7 +119,7 @@ async function measureNode(runtime: 'node20' | 'node22', heapMb: number): Promis
 }
 
 /** Renderer processes of the browser (same process group, `--type=renderer`), largest RSS first. */
-function renderers(pgid: number): number[] {
+export function renderers(pgid: number): number[] {
   const found: { pid: number; rss: number }[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;

@@ -79,7 +79,7 @@ export interface CaptureOptions extends SnapshotFlags {
   /** The target's memory limit, per target in configuration (used beside what the target reports). */
   memoryLimitBytes?: number;
   /** Headroom gate tuning per target: safety margin, model coefficients. */
-  headroom?: Pick<HeadroomOptions, 'marginBytes' | 'model'>;
+  headroom?: Pick<HeadroomOptions, 'marginBytes' | 'model' | 'previous'>;
   /**
    * How the snapshot bytes travel (default `cdp`): `pipe` has a Node.js target
    * on a shared filesystem write them with its own `writeHeapSnapshot()` into a

@@ -138,6 +138,11 @@ export interface BrowserProbeResult {
   totalJSHeapSizeBytes: number | null;
   /** `navigator.deviceMemory`: the device's RAM in GiB, rounded to a power of two (coarse). */
   deviceMemoryGiB: number | null;
+  /**
+   * DOM nodes in the page's document (text nodes included), null in a worker.
+   * They live outside the JS heap but each costs the snapshot ~2 KB (docs/headroom.md).
+   */
+  domNodes: number | null;
 }
 
 /** Chromium page or worker: what the renderer tells JavaScript about memory. */
@@ -149,5 +154,15 @@ export const BROWSER_MEMORY_PROBE = `(() => {
     usedJSHeapSizeBytes: m ? n(m.usedJSHeapSize) : null,
     totalJSHeapSizeBytes: m ? n(m.totalJSHeapSize) : null,
     deviceMemoryGiB: globalThis.navigator ? n(navigator.deviceMemory) : null,
+    // A TreeWalker over everything (NodeFilter.SHOW_ALL): no live collection cached on the document.
+    domNodes: (() => {
+      try {
+        if (typeof document === 'undefined') return null;
+        const w = document.createTreeWalker(document, 0xFFFFFFFF);
+        let count = 1;
+        while (w.nextNode()) count++;
+        return count;
+      } catch (e) { return null; }
+    })(),
   };
 })()`;

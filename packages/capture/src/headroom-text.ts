@@ -12,6 +12,7 @@ function mb(bytes: number | null | undefined): string {
 export function headroomLines(r: HeadroomReport): string[] {
   const m = r.memory;
   const cg = m.cgroup;
+  const dom = m.browser?.domNodes ?? 0;
   const lines = [
     `  heap used     ${mb(r.heapUsedBytes)}${m.heapLimitBytes === null ? '' : ` (V8 heap limit ${mb(m.heapLimitBytes)})`}`,
     ...(m.rssBytes === null ? [] : [`  rss           ${mb(m.rssBytes)} (peak so far ${mb(m.maxRssBytes)})`]),
@@ -21,7 +22,11 @@ export function headroomLines(r: HeadroomReport): string[] {
     ...(m.constrainedMemoryBytes === null ? [] : [`  constrained   ${mb(m.constrainedMemoryBytes)} (available ${mb(m.availableMemoryBytes)})`]),
     ...(m.host === null ? [] : [`  host          ${mb(m.host.availableBytes)} available of ${mb(m.host.totalBytes)} (${m.host.source})`]),
     `  facts via     ${m.access}`,
-    `  estimate      +${mb(r.estimate.extraBytes)} during the snapshot (${r.model.family}: ${r.model.factor} × heap + ${mb(r.model.constantBytes)})` +
+    `  estimate      +${mb(r.estimate.extraBytes)} during the snapshot (` +
+      (r.estimate.source === 'previous capture'
+        ? `scaled from this target's previous capture; the model ${r.model.family} says +${mb(r.estimate.modelBytes)})`
+        : `${r.model.family}: ${r.model.factor} × heap + ${mb(r.model.constantBytes)})`) +
+      (dom > 0 && r.model.perDomNodeBytes > 0 ? `, including ${mb(dom * r.model.perDomNodeBytes)} for ${dom} DOM nodes` : '') +
       (r.estimate.peakBytes === null ? '' : `, peak RSS ≈ ${mb(r.estimate.peakBytes)}`),
     ...r.constraints.map(
       (c) => `  limit         ${c.source}: ${mb(c.limitBytes)} − in use ${mb(c.usageBytes)} − margin ${mb(c.marginBytes)} = ${mb(c.availableBytes)} available${c === r.binding ? ' (binding)' : ''}`,

@@ -20,7 +20,24 @@ export interface HeadroomOptions {
   marginBytes?: number;
   /** Replace the fitted model's coefficients for this target. */
   model?: MemoryModelOverride;
+  /**
+   * What an earlier capture of this target measured (the engine's `peak`): when
+   * given, the estimate scales its extra-per-heap-byte to today's heap instead
+   * of using the model, because the cost follows the heap's shape, which the
+   * model cannot see (docs/headroom.md, "Heap shape").
+   */
+  previous?: PreviousCapture;
 }
+
+/** One earlier capture of the same target whose peak was measured. */
+export interface PreviousCapture {
+  heapUsedBytes: number;
+  /** Measured extra RSS of that capture (`peak.actualExtraBytes`). */
+  extraBytes: number;
+}
+
+/** Safety factor on a previous capture's ratio: the spread between two fresh processes of one shape (docs/headroom.md). */
+export const PREVIOUS_CAPTURE_SAFETY = 1.15;
 
 /** One limit the snapshot's extra memory must fit under. */
 export interface HeadroomConstraint {
@@ -40,8 +57,11 @@ export interface HeadroomReport {
   memory: MemoryFacts;
   heapUsedBytes: number;
   model: MemoryModel;
-  /** Extra resident memory the snapshot is expected to need, and the peak RSS that implies. */
-  estimate: { extraBytes: number; peakBytes: number | null };
+  /**
+   * Extra resident memory the snapshot is expected to need, and the peak RSS that implies.
+   * `source`: the model (heap used only), or an earlier capture of this target scaled to today's heap.
+   */
+  estimate: { extraBytes: number; peakBytes: number | null; source: 'model' | 'previous capture'; modelBytes: number; previousBytes: number | null };
   /** Every limit that applies; `binding` is the one with the least room. */
   constraints: HeadroomConstraint[];
   binding: HeadroomConstraint | null;
@@ -88,7 +108,9 @@ export function headroomConstraints(facts: RuntimeFacts, memory: MemoryFacts, op
 export function decideHeadroom(facts: RuntimeFacts, memory: MemoryFacts, options: HeadroomOptions = {}): HeadroomReport {
   const model = modelFor(facts.product, facts.v8Version, options.model);
   const heapUsedBytes = facts.heap.usedBytes;
-  const extraBytes = estimateExtraBytes(model, heapUsedBytes);
+  const modelBytes = estimateExtraBytes(model, heapUsedBytes, memory.browser?.domNodes ?? 0);
+  const previousBytes = previousEstimate(options.previous, heapUsedBytes);
+  const extraBytes = previousBytes ?? modelBytes;
   const constraints = headroomConstraints(facts, memory, options);
   const binding = constraints.reduce<HeadroomConstraint | null>((min, c) => (min === null || c.availableBytes < min.availableBytes ? c : min), null);
   const verdict = binding === null ? 'unknown' : extraBytes > binding.availableBytes ? 'exceeds' : 'fits';
@@ -97,13 +119,28 @@ export function decideHeadroom(facts: RuntimeFacts, memory: MemoryFacts, options
     memory,
     heapUsedBytes,
     model,
-    estimate: { extraBytes, peakBytes: memory.rssBytes === null ? null : memory.rssBytes + extraBytes },
+    estimate: {
+      extraBytes,
+      peakBytes: memory.rssBytes === null ? null : memory.rssBytes + extraBytes,
+      source: previousBytes === null ? 'model' : 'previous capture',
+      modelBytes,
+      previousBytes,
+    },
     constraints,
     binding,
     verdict,
     forced,
     action: verdict === 'exceeds' && !forced ? 'refuse' : 'capture',
   };
+}
+
+/**
+ * An earlier capture's extra per heap byte, times today's heap, with a safety
+ * factor; null when there is none usable (no heap, no measured extra).
+ */
+export function previousEstimate(previous: PreviousCapture | undefined, heapUsedBytes: number): number | null {
+  if (previous === undefined || !(previous.heapUsedBytes > 0) || !(previous.extraBytes > 0)) return null;
+  return Math.round((PREVIOUS_CAPTURE_SAFETY * previous.extraBytes * heapUsedBytes) / previous.heapUsedBytes);
 }
 
 function mb(bytes: number): string {

@@ -13,17 +13,30 @@ import { parseV8Version } from './v8-version.ts';
 /** Runtimes whose snapshot cost was measured separately. */
 export type ModelFamily = 'node-v8-11' | 'node-v8-12' | 'chromium';
 
-/** Coefficients of one family: extra bytes ≈ factor × heap used + constantBytes. */
+/** Coefficients of one family: extra bytes ≈ max(factor × heap used + constantBytes, minimumBytes). */
 export interface MemoryModel {
   family: ModelFamily;
   factor: number;
   constantBytes: number;
+  /**
+   * What any snapshot costs, however small the heap: V8's generator, the
+   * serializer's buffers and the inspector's messages (Node: 33–44 MB extra
+   * measured at 3–4 MB of heap, docs/headroom.md "Heap shape").
+   */
+  minimumBytes: number;
+  /**
+   * Chromium: what each DOM node costs the snapshot. The DOM lives outside the
+   * JS heap (heap used does not see it) but the snapshot walks it.
+   */
+  perDomNodeBytes: number;
 }
 
 /** Per-target override (configuration): replaces the fitted coefficients. */
 export type MemoryModelOverride = Partial<Pick<MemoryModel, 'factor' | 'constantBytes'>>;
 
 const MB = 1024 * 1024;
+/** Chromium 156: snapshot cost per DOM node, text nodes included (1.45–2.06 KB measured on 210k–630k-node pages; docs/headroom.md). */
+const PER_DOM_NODE = 1850;
 
 /**
  * Fitted coefficients; see docs/headroom.md for the data behind each. Fitted to
@@ -32,13 +45,13 @@ const MB = 1024 * 1024;
  */
 export const MEMORY_MODELS: Readonly<Record<ModelFamily, MemoryModel>> = {
   // Node 20.20.2 (V8 11.3): 11 points, 6-326 MB heap used, errors -5.4%..+22.9%.
-  'node-v8-11': { family: 'node-v8-11', factor: 7.4, constantBytes: 2 * MB },
+  'node-v8-11': { family: 'node-v8-11', factor: 7.4, constantBytes: 2 * MB, minimumBytes: 40 * MB, perDomNodeBytes: 0 },
   // Node 22.23.3 (V8 12.4): 11 points, 7-325 MB heap used, errors -6.6%..+23.2%.
-  'node-v8-12': { family: 'node-v8-12', factor: 7.3, constantBytes: 0 },
+  'node-v8-12': { family: 'node-v8-12', factor: 7.3, constantBytes: 0, minimumBytes: 40 * MB, perDomNodeBytes: 0 },
   // Headless Chromium 156 (V8 15.6), the renderer process: pointer compression halves
   // the heap but not the snapshot's per-object cost, hence twice Node's factor.
   // 10 points, 3-217 MB heap used, errors +0.2%..+9.5%.
-  chromium: { family: 'chromium', factor: 16.75, constantBytes: 48 * MB },
+  chromium: { family: 'chromium', factor: 16.75, constantBytes: 48 * MB, minimumBytes: 48 * MB, perDomNodeBytes: PER_DOM_NODE },
 };
 
 /**
@@ -66,7 +79,7 @@ export function modelFor(product: 'node' | 'chromium', v8Version: string | undef
 }
 
 /** Estimated extra resident memory (bytes) the target needs while the snapshot is built and sent. */
-export function estimateExtraBytes(model: MemoryModel, heapUsedBytes: number): number {
-  // An override may carry a negative constant; the estimate never goes below zero.
-  return Math.max(0, Math.round(model.factor * heapUsedBytes + model.constantBytes));
+export function estimateExtraBytes(model: MemoryModel, heapUsedBytes: number, domNodes = 0): number {
+  // An override may carry a negative constant; the estimate never goes below the family's minimum.
+  return Math.max(0, model.minimumBytes, Math.round(model.factor * heapUsedBytes + model.constantBytes + model.perDomNodeBytes * domNodes));
 }

@@ -3,6 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  previousEstimate,
+  PREVIOUS_CAPTURE_SAFETY,
   decideHeadroom,
   headroomError,
   MEMORY_MODELS,
@@ -126,6 +128,56 @@ void describe('headroom decision', () => {
     const fitted = decideHeadroom(node(100), memory());
     const m = MEMORY_MODELS['node-v8-11'];
     assert.equal(fitted.estimate.extraBytes, Math.round(m.factor * 100 * MiB + m.constantBytes));
+  });
+
+  void it('a previous capture of the target replaces the model: its extra per heap byte, scaled to today, with the safety factor', () => {
+    // A flat array of 200,000 tiny objects on Node 20: 19 MiB heap, 359 MiB extra; the model says ~144 MiB.
+    const previous = { heapUsedBytes: 19 * MiB, extraBytes: 359 * MiB };
+    const report = decideHeadroom(node(38), memory({ cgroup: cgroup(1024, 100), host: null }), { previous });
+    assert.equal(report.estimate.source, 'previous capture');
+    assert.equal(report.estimate.previousBytes, Math.round((PREVIOUS_CAPTURE_SAFETY * 359 * MiB * 38) / 19));
+    assert.equal(report.estimate.extraBytes, report.estimate.previousBytes);
+    const m = MEMORY_MODELS['node-v8-11'];
+    assert.equal(report.estimate.modelBytes, Math.round(m.factor * 38 * MiB + m.constantBytes));
+    // The model alone fits 1 GiB (~283 MiB needed); the previous capture says it does not (~826 MiB > ~822 MiB available).
+    assert.equal(report.verdict, 'exceeds');
+    assert.equal(decideHeadroom(node(38), memory({ cgroup: cgroup(1024, 100), host: null })).verdict, 'fits');
+    // Large strings: the previous capture says far less than the model, and that is what the gate uses.
+    const strings = decideHeadroom(node(44), memory(), { previous: { heapUsedBytes: 44 * MiB, extraBytes: 19 * MiB } });
+    assert.equal(strings.estimate.extraBytes, Math.round(PREVIOUS_CAPTURE_SAFETY * 19 * MiB));
+    assert.ok(strings.estimate.modelBytes > 10 * strings.estimate.extraBytes);
+    // Nothing usable (no heap then, or no measured extra): the model.
+    for (const bad of [{ heapUsedBytes: 0, extraBytes: 10 * MiB }, { heapUsedBytes: 10 * MiB, extraBytes: 0 }]) {
+      const r = decideHeadroom(node(38), memory(), { previous: bad });
+      assert.equal(r.estimate.source, 'model');
+      assert.equal(r.estimate.previousBytes, null);
+      assert.equal(r.estimate.extraBytes, r.estimate.modelBytes);
+    }
+    assert.equal(previousEstimate(undefined, 10 * MiB), null);
+  });
+
+  void it('a tiny heap is estimated at the family minimum (a snapshot of 4 MB of heap still cost 33–44 MB)', () => {
+    const m = MEMORY_MODELS['node-v8-12'];
+    const tiny = decideHeadroom(node(4, '12.4.254.21-node.33'), memory());
+    assert.equal(tiny.estimate.extraBytes, m.minimumBytes);
+    assert.ok(m.factor * 4 * MiB + m.constantBytes < m.minimumBytes);
+    const big = decideHeadroom(node(100, '12.4.254.21-node.33'), memory());
+    assert.equal(big.estimate.extraBytes, Math.round(m.factor * 100 * MiB + m.constantBytes));
+  });
+
+  void it('a Chromium page is charged for its DOM nodes, which the JS heap does not see', () => {
+    const chromium: RuntimeFacts = { product: 'chromium', version: 'HeadlessChrome/156', v8Version: '15.6.75.27', heap: { usedBytes: 1 * MiB, totalBytes: 2 * MiB } };
+    const m = MEMORY_MODELS.chromium;
+    const browser = (domNodes: number | null) => ({ jsHeapSizeLimitBytes: null, usedJSHeapSizeBytes: null, totalJSHeapSizeBytes: null, deviceMemoryGiB: null, domNodes });
+    const bare = { access: 'browser' as const, rssBytes: null, maxRssBytes: null, host: null };
+    const base = Math.round(m.factor * MiB + m.constantBytes);
+    // 420,000 DOM nodes (20,000 rows of a div and 10 spans): 862 MB measured, the heap alone says ~66 MB.
+    const big = decideHeadroom(chromium, memory({ ...bare, browser: browser(420_008) }));
+    assert.equal(big.estimate.extraBytes, Math.round(m.factor * MiB + m.constantBytes + m.perDomNodeBytes * 420_008));
+    assert.ok(big.estimate.extraBytes > 800e6);
+    assert.equal(decideHeadroom(chromium, memory({ ...bare, browser: browser(null) })).estimate.extraBytes, base);
+    // Node targets have no DOM term.
+    assert.equal(MEMORY_MODELS['node-v8-12'].perDomNodeBytes, 0);
   });
 
   void it('a configured margin replaces the default one', () => {

@@ -48,6 +48,9 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
       heapUsedBytes: result.headroom.heapUsedBytes,
       extraBytes: result.headroom.estimate.extraBytes,
       peakBytes: result.headroom.estimate.peakBytes,
+      source: result.headroom.estimate.source,
+      modelBytes: result.headroom.estimate.modelBytes,
+      previousBytes: result.headroom.estimate.previousBytes,
     },
     decision: {
       verdict: result.headroom.verdict,

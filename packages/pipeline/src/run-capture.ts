@@ -32,6 +32,8 @@ export interface RunCaptureInput {
   force?: boolean;
   /** The target's configured memory limit. */
   memoryLimitBytes?: number | undefined;
+  /** What the target's last measured capture cost (heap used, extra RSS): the gate scales it to today's heap. */
+  headroomPrevious?: { heapUsedBytes: number; extraBytes: number } | undefined;
   trigger?: CaptureManifestInput['trigger'];
   /** Summarize the snapshot while it streams (default on); options such as `largestStrings`. */
   summary?: false | SummaryOptions;
@@ -65,6 +67,7 @@ export async function runCapture(input: RunCaptureInput): Promise<RunCaptureOutp
     ...(input.snapshotTimeoutMs === undefined ? {} : { timeouts: { snapshotMs: input.snapshotTimeoutMs } }),
     force: input.force === true,
     ...(input.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: input.memoryLimitBytes }),
+    ...(input.headroomPrevious === undefined ? {} : { headroom: { previous: input.headroomPrevious } }),
     ...(input.signal === undefined ? {} : { signal: input.signal }),
     ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
     // Prove the store can take the artifact before the target is paused for it.

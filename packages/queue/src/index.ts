@@ -93,6 +93,7 @@ export {
 } from './analysis-schema.ts';
 export { AttemptRecorder, type TransitionResult, type CaptureErrorInfo, type CaptureArtifactInfo } from './attempts.ts';
 export { CaptureEvents } from './events.ts';
+export { HeadroomHistory, type HeadroomSample } from './headroom-history.ts';
 export { PHASE_BUCKETS_SECONDS, type FinishedMetrics, type PhaseHistogram } from './finished-metrics.ts';
 export { reconcileCaptures, type ReconcileReport } from './reconcile.ts';
 export { QueueError, isQueueError, QUEUE_ERROR_CODES, type QueueErrorCode } from './errors.ts';

@@ -64,6 +64,10 @@ export class Keys {
   targetLock(targetId: string): string {
     return `${this.base}:lock:${targetId}`;
   }
+  /** Hash: the last measured snapshot cost of a target (headroom-history.ts). */
+  headroom(targetId: string): string {
+    return `${this.base}:headroom:${targetId}`;
+  }
   /** Hash: target id → registry entry JSON. */
   targets(): string {
     return `${this.base}:targets`;

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { CaptureAnalyses } from './analyses.ts';
 import { LeakHunts } from './leak-hunts.ts';
 import { AttemptRecorder } from './attempts.ts';
+import { HeadroomHistory } from './headroom-history.ts';
 import { AuditLog } from './audit.ts';
 import { readFinishedMetrics, type FinishedMetrics } from './finished-metrics.ts';
 import { cancelCapture, type CancelResult } from './cancel.ts';
@@ -71,6 +72,8 @@ export class HeapcapQueue {
   readonly audit: AuditLog;
   /** Worker-side transitions of records. */
   readonly attempts: AttemptRecorder;
+  /** The last measured snapshot cost per target, for the headroom gate. */
+  readonly headroom: HeadroomHistory;
   /** Pub/sub: capture done, cancel requests. */
   readonly events: CaptureEvents;
   /** Schedule definitions, their last turns and BullMQ job schedulers. */
@@ -108,6 +111,7 @@ export class HeapcapQueue {
     this.locks = new TargetLocks(this.#ctx);
     this.audit = new AuditLog(this.#ctx);
     this.attempts = new AttemptRecorder(this.#ctx);
+    this.headroom = new HeadroomHistory(this.#ctx);
     this.schedules = new ScheduleStore(this.#ctx);
     this.analyses = new CaptureAnalyses(this.#ctx);
     this.leakHunts = new LeakHunts(this.#ctx, async (id) => (await this.targets.get(id)) !== null);

@@ -83,10 +83,15 @@ export const CaptureManifestSchema = z.looseObject({
     warnings: z.array(z.string()),
   }),
   estimate: z.object({
-    model: z.object({ family: z.string(), factor: z.number(), constantBytes: z.number() }),
+    model: z.object({ family: z.string(), factor: z.number(), constantBytes: z.number(), minimumBytes: z.number().optional(), perDomNodeBytes: z.number().optional() }),
     heapUsedBytes: bytes,
     extraBytes: bytes,
     peakBytes: maybeBytes,
+    // Where extraBytes came from: the model, or this target's previous capture scaled to today's heap.
+    // Optional: manifests written before the field existed lack it (they were all `model`).
+    source: z.enum(['model', 'previous capture']).optional(),
+    modelBytes: bytes.optional(),
+    previousBytes: maybeBytes.optional(),
   }),
   decision: z.object({
     verdict: z.enum(['fits', 'exceeds', 'unknown']),

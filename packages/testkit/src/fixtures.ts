@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 export type FixtureName =
   | 'heap-holder.cjs'
   | 'heap-holder.mjs'
+  | 'heap-shapes.cjs'
   | 'bundle-target.cjs'
   | 'make-bundle.cjs'
   | 'page.html';

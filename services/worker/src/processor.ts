@@ -136,6 +136,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   let outcome: AttemptOutcome;
   try {
     if (await queue.attempts.cancelRequested(captureId)) abort('cancel');
+    const previous = await previousCost(queue, target.id, log);
     log.info('capture started');
     const out = await runCapture({
       captureId,
@@ -151,6 +152,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
       // The headroom gate: `forceHeadroom` overrides a refusal (recorded in the manifest).
       force: options.forceHeadroom,
       ...(target.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: target.memoryLimitBytes }),
+      ...(previous === null ? {} : { headroomPrevious: previous }),
       ...(deps.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: deps.memoryCeilingBytes }),
       spillDir: deps.spillDir,
       transport: deps.snapshotTransport,
@@ -169,6 +171,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
       },
     });
     await phaseWrites;
+    await recordCost(queue, target.id, out.result, log);
     const timings = { queued: Math.max(0, startedAtMs - Date.parse(a.record.createdAt)), ...out.result.timings };
     outcome = { kind: 'succeeded', timings, out };
   } catch (err) {
@@ -192,6 +195,29 @@ async function runAttempt(a: AttemptInput): Promise<void> {
     await finishAttempt({ ...a, log, attempt, outcome });
   } finally {
     lease.stop();
+  }
+}
+
+/** The target's last measured snapshot cost, for the headroom gate; null when none (or Redis cannot say: the model decides then). */
+async function previousCost(queue: HeapcapQueue, targetId: string, log: Logger): Promise<{ heapUsedBytes: number; extraBytes: number } | null> {
+  try {
+    const s = await queue.headroom.get(targetId);
+    return s === null ? null : { heapUsedBytes: s.heapUsedBytes, extraBytes: s.extraBytes };
+  } catch (err) {
+    log.warn({ err }, 'could not read the target’s previous snapshot cost; the headroom model alone decides');
+    return null;
+  }
+}
+
+/** Remember what this capture cost the target when its peak was measured; best effort. */
+async function recordCost(queue: HeapcapQueue, targetId: string, result: Awaited<ReturnType<typeof runCapture>>['result'], log: Logger): Promise<void> {
+  const extraBytes = result.peak.actualExtraBytes;
+  if (extraBytes === null || result.facts.pid === undefined) return;
+  const sample = { heapUsedBytes: result.headroom.heapUsedBytes, extraBytes, pid: result.facts.pid, capturedAt: new Date().toISOString() };
+  try {
+    if (await queue.headroom.record(targetId, sample)) log.info({ headroom: sample }, 'recorded the snapshot cost for the next headroom estimate');
+  } catch (err) {
+    log.warn({ err }, 'could not record the snapshot cost for the next headroom estimate');
   }
 }
 
