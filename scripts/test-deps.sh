@@ -84,41 +84,32 @@ else
   fi
 fi
 
-# --- schemathesis (PyPI) in its own venv under the cache dir -----------------
-# The API contract test runs `st` against a live `heapcap serve`. Pinned; a
-# venv so the system site-packages are never touched; reused when present.
-st_venv="$SCHEMATHESIS_DIR_DEFAULT"
-if [[ -n "${HEAPCAP_SCHEMATHESIS:-}" ]]; then
-  [[ -x "$HEAPCAP_SCHEMATHESIS" ]] || fail "HEAPCAP_SCHEMATHESIS=$HEAPCAP_SCHEMATHESIS is not executable"
-elif [[ ! -x "$st_venv/bin/st" ]] || [[ "$("$st_venv/bin/st" --version 2>/dev/null)" != *"$SCHEMATHESIS_VERSION"* ]]; then
-  if command -v python3 >/dev/null 2>&1; then
-    say "installing schemathesis $SCHEMATHESIS_VERSION into $st_venv (pip)"
-    rm -rf "$st_venv"
-    if ! { python3 -m venv "$st_venv" && "$st_venv/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"; }; then
-      fail "pip install schemathesis==$SCHEMATHESIS_VERSION into $st_venv failed (PyPI unreachable? python3-venv missing: apt-get install python3-venv)"
-      rm -rf "$st_venv"
-    fi
-  else
-    fail "python3 is missing (needed for schemathesis): apt-get install -y python3 python3-venv"
+# --- Python tools (PyPI), each pinned in its own venv under the cache dir ----
+# A venv so the system site-packages are never touched; reused when present.
+# pip_tool PACKAGE VERSION VENV BINARY OVERRIDE_VAR
+pip_tool() {
+  local pkg="$1" version="$2" venv="$3" bin="$4" override_var="$5"
+  local override="${!override_var:-}"
+  if [[ -n "$override" ]]; then
+    [[ -x "$override" ]] || fail "$override_var=$override is not executable"
+    return
   fi
-fi
-
-# --- kubernetes-validate (PyPI, ships the Kubernetes schemas) in a venv -------
-kv_venv="$KUBERNETES_VALIDATE_DIR_DEFAULT"
-if [[ -n "${HEAPCAP_KUBERNETES_VALIDATE:-}" ]]; then
-  [[ -x "$HEAPCAP_KUBERNETES_VALIDATE" ]] || fail "HEAPCAP_KUBERNETES_VALIDATE=$HEAPCAP_KUBERNETES_VALIDATE is not executable"
-elif [[ "$("$kv_venv/bin/kubernetes-validate" --version 2>/dev/null)" != "$KUBERNETES_VALIDATE_VERSION" ]]; then
-  if command -v python3 >/dev/null 2>&1; then
-    say "installing kubernetes-validate $KUBERNETES_VALIDATE_VERSION into $kv_venv (pip)"
-    rm -rf "$kv_venv"
-    if ! { python3 -m venv "$kv_venv" && "$kv_venv/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"; }; then
-      fail "pip install kubernetes-validate==$KUBERNETES_VALIDATE_VERSION into $kv_venv failed (PyPI unreachable? python3-venv missing: apt-get install python3-venv)"
-      rm -rf "$kv_venv"
-    fi
-  else
-    fail "python3 is missing (needed for kubernetes-validate): apt-get install -y python3 python3-venv"
+  [[ -x "$venv/bin/$bin" ]] && [[ "$("$venv/bin/$bin" --version 2>/dev/null)" == *"$version"* ]] && return
+  if ! command -v python3 >/dev/null 2>&1; then
+    fail "python3 is missing (needed for $pkg): apt-get install -y python3 python3-venv"
+    return
   fi
-fi
+  say "installing $pkg $version into $venv (pip)"
+  rm -rf "$venv"
+  if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "$pkg==$version"; }; then
+    fail "pip install $pkg==$version into $venv failed (PyPI unreachable? python3-venv missing: apt-get install python3-venv)"
+    rm -rf "$venv"
+  fi
+}
+# The API contract test runs `st` against a live `heapcap serve`.
+pip_tool schemathesis "$SCHEMATHESIS_VERSION" "$SCHEMATHESIS_DIR_DEFAULT" st HEAPCAP_SCHEMATHESIS
+# The deploy test validates every Kubernetes manifest (the package ships the schemas).
+pip_tool kubernetes-validate "$KUBERNETES_VALIDATE_VERSION" "$KUBERNETES_VALIDATE_DIR_DEFAULT" kubernetes-validate HEAPCAP_KUBERNETES_VALIDATE
 
 # --- kustomize: kubectl's built-in, a kustomize binary, or go install ---------
 if ! command -v kubectl >/dev/null 2>&1 && ! command -v kustomize >/dev/null 2>&1 && [[ ! -x "$HOME/go/bin/kustomize" ]]; then
