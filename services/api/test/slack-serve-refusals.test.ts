@@ -154,7 +154,10 @@ void test('what engineers type: every edge case gets a 200 and a sensible reply'
   assert.match(diff.text, new RegExp(`^What grew in demo: \`${base.id}\` \\(.+\\) → \`${head.id}\` \\(.+\\), heap [+−][\\d.]+ MiB, [+−][\\d,]+ objects\n`));
   assert.match(JSON.stringify(diff.body?.blocks), /Self sizes; for retained sizes analyse both captures/);
   assert.match((await ok('diff 01J7ZHH716228KMD1V49A92AEZ 01J7ZHH716228KMD1V49A92AF0')).text, /There is no capture `01J7ZHH716228KMD1V49A92AEZ` or `01J7ZHH716228KMD1V49A92AF0`/);
-  const last = (await h.queue.listCaptures({ limit: 1 })).items[0]!;
+  // Captures of two targets: the API's force=true does not exist in Slack, so the reply says what to do instead.
+  const other = (await h.queue.requestCapture({ targetId: 'gone', trigger: { kind: 'rest', who: 'slack-test' } })).record;
+  assert.match((await ok(`diff ${head.id} ${other.id}`)).text, /Cannot compare `[0-9A-Z]{26}` and `[0-9A-Z]{26}`: they are captures of two targets \(`demo` and `gone`\); compare two captures of one target \(`\/heapcap list gone`\)/);
+  const last = (await h.queue.listCaptures({ targetId: 'demo', limit: 1 })).items[0]!;
   const status = await ok(`status ${last.id.toLowerCase()}`);
   assert.match(JSON.stringify(status.body), /demo: heap snapshot succeeded/);
   assert.match(JSON.stringify(status.body), /Download the snapshot/);

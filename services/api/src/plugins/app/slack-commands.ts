@@ -145,7 +145,11 @@ async function diffCommand(app: FastifyInstance, deps: SlackCommandDeps, a: stri
     });
   } catch (err) {
     // A diff that cannot be made says why (no summary, other targets, no artifact) in the API's words.
-    if (err instanceof ApiError) return ephemeral(`:warning: Cannot compare \`${base.id}\` and \`${head.id}\`: ${err.message}`);
+    if (err instanceof ApiError) {
+      // The API's way round a target mismatch (force=true) does not exist here: say what does.
+      const why = err.code === 'target_mismatch' ? `they are captures of two targets (\`${base.targetId}\` and \`${head.targetId}\`); compare two captures of one target (\`${name} list ${head.targetId}\`)` : err.message;
+      return ephemeral(`:warning: Cannot compare \`${base.id}\` and \`${head.id}\`: ${why}`);
+    }
     throw err;
   }
 }
