@@ -7,18 +7,13 @@
  * (listed in docs/api.md).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { HEAPCAP_BIN, fixturePath, freePort, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, freePort, runCommand, startHeapcap, startNodeTarget, startRedis, tmpDir, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 import { hashToken } from '../src/index.ts';
 import { SCHEMATHESIS_CONFIG, schemathesisBinary } from './schemathesis/run.ts';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-/** How the service is started: the command users type. */
-const SERVE_COMMAND = [HEAPCAP_BIN, 'serve'];
 // Test cases per operation and phase. 25: about 1,100 test cases in 60–70 s
 // with the machine's load average at 11–14 on 2 cores (other test suites running).
 const MAX_EXAMPLES = 25;
@@ -37,23 +32,7 @@ const ALL_CHECKS = [
 let redis: RedisServer;
 let dir: TmpDir;
 let target: NodeTarget;
-let serve: { child: ChildProcess; output: () => string; exited: Promise<number | null> } | undefined;
-
-/** Runs `cmd` to its end; resolves with the exit code and everything it printed. */
-function run(cmd: string[], env: NodeJS.ProcessEnv, cwd: string): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const [file = '', ...args] = cmd;
-  const child = spawn(file, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  const reap = (): void => {
-    child.kill('SIGKILL');
-  };
-  process.once('exit', reap);
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  void exited.then(() => process.off('exit', reap));
-  return { child, output: () => out, exited };
-}
+let serve: RunningHeapcap | undefined;
 
 before(async () => {
   redis = await startRedis();
@@ -61,10 +40,7 @@ before(async () => {
   target = await startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '2' } });
 });
 after(async () => {
-  if (serve !== undefined && serve.child.exitCode === null) {
-    serve.child.kill('SIGKILL');
-    await serve.exited;
-  }
+  await serve?.stop('SIGKILL');
   await target?.kill();
   await redis?.stop();
   await dir?.cleanup();
@@ -77,37 +53,30 @@ void test(`schemathesis, all checks and phases (${MAX_EXAMPLES} examples per ope
   await writeFile(tokensFile, `tokens:\n  - name: contract\n    sha256: "${hashToken(TOKEN)}"\n    scopes: [captures:read, captures:write, artifacts:read, targets:admin]\n`);
   await writeFile(targetsFile, `targets:\n  - id: ${TARGET_ID}\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n    labels: { service: contract }\n`);
   const port = await freePort();
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HEAPCAP_')));
-  serve = run(SERVE_COMMAND, {
-    ...base,
-    HEAPCAP_REDIS_URL: redis.url,
-    HEAPCAP_PORT: String(port),
-    HEAPCAP_TOKENS_FILE: tokensFile,
-    HEAPCAP_TARGETS_FILE: targetsFile,
-    HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}`,
-    HEAPCAP_LOG_LEVEL: 'warn',
-    // One token and one address send every request: the limits must not turn the run into 429s.
-    HEAPCAP_RATE_LIMIT: '1000000',
-    HEAPCAP_AUTH_FAILURE_LIMIT: '1000000',
-  }, ROOT);
-  const url = `http://127.0.0.1:${port}`;
-  const exitedEarly = serve.exited.then((c) => {
-    throw new Error(`heapcap serve exited (${c}): ${serve?.output()}`);
+  // The command users type; it says where it serves once it listens.
+  serve = await startHeapcap(['serve'], {
+    env: {
+      HEAPCAP_REDIS_URL: redis.url,
+      HEAPCAP_PORT: String(port),
+      HEAPCAP_TOKENS_FILE: tokensFile,
+      HEAPCAP_TARGETS_FILE: targetsFile,
+      HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}`,
+      // One token and one address send every request: the limits must not turn the run into 429s.
+      HEAPCAP_RATE_LIMIT: '1000000',
+      HEAPCAP_AUTH_FAILURE_LIMIT: '1000000',
+    },
   });
-  await Promise.race([
-    waitFor(async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 60_000, what: 'heapcap serve to be ready' }),
-    exitedEarly,
-  ]);
-  exitedEarly.catch(() => undefined);
+  const url = serve.url;
+  const serveOutput = (): string => `${serve?.stdout.text() ?? ''}${serve?.stderr.text() ?? ''}`;
 
   const reportPath = join(dir.path, 'report.ndjson');
-  const contract = run(
-    [st, '--config-file', SCHEMATHESIS_CONFIG, 'run', `${url}/openapi.json`, '--max-examples', String(MAX_EXAMPLES), '--seed', String(SEED), '--no-color', '--report', 'ndjson', '--report-ndjson-path', reportPath],
-    { ...process.env, HEAPCAP_ST_TOKEN: TOKEN, NO_COLOR: '1' },
-    dir.path,
+  const contract = await runCommand(
+    st,
+    ['--config-file', SCHEMATHESIS_CONFIG, 'run', `${url}/openapi.json`, '--max-examples', String(MAX_EXAMPLES), '--seed', String(SEED), '--no-color', '--report', 'ndjson', '--report-ndjson-path', reportPath],
+    { env: { HEAPCAP_ST_TOKEN: TOKEN, NO_COLOR: '1' }, cwd: dir.path, timeoutMs: 160_000 },
   );
-  const code = await contract.exited;
-  const output = contract.output();
+  const code = contract.code;
+  const output = contract.stdout + contract.stderr;
   assert.equal(code, 0, `st failed (exit ${code}):\n${output.slice(-12_000)}`);
   // Every phase ran, the stateful one included, and many cases were sent.
   for (const phase of ['Examples', 'Coverage', 'Fuzzing', 'Stateful']) assert.match(output, new RegExp(`${phase}`), output.slice(-3000));
@@ -115,7 +84,7 @@ void test(`schemathesis, all checks and phases (${MAX_EXAMPLES} examples per ope
   assert.ok(generated > 500, `only ${generated} test cases generated:\n${output.slice(-3000)}`);
   assert.match(output, /Scenarios:\s+\d+/);
   // No server error was logged either (a 5xx is logged at error level with its cause).
-  assert.doesNotMatch(serve.output(), /"level":50/, serve.output().slice(-5000));
+  assert.doesNotMatch(serveOutput(), /"level":50/, serveOutput().slice(-5000));
   // Captures really ran against the target (the trigger dictionary names it).
   // Every check ran (the settings file enables them all, with the accepted exceptions per operation).
   const report = await readFile(reportPath, 'utf8');
@@ -123,6 +92,5 @@ void test(`schemathesis, all checks and phases (${MAX_EXAMPLES} examples per ope
   const captures = (await (await fetch(`${url}/v1/captures?target=${TARGET_ID}&limit=100`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { items: unknown[] };
   assert.ok(captures.items.length > 0, 'no capture of the real target was triggered');
 
-  serve.child.kill('SIGTERM');
-  assert.equal(await serve.exited, 0, serve.output().slice(-3000));
+  assert.equal(await serve.stop(), 0, serveOutput().slice(-3000));
 });
