@@ -17,7 +17,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { captureHeapSnapshot, type PreviousCapture } from '@heapcap/capture';
+import { captureHeapSnapshot, type CaptureOptions, type PreviousCapture } from '@heapcap/capture';
 import { fixturePath, startChromium, startNodeTarget, type Chromium, type NodeVersion } from '@heapcap/testkit';
 import { renderers } from './headroom-model.ts';
 import { withScratchDir } from './lib/tmp.ts';
@@ -57,6 +57,27 @@ interface ShapePoint {
   snapshotBytes: number;
 }
 
+/** One capture of `endpoint` with the peak RSS of process `pid` reset first: the point's extra memory, counts and estimate. */
+async function measurePoint(pid: number, endpoint: CaptureOptions['endpoint'], shape: string, node: string, previous?: PreviousCapture): Promise<ShapePoint> {
+  const rssBefore = statusKb(pid, 'VmRSS') * 1024;
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  const head = headKeeper();
+  const result = await captureHeapSnapshot({ endpoint, timeouts: { snapshotMs: 20 * 60_000 }, ...(previous === undefined ? {} : { headroom: { previous } }) }, head.consume);
+  const extraBytes = statusKb(pid, 'VmHWM') * 1024 - rssBefore;
+  return {
+    shape,
+    node,
+    version: result.facts.version,
+    heapUsedBytes: result.facts.heap.usedBytes,
+    nodeCount: head.count('node_count'),
+    edgeCount: head.count('edge_count'),
+    extraBytes,
+    estimateBytes: result.headroom.estimate.extraBytes,
+    source: result.headroom.estimate.source,
+    snapshotBytes: result.stream.bytes,
+  };
+}
+
 async function measureShape(node: NodeVersion, shape: string, bundleDir: string, previous?: PreviousCapture): Promise<ShapePoint> {
   const target = await startNodeTarget(
     shape === 'bundle'
@@ -65,25 +86,8 @@ async function measureShape(node: NodeVersion, shape: string, bundleDir: string,
   );
   try {
     await sleep(2_000);
-    const pid = target.pid;
-    const rssBefore = statusKb(pid, 'VmRSS') * 1024;
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    const head = headKeeper();
     const endpoint = { kind: 'node' as const, inspect: `127.0.0.1:${target.port!}` };
-    const result = await captureHeapSnapshot({ endpoint, timeouts: { snapshotMs: 20 * 60_000 }, ...(previous === undefined ? {} : { headroom: { previous } }) }, head.consume);
-    const extraBytes = statusKb(pid, 'VmHWM') * 1024 - rssBefore;
-    return {
-      shape,
-      node,
-      version: result.facts.version,
-      heapUsedBytes: result.facts.heap.usedBytes,
-      nodeCount: head.count('node_count'),
-      edgeCount: head.count('edge_count'),
-      extraBytes,
-      estimateBytes: result.headroom.estimate.extraBytes,
-      source: result.headroom.estimate.source,
-      snapshotBytes: result.stream.bytes,
-    };
+    return await measurePoint(target.pid, endpoint, shape, node, previous);
   } finally {
     await target.kill('SIGKILL');
   }
@@ -110,24 +114,8 @@ async function measureDom(rows: number): Promise<ShapePoint> {
     await sleep(2_000);
     const pid = renderers(browser.pid)[0];
     if (pid === undefined) throw new Error('no renderer process found');
-    const rssBefore = statusKb(pid, 'VmRSS') * 1024;
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    const head = headKeeper();
     const endpoint = { kind: 'chromium' as const, browser: `127.0.0.1:${browser.port}`, select: { urlPattern: '^data:' } };
-    const result = await captureHeapSnapshot({ endpoint, timeouts: { snapshotMs: 20 * 60_000 } }, head.consume);
-    const extraBytes = statusKb(pid, 'VmHWM') * 1024 - rssBefore;
-    return {
-      shape: `dom ${rows} rows`,
-      node: 'chromium',
-      version: result.facts.version,
-      heapUsedBytes: result.facts.heap.usedBytes,
-      nodeCount: head.count('node_count'),
-      edgeCount: head.count('edge_count'),
-      extraBytes,
-      estimateBytes: result.headroom.estimate.extraBytes,
-      source: result.headroom.estimate.source,
-      snapshotBytes: result.stream.bytes,
-    };
+    return await measurePoint(pid, endpoint, `dom ${rows} rows`, 'chromium');
   } finally {
     await browser?.close();
   }
