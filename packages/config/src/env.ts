@@ -111,6 +111,15 @@ const EnvSchema = z.object({
    * a target captured every 30 min keeps 48 + 48 × 7 records ≈ 1.3 MB at 7 days.
    */
   HEAPCAP_RECORD_TTL_DAYS: z.coerce.number().positive().max(36_500).default(7),
+  /**
+   * How often the watcher samples each watched target (Runtime.getHeapUsage and
+   * the heap limit over CDP). A rule's cooldown must be at least this long.
+   */
+  HEAPCAP_WATCH_INTERVAL: DurationSchema.refine((ms) => ms >= 100 && ms <= 3_600_000, 'between 100ms and 1h').default(15_000),
+  /** How long each watched target's samples are kept (the stream holds this divided by the interval: a day at 15 s is 5,760 samples). */
+  HEAPCAP_WATCH_RETENTION: DurationSchema.refine((ms) => ms >= 1_000, 'at least 1s').default(86_400_000),
+  /** When the headroom gate refuses a rule's snapshot, the allocation sampling profile taken instead lasts this long. */
+  HEAPCAP_WATCH_SAMPLING_DURATION: DurationSchema.refine((ms) => ms >= 1_000 && ms <= 600_000, 'between 1s and 10m').default(30_000),
   /** Slack (slack.ts): signing secret, users file, bot token, links; and HEAPCAP_PUBLIC_URL. */
   ...SLACK_ENV,
 });
@@ -156,6 +165,18 @@ export interface HeapcapConfig {
   slack: SlackConfig;
   /** Schedules and retention (HEAPCAP_SCHEDULE_MIN_INTERVAL, HEAPCAP_RETENTION_*, HEAPCAP_RECORD_TTL_DAYS). */
   schedules: ScheduleSettings;
+  /** Watch rules (HEAPCAP_WATCH_*). */
+  watch: WatchSettings;
+}
+
+/** Settings of the watcher. */
+export interface WatchSettings {
+  /** Sample every watched target this often. */
+  intervalMs: number;
+  /** Keep each target's samples this long. */
+  retentionMs: number;
+  /** Length of the sampling profile taken when the gate refuses a rule's snapshot. */
+  samplingMs: number;
 }
 
 /** Settings of schedules, the retention janitor and record expiry. */
@@ -249,6 +270,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
       retentionIntervalMs: e.HEAPCAP_RETENTION_INTERVAL,
       recordTtlMs: Math.round(e.HEAPCAP_RECORD_TTL_DAYS * 86_400_000),
     },
+    watch: { intervalMs: e.HEAPCAP_WATCH_INTERVAL, retentionMs: e.HEAPCAP_WATCH_RETENTION, samplingMs: e.HEAPCAP_WATCH_SAMPLING_DURATION },
     publicUrl: publicUrlOf(e.HEAPCAP_PUBLIC_URL, e.HEAPCAP_HOST, e.HEAPCAP_PORT),
     slack: slackConfigOf(e),
   };

@@ -1,5 +1,5 @@
 /** @heapcap/config — configuration schemas, parsed once at process start. */
-export { parseConfig, parseConfigAtEntry, ConfigError, DEFAULT_API_URL, type HeapcapConfig, type ScheduleSettings } from './env.ts';
+export { parseConfig, parseConfigAtEntry, ConfigError, DEFAULT_API_URL, type HeapcapConfig, type ScheduleSettings, type WatchSettings } from './env.ts';
 export { DurationSchema, formatDuration, parseDuration } from './duration.ts';
 export { ID_PATTERN, IdSchema, newCaptureId } from './ids.ts';
 export { bucketProblem, S3_STORAGE_CLASSES, parseStorageUrl, type StorageConfig, type FileStorageConfig, type S3StorageConfig, type S3Settings } from './storage.ts';

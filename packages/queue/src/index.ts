@@ -63,6 +63,13 @@
  *   q.scheduleMetrics()                      → schedules by state, turns by outcome, retention counters
  *   Selectors: SelectorSchema, matchesSelector(labels, selector), selectTargets(targets, selector)
  *
+ * Watch rules (watch/):
+ *   q.watch.get/list/put/remove(rule) · q.watch.states(ruleId) · q.watch.setState(ruleId, state)
+ *   q.watch.lease(targetIds, holder, ttlMs) → the targets this watcher samples · q.watch.release(...)
+ *   q.watch.tryFire(ruleId, targetId, holder, maxPerDay, now) → fire | cap | not_holder | gone (atomic)
+ *   q.watch.addSample(targetId, sample, keep, retentionMs) · q.watch.samples(targetId, since, until, limit)
+ *   checkWatchRule(spec, {intervalMs, retentionMs, targets}) → issues · buildWatchRule(...) · step(rule, state, value, now)
+ *
  * Record statuses: queued → running → succeeded | failed | cancelled (terminal
  * statuses are never overwritten; a retry goes running → queued), and
  * succeeded → expired when retention deleted the artifact.
@@ -133,6 +140,31 @@ export {
 } from './schedules/jobs.ts';
 export { Janitor, type ArtifactRemover, type JanitorLog, type JanitorOptions, type JanitorReport, type RetentionDefaults, type ExpireReason } from './retention/janitor.ts';
 export type { PinOutcome } from './retention/pins.ts';
+export {
+  WatchRuleSpecSchema,
+  WatchRuleSchema,
+  WatchWhenSchema,
+  WatchSampleSchema,
+  WatchTargetStateSchema,
+  FiringSchema,
+  WATCH_METRICS,
+  WATCH_STATES,
+  FIRING_OUTCOMES,
+  DEFAULT_COOLDOWN_SECONDS,
+  DEFAULT_MAX_PER_DAY,
+  type WatchRuleSpec,
+  type WatchRule,
+  type WatchWhen,
+  type WatchMetric,
+  type WatchSample,
+  type WatchTargetState,
+  type WatchStateName,
+  type Firing,
+  type FiringOutcome,
+} from './watch/schema.ts';
+export { WatchStore, type StoredSample } from './watch/store.ts';
+export { checkWatchRule, buildWatchRule, newWatchRuleId, watchedBy, type WatchCheckContext, type WatchIssue } from './watch/check.ts';
+export { metricValue, step as watchStep, fired as watchFired, initialState as initialWatchState, type EpisodeAction } from './watch/episode.ts';
 export { HostPortSchema, WsUrlSchema } from './address.ts';
 export { textSchema, isWellFormed } from './text.ts';
 export { PlacementSchema, WorkerPlacementsSchema, type WorkerPlacements } from './placement.ts';

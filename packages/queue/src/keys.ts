@@ -120,6 +120,26 @@ export class Keys {
   placements(): string {
     return `${this.base}:placements`;
   }
+  /** Hash: watch rule id → rule JSON. */
+  watchRules(): string {
+    return `${this.base}:watch:rules`;
+  }
+  /** Hash: target id → that target's state under one rule. */
+  watchStates(ruleId: string): string {
+    return `${this.base}:watch:state:${ruleId}`;
+  }
+  /** Stream (capped): one target's memory samples. */
+  watchSamples(targetId: string): string {
+    return `${this.base}:watch:samples:${targetId}`;
+  }
+  /** String with a TTL: the watcher that samples a target (its id). */
+  watchLease(targetId: string): string {
+    return `${this.base}:watch:lease:${targetId}`;
+  }
+  /** Sorted set (score = time ms) of a rule's firings for a target in the last 24 h: its maxPerDay. */
+  watchFirings(ruleId: string, targetId: string): string {
+    return `${this.base}:watch:fired:${ruleId}:${targetId}`;
+  }
   /** Pub/sub: `<id> <status>` when a capture reaches a terminal status. */
   doneChannel(): string {
     return `${this.base}:ev:done`;

@@ -25,6 +25,7 @@ import { setPin, type PinOutcome } from './retention/pins.ts';
 import type { MemberJob } from './schedules/jobs.ts';
 import { planRun, takeTurn, type PlanResult, type RunDeps, type TurnResult } from './schedules/run.ts';
 import { ScheduleStore } from './schedules/store.ts';
+import { WatchStore } from './watch/store.ts';
 
 /** How to open a queue. Only `redisUrl` is required. */
 export interface QueueOptions {
@@ -84,6 +85,8 @@ export class HeapcapQueue {
   readonly leakHunts: LeakHunts;
   /** Worker heartbeats and the placements that had jobs. */
   readonly workers: WorkerDirectory;
+  /** Watch rules, their states, the samples of watched targets and the sampler leases. */
+  readonly watch: WatchStore;
   readonly #ctx: QueueContext;
   /** Producers of placement queues, opened on first use. */
   readonly #placed = new Map<string, Queue<CaptureJob, void, string>>();
@@ -107,6 +110,7 @@ export class HeapcapQueue {
     this.events = new CaptureEvents(options.redisUrl, this.keys);
     this.#ctx = { redisUrl: options.redisUrl, redis: this.redis, keys: this.keys, bull: this.bull, queueFor: (p) => this.queueFor(p), events: this.events, settings };
     this.workers = new WorkerDirectory(this.#ctx);
+    this.watch = new WatchStore(this.#ctx);
     this.targets = new TargetRegistry(this.#ctx);
     this.locks = new TargetLocks(this.#ctx);
     this.audit = new AuditLog(this.#ctx);

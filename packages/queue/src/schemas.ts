@@ -8,6 +8,7 @@ import { IdSchema } from '@heapcap/config';
 import { TargetSchema } from './target-schema.ts';
 
 import { AnalysisStateSchema, GrowthSchema } from './analysis-schema.ts';
+import { WatchSampleSchema } from './watch/sample.ts';
 
 export { LabelNameSchema, LabelValueSchema, TargetSchema, buildTargetSchema, type Target } from './target-schema.ts';
 
@@ -23,6 +24,9 @@ export const CaptureOptionsSchema = z.strictObject({
   captureNumericValue: z.boolean().default(false),
   /** Take the capture even when the headroom gate refuses it (recorded as forced). */
   forceHeadroom: z.boolean().default(false),
+  /** `snapshot` (a heap snapshot) or `sampling` (an allocation sampling profile over samplingSeconds). */
+  kind: z.enum(['snapshot', 'sampling']).default('snapshot'),
+  samplingSeconds: z.number().int().min(1).max(600).default(30),
 });
 export type CaptureOptions = z.infer<typeof CaptureOptionsSchema>;
 
@@ -36,6 +40,14 @@ export const TriggerSchema = z.strictObject({
   from: z.string().max(100).optional(),
   /** The schedule that made this capture (kind `schedule`); `who` is then the schedule's owner. */
   scheduleId: IdSchema.optional(),
+  /** The watch rule that fired (kind `watch`). */
+  ruleId: IdSchema.optional(),
+  /** The sample that made the rule fire, and the metric's value then (kind `watch`). */
+  sample: WatchSampleSchema.extend({ metric: z.string(), value: z.number() }).optional(),
+  /** The samples of the minutes that led to it: GET /v1/targets/:id/samples?since=&until= (kind `watch`). */
+  samples: z.strictObject({ since: z.iso.datetime(), until: z.iso.datetime(), href: z.string() }).optional(),
+  /** The snapshot this sampling profile replaces (the headroom gate refused it). */
+  fallbackOf: z.string().max(100).optional(),
 });
 export type Trigger = z.infer<typeof TriggerSchema>;
 

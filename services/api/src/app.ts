@@ -21,6 +21,8 @@ import captures from './plugins/app/captures.ts';
 import schedules from './plugins/app/schedules.ts';
 import pins from './plugins/app/pins.ts';
 import scheduleMetrics from './plugins/app/schedule-metrics.ts';
+import watchRules from './plugins/app/watch-rules.ts';
+import watchMetrics from './plugins/app/watch-metrics.ts';
 import workers from './plugins/app/workers.ts';
 import workersRoutes from './routes/workers.ts';
 import slack from './plugins/app/slack.ts';
@@ -31,6 +33,7 @@ import capturesRoutes from './routes/captures/index.ts';
 import artifactRoutes from './routes/captures/artifact.ts';
 import targetsRoutes from './routes/targets/index.ts';
 import schedulesRoutes from './routes/schedules/index.ts';
+import { samplesRoutes, watchRulesRoutes } from './routes/watch-rules/index.ts';
 import pinRoutes from './routes/captures/pin.ts';
 import slackRoutes from './routes/slack/index.ts';
 import heapRoutes from './routes/captures/heap.ts';
@@ -66,6 +69,8 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(schedules, { queue: deps.queue, settings: deps.config.schedules });
   await app.register(pins, { queue: deps.queue });
   await app.register(scheduleMetrics, { queue: deps.queue });
+  await app.register(watchRules, { queue: deps.queue, settings: deps.config.watch });
+  await app.register(watchMetrics, { queue: deps.queue });
   await app.register(heapAnalysis, { queue: deps.queue, sink: deps.sink });
   await app.register(workers, { queue: deps.queue });
   if (deps.slack !== undefined) await app.register(slack, { queue: deps.queue, store: deps.sink, slack: deps.slack });
@@ -81,6 +86,8 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(leakHuntRoutes, { prefix: '/v1/leak-hunts' });
   await app.register(targetsRoutes, { prefix: '/v1/targets' });
   await app.register(schedulesRoutes, { prefix: '/v1/schedules' });
+  await app.register(watchRulesRoutes, { prefix: '/v1/watch-rules' });
+  await app.register(samplesRoutes, { prefix: '/v1/targets' });
   await app.register(workersRoutes, { prefix: '/v1/workers' });
   // Only with a signing secret: without one the paths answer 404 like any unknown route.
   if (deps.slack !== undefined) await app.register(slackRoutes, { prefix: '/slack', signingSecret: deps.slack.signingSecret });

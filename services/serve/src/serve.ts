@@ -9,7 +9,7 @@
  */
 import { prepareAuth, startApiPart } from '@heapcap/api';
 import { runService, type RunServiceOptions, type ServiceDefinition } from '@heapcap/service';
-import { startSchedulerPart, startWorkerPart } from '@heapcap/worker';
+import { startSchedulerPart, startWatchPart, startWorkerPart } from '@heapcap/worker';
 import type { AuthMode } from '@heapcap/api';
 
 export const SERVE_USAGE = `heapcap serve [--dev]: run the API and a capture worker in one process
@@ -56,8 +56,9 @@ function serveService(flags: ServeFlags, stderr: NodeJS.WritableStream): Service
       return auth;
     },
     async start(ctx, auth) {
-      await startWorkerPart(ctx);
+      const worker = await startWorkerPart(ctx);
       await startSchedulerPart(ctx);
+      startWatchPart(ctx, worker.id);
       const api = await startApiPart(ctx, auth);
       stderr.write(`heapcap serving on ${api.url} (storage ${ctx.store.root}, ${auth.kind === 'dev' ? 'NO AUTH' : 'bearer tokens'}); Ctrl-C to stop\n`);
     },

@@ -2,6 +2,7 @@
 import type { ServiceContext, ServiceDefinition } from '@heapcap/service';
 import { startSchedulerPart } from './scheduler/part.ts';
 import { startSlackDeliveryPart } from './slack.ts';
+import { startWatchPart } from './watch/part.ts';
 import { workerFromConfig, type CaptureWorker } from './worker.ts';
 
 /**
@@ -24,7 +25,8 @@ export async function startWorkerPart(ctx: ServiceContext): Promise<CaptureWorke
 export const workerService: ServiceDefinition<void> = {
   name: 'worker',
   async start(ctx) {
-    await startWorkerPart(ctx);
+    const worker = await startWorkerPart(ctx);
     await startSchedulerPart(ctx);
+    startWatchPart(ctx, worker.id);
   },
 };

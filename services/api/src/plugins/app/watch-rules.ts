@@ -1,0 +1,141 @@
+/**
+ * The watch rules service: create, read, replace, pause, resume and delete
+ * rules (targets:admin: a rule takes captures by itself, of any target it
+ * matches), and the samples of a target. Every change is audited before it
+ * is made. Routes call only this.
+ */
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { WatchSettings } from '@heapcap/config';
+import { buildWatchRule, checkWatchRule, watchedBy, type HeapcapQueue, type WatchRule, type WatchRuleSpec } from '@heapcap/queue';
+import { ApiError, validationFailed } from '../../errors.ts';
+import { principalOf } from '../infra/auth.ts';
+import type { SamplesResponseSchema, WatchRuleViewSchema } from '../../schemas/watch.ts';
+import { fromQueue } from './queue-errors.ts';
+
+export type WatchRuleView = z.output<typeof WatchRuleViewSchema>;
+export type SamplesView = z.output<typeof SamplesResponseSchema>;
+
+export interface WatchRulesService {
+  list(): Promise<WatchRuleView[]>;
+  get(id: string): Promise<WatchRuleView>;
+  create(req: FastifyRequest, spec: WatchRuleSpec): Promise<WatchRuleView>;
+  put(req: FastifyRequest, id: string, spec: WatchRuleSpec): Promise<{ view: WatchRuleView; created: boolean }>;
+  setEnabled(req: FastifyRequest, id: string, enabled: boolean): Promise<WatchRuleView>;
+  remove(req: FastifyRequest, id: string): Promise<void>;
+  samples(targetId: string, query: { since?: string | undefined; until?: string | undefined; limit: number }): Promise<SamplesView>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    watchRules: WatchRulesService;
+  }
+}
+
+const HOUR_MS = 3_600_000;
+
+const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: WatchSettings }> = async (app, { queue, settings }) => {
+  const registered = async () => (await fromQueue(() => queue.targets.list())).map((e) => e.target);
+
+  const view = async (rule: WatchRule): Promise<WatchRuleView> => {
+    const [targets, states] = await Promise.all([registered(), fromQueue(() => queue.watch.states(rule.id))]);
+    const watched = watchedBy(rule, targets);
+    const rows = await Promise.all(
+      watched.map(async (t) => {
+        const s = states.get(t.id) ?? { targetId: t.id, state: 'ok' as const, since: 0, firedAt: null, suppressedThisEpisode: false, value: null, lastSampleAt: null, lastFiring: null };
+        const lease = await fromQueue(() => queue.watch.leaseOf(t.id));
+        return { ...s, sampler: lease?.holder ?? null };
+      }),
+    );
+    const last = [...states.values()].filter((s) => s.lastFiring !== null).sort((a, b) => (b.lastFiring!.at < a.lastFiring!.at ? -1 : 1))[0];
+    return {
+      rule,
+      state: rule.enabled ? 'active' : 'paused',
+      matches: watched.length,
+      targets: rows,
+      lastFiring: last === undefined ? null : { ...last.lastFiring!, targetId: last.targetId },
+    };
+  };
+
+  const existing = async (id: string): Promise<WatchRule> => {
+    const r = await fromQueue(() => queue.watch.get(id));
+    if (r === null) throw new ApiError('not_found', `no watch rule ${id}`, { ruleId: id });
+    return r;
+  };
+
+  const checked = async (req: FastifyRequest, spec: WatchRuleSpec, prior: WatchRule | null): Promise<WatchRule> => {
+    const issues = checkWatchRule(spec, { intervalMs: settings.intervalMs, retentionMs: settings.retentionMs, targets: await registered() });
+    if (issues.length > 0) throw validationFailed(issues.map((i) => ({ in: 'body', ...i })));
+    return buildWatchRule(spec, principalOf(req).name, prior);
+  };
+
+  const audit = (req: FastifyRequest, action: string, r: WatchRule): Promise<unknown> =>
+    fromQueue(() =>
+      app.audit.record(req, {
+        action,
+        ...(r.target === undefined ? {} : { targetId: r.target }),
+        details: { ruleId: r.id, when: r.when, cooldownSeconds: r.cooldownSeconds, maxPerDay: r.maxPerDay, enabled: r.enabled, ...(r.selector === undefined ? {} : { selector: r.selector }) },
+      }),
+    );
+
+  const service: WatchRulesService = {
+    async list() {
+      return Promise.all((await fromQueue(() => queue.watch.list())).map(view));
+    },
+    async get(id) {
+      return view(await existing(id));
+    },
+    async create(req, spec) {
+      if (spec.id !== undefined && (await fromQueue(() => queue.watch.get(spec.id!))) !== null) {
+        throw new ApiError('conflict', `watch rule "${spec.id}" already exists; use PUT /v1/watch-rules/${spec.id} to replace it`, { ruleId: spec.id });
+      }
+      const r = await checked(req, spec, null);
+      await audit(req, 'watch_rule.create', r);
+      await fromQueue(() => queue.watch.put(r));
+      return view(r);
+    },
+    async put(req, id, spec) {
+      if (spec.id !== undefined && spec.id !== id) throw validationFailed([{ in: 'body', path: 'id', message: `must equal the id in the URL (${id})` }]);
+      const prior = await fromQueue(() => queue.watch.get(id));
+      const r = await checked(req, { ...spec, id }, prior);
+      await audit(req, prior === null ? 'watch_rule.create' : 'watch_rule.update', r);
+      const { created } = await fromQueue(() => queue.watch.put(r));
+      return { view: await view(r), created };
+    },
+    async setEnabled(req, id, enabled) {
+      const r: WatchRule = { ...(await existing(id)), enabled, updatedAt: new Date().toISOString() };
+      await audit(req, enabled ? 'watch_rule.resume' : 'watch_rule.pause', r);
+      await fromQueue(() => queue.watch.put(r));
+      return view(r);
+    },
+    async remove(req, id) {
+      const r = await existing(id);
+      await audit(req, 'watch_rule.delete', r);
+      await fromQueue(() => queue.watch.remove(id));
+    },
+    async samples(targetId, query) {
+      if ((await fromQueue(() => queue.targets.get(targetId))) === null) throw new ApiError('not_found', `no target ${targetId} in the registry`, { targetId });
+      const until = query.until === undefined ? Date.now() : Date.parse(query.until);
+      const since = query.since === undefined ? until - HOUR_MS : Date.parse(query.since);
+      if (since > until) throw validationFailed([{ in: 'querystring', path: 'since', message: 'must not be after until' }]);
+      const [stored, count, lease] = await Promise.all([
+        fromQueue(() => queue.watch.samples(targetId, since, until, query.limit)),
+        fromQueue(() => queue.watch.sampleCount(targetId)),
+        fromQueue(() => queue.watch.leaseOf(targetId)),
+      ]);
+      return {
+        targetId,
+        since: new Date(since).toISOString(),
+        until: new Date(until).toISOString(),
+        sampler: lease?.holder ?? null,
+        keep: Math.ceil(settings.retentionMs / settings.intervalMs),
+        stored: count,
+        items: stored.map(({ sample }) => ({ ...sample, heapUsedRatio: sample.heapLimitBytes === null || sample.heapLimitBytes === 0 ? null : sample.heapUsedBytes / sample.heapLimitBytes })),
+      };
+    },
+  };
+  app.decorate('watchRules', service);
+};
+
+export default fp(watchRulesPlugin, { name: 'heapcap-watch-rules', dependencies: ['heapcap-audit'] });

@@ -1,0 +1,329 @@
+/**
+ * The watcher: samples every watched target at the watch interval and runs
+ * the watch rules over the samples. Every `heapcap serve` and `heapcap
+ * worker` runs one; a lease per target in Redis makes exactly one of them
+ * sample a given target. The holder renews its leases at every tick (a
+ * quarter of the interval) for one interval; when it dies, another watcher
+ * takes the target over at its next tick after the lease ran out, so within
+ * 1.25 intervals. A watcher started with placements samples only the targets
+ * of those placements (and targets without one), like the capture worker:
+ * an inspector port is reachable from its own node only.
+ *
+ * Per sample, for each rule watching the target: compute the metric, step
+ * the episode (watch/episode.ts in @heapcap/queue), and on `fire` count the
+ * firing against the rule's daily cap and request a snapshot with
+ * trigger `{kind: watch, ruleId, sample, samples}`. At the following samples
+ * the holder follows that capture: when the headroom gate refused it, it
+ * requests an allocation sampling profile instead (it costs the target a
+ * fraction of a snapshot). Every state is stored in Redis, so a takeover
+ * carries on where the last holder stopped.
+ */
+import type { Logger } from 'pino';
+import {
+  coversPlacement,
+  isTerminal,
+  metricValue,
+  watchedBy,
+  watchFired,
+  watchStep,
+  initialWatchState,
+  type Firing,
+  type FiringOutcome,
+  type HeapcapQueue,
+  type Target,
+  type Trigger,
+  type WatchRule,
+  type WatchSample,
+  type WatchTargetState,
+} from '@heapcap/queue';
+import { formatMiB } from '@heapcap/capture';
+import { targetToEndpoint } from '../target-endpoint.ts';
+import { TargetSampler, type SessionMode } from './sampler.ts';
+
+/** Watcher settings; see HEAPCAP_WATCH_* in docs/configuration.md. */
+export interface WatcherSettings {
+  intervalMs: number;
+  retentionMs: number;
+  /** Length of the fallback sampling profile. */
+  samplingMs: number;
+}
+
+export interface WatcherDeps {
+  queue: HeapcapQueue;
+  log: Logger;
+  settings: WatcherSettings;
+  /** HEAPCAP_WORKER_PLACEMENTS of this process (default `*`). */
+  placements?: readonly string[] | undefined;
+  /** The lease holder's name; default `<pid>-<random>`. */
+  id: string;
+  /** How the sampler holds its connection (default persistent; the bench compares both). */
+  sessionMode?: SessionMode | undefined;
+}
+
+/** The window of samples a watch capture links to: the minutes that led to it. */
+const LINKED_WINDOW_MS = 10 * 60_000;
+
+type State = 'created' | 'running' | 'closing' | 'closed';
+
+interface Watched {
+  target: Target;
+  rules: WatchRule[];
+}
+
+/** Runs the watch rules of the targets this process may reach. */
+export class Watcher {
+  readonly id: string;
+  readonly #deps: WatcherDeps;
+  readonly #log: Logger;
+  readonly #samplers = new Map<string, TargetSampler>();
+  /** When each held target was last sampled here (ms). */
+  readonly #lastSampled = new Map<string, number>();
+  /** Targets with a sample (and its rule steps) in flight. */
+  readonly #busy = new Map<string, Promise<void>>();
+  #held = new Set<string>();
+  #state: State = 'created';
+  #timer: NodeJS.Timeout | undefined;
+  #ticking = false;
+  #closing: Promise<void> | undefined;
+  /** Sampling errors already logged per target (logged once until a sample succeeds again). */
+  readonly #failing = new Set<string>();
+
+  constructor(deps: WatcherDeps) {
+    this.#deps = deps;
+    this.id = deps.id;
+    this.#log = deps.log;
+  }
+
+  get state(): State {
+    return this.#state;
+  }
+
+  /** The targets this watcher samples now (it holds their leases). */
+  get sampling(): ReadonlySet<string> {
+    return this.#held;
+  }
+
+  get #tickMs(): number {
+    return Math.max(25, Math.floor(this.#deps.settings.intervalMs / 4));
+  }
+
+  /** Start ticking (the first tick runs at once). */
+  start(): void {
+    if (this.#state !== 'created') throw new Error(`cannot start a watcher that is ${this.#state}`);
+    this.#state = 'running';
+    this.#timer = setInterval(() => void this.#tick(), this.#tickMs);
+    void this.#tick();
+    this.#log.info({ intervalMs: this.#deps.settings.intervalMs, watcher: this.id, placements: this.#deps.placements ?? ['*'] }, 'watcher started');
+  }
+
+  /** What this process watches now: enabled rules × the registered targets it may reach. */
+  async #watched(): Promise<Map<string, Watched>> {
+    const { queue } = this.#deps;
+    const placements = this.#deps.placements ?? ['*'];
+    const rules = (await queue.watch.list()).filter((r) => r.enabled);
+    const out = new Map<string, Watched>();
+    if (rules.length === 0) return out;
+    const targets = (await queue.targets.list()).map((e) => e.target).filter((t) => t.placement === undefined || coversPlacement(placements, t.placement));
+    for (const rule of rules) {
+      for (const target of watchedBy(rule, targets)) {
+        const w = out.get(target.id) ?? { target, rules: [] };
+        w.rules.push(rule);
+        out.set(target.id, w);
+      }
+    }
+    return out;
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#ticking || this.#state !== 'running') return;
+    this.#ticking = true;
+    try {
+      const watched = await this.#watched();
+      const { queue, settings } = this.#deps;
+      // Let go of what is no longer watched here.
+      const gone = [...this.#held].filter((id) => !watched.has(id));
+      if (gone.length > 0) {
+        await queue.watch.release(gone, this.id);
+        for (const id of gone) await this.#forget(id);
+      }
+      this.#held = await queue.watch.lease([...watched.keys()], this.id, settings.intervalMs);
+      for (const id of watched.keys()) if (!this.#held.has(id) && this.#samplers.has(id)) await this.#forget(id);
+      const now = Date.now();
+      for (const id of this.#held) {
+        if (this.#busy.has(id)) continue;
+        if (now - (this.#lastSampled.get(id) ?? 0) < settings.intervalMs) continue;
+        this.#lastSampled.set(id, now);
+        const w = watched.get(id)!;
+        const run = this.#sampleAndStep(w).finally(() => this.#busy.delete(id));
+        this.#busy.set(id, run);
+      }
+    } catch (err) {
+      this.#log.warn({ err }, 'watch tick failed; the next tick tries again');
+    } finally {
+      this.#ticking = false;
+    }
+  }
+
+  async #forget(targetId: string): Promise<void> {
+    const s = this.#samplers.get(targetId);
+    this.#samplers.delete(targetId);
+    this.#lastSampled.delete(targetId);
+    await s?.close();
+  }
+
+  #sampler(target: Target): TargetSampler {
+    let s = this.#samplers.get(target.id);
+    if (s === undefined) {
+      const { intervalMs } = this.#deps.settings;
+      // A sample must finish inside its interval; a target paused by a snapshot answers late.
+      s = new TargetSampler(targetToEndpoint(target), this.#deps.sessionMode ?? 'persistent', { connectMs: Math.min(5_000, intervalMs), commandMs: Math.min(5_000, intervalMs) });
+      this.#samplers.set(target.id, s);
+    }
+    return s;
+  }
+
+  async #sampleAndStep(w: Watched): Promise<void> {
+    const { queue, settings } = this.#deps;
+    const id = w.target.id;
+    let sample: WatchSample;
+    try {
+      sample = await this.#sampler(w.target).sample();
+      if (this.#failing.delete(id)) this.#log.info({ targetId: id }, 'watched target answers again');
+    } catch (err) {
+      if (!this.#failing.has(id)) this.#log.warn({ targetId: id, err: err instanceof Error ? err.message : String(err) }, 'could not sample a watched target; will keep trying at each interval');
+      this.#failing.add(id);
+      return;
+    }
+    try {
+      await queue.watch.addSample(id, sample, Math.ceil(settings.retentionMs / settings.intervalMs), settings.retentionMs);
+      for (const rule of w.rules) await this.#stepRule(rule, w.target, sample);
+    } catch (err) {
+      this.#log.warn({ targetId: id, err }, 'could not store a sample or a rule state; the next sample tries again');
+    }
+  }
+
+  async #stepRule(rule: WatchRule, target: Target, sample: WatchSample): Promise<void> {
+    const { queue } = this.#deps;
+    let state = (await queue.watch.state(rule.id, target.id)) ?? initialWatchState(target.id, sample.t);
+    state = await this.#follow(rule, target, state);
+    let base: WatchSample | null = null;
+    if (rule.when.metric === 'heapGrowthBytes') {
+      const since = sample.t - (rule.when.windowSeconds ?? 0) * 1000;
+      base = (await queue.watch.samples(target.id, since, sample.t, 1))[0]?.sample ?? null;
+      // Less than the window recorded yet: no growth to speak of.
+      if (base !== null && base.t > since + this.#deps.settings.intervalMs) base = null;
+    }
+    const value = metricValue(rule, sample, base);
+    const { next, action } = watchStep(rule, state, value, sample.t);
+    state = next;
+    if (action === 'fire') state = await this.#fire(rule, target, state, sample, value ?? 0);
+    else if (action === 'suppress_cooldown') {
+      await this.#count('suppressed_cooldown');
+      this.#log.info({ ruleId: rule.id, targetId: target.id, value, firedAt: state.firedAt }, 'watch rule condition holds again during its cooldown: not firing');
+    }
+    await queue.watch.setState(rule.id, state);
+  }
+
+  async #count(outcome: FiringOutcome): Promise<void> {
+    await this.#deps.queue.watch.countFiring(outcome).catch((err: unknown) => this.#log.warn({ err, outcome }, 'could not count a watch firing'));
+  }
+
+  #trigger(rule: WatchRule, target: Target, sample: WatchSample, value: number): Trigger {
+    const since = new Date(sample.t - Math.max(LINKED_WINDOW_MS, rule.when.forSeconds * 2000)).toISOString();
+    const until = new Date(sample.t).toISOString();
+    const above = rule.when.metric === 'heapUsedRatio' ? String(rule.when.above) : formatMiB(rule.when.above);
+    const shown = rule.when.metric === 'heapUsedRatio' ? value.toFixed(3) : formatMiB(value);
+    return {
+      kind: 'watch',
+      who: `watch:${rule.id}`,
+      reason: rule.reason ?? `${rule.when.metric} ${shown} above ${above} for ${rule.when.forSeconds} s`,
+      ruleId: rule.id,
+      sample: { ...sample, metric: rule.when.metric, value },
+      samples: { since, until, href: `/v1/targets/${encodeURIComponent(target.id)}/samples?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}` },
+    };
+  }
+
+  async #fire(rule: WatchRule, target: Target, state: WatchTargetState, sample: WatchSample, value: number): Promise<WatchTargetState> {
+    const { queue } = this.#deps;
+    const log = this.#log.child({ ruleId: rule.id, targetId: target.id });
+    const now = sample.t;
+    const verdict = await queue.watch.tryFire(rule.id, target.id, this.id, rule.maxPerDay, now);
+    if (verdict === 'not_holder' || verdict === 'gone') {
+      // Another watcher holds the target now (or the rule was deleted): it decides.
+      log.info({ verdict }, 'watch rule would fire, but this watcher no longer owns the target');
+      return state;
+    }
+    const firing: Firing = { at: new Date(now).toISOString(), outcome: 'captured', sample, value };
+    if (verdict === 'cap') {
+      firing.outcome = 'suppressed_cap';
+      firing.message = `maxPerDay (${rule.maxPerDay}) reached for this target in the last 24 hours`;
+      await this.#count('suppressed_cap');
+      log.warn({ value, maxPerDay: rule.maxPerDay }, 'watch rule fired, suppressed by its daily cap');
+      return watchFired(state, now, firing);
+    }
+    try {
+      const options = { ...rule.capture.options, kind: 'snapshot' as const };
+      const res = await queue.requestCapture({ targetId: target.id, options, trigger: this.#trigger(rule, target, sample, value) });
+      firing.captureId = res.record.id;
+      await this.#count('captured');
+      log.warn({ value, captureId: res.record.id, coalesced: res.coalesced }, 'watch rule fired: snapshot requested');
+    } catch (err) {
+      firing.outcome = 'failed';
+      firing.message = err instanceof Error ? err.message : String(err);
+      await this.#count('failed');
+      log.error({ err, value }, 'watch rule fired, but the capture could not be requested');
+    }
+    return watchFired(state, now, firing);
+  }
+
+  /**
+   * Follow the last firing's snapshot: when the headroom gate refused it,
+   * take an allocation sampling profile instead; when it failed otherwise,
+   * say so on the rule. Runs at each sample until the capture has ended.
+   */
+  async #follow(rule: WatchRule, target: Target, state: WatchTargetState): Promise<WatchTargetState> {
+    const f = state.lastFiring;
+    if (f === null || f.outcome !== 'captured' || f.captureId === undefined) return state;
+    const { queue, settings } = this.#deps;
+    const record = await queue.getCapture(f.captureId);
+    if (record !== null && !isTerminal(record)) return state;
+    const log = this.#log.child({ ruleId: rule.id, targetId: target.id, captureId: f.captureId });
+    const done = (patch: Partial<Firing>): WatchTargetState => ({ ...state, lastFiring: { ...f, ...patch } });
+    if (record === null || record.status === 'succeeded' || record.status === 'expired') return done({ outcome: 'captured', message: record === null ? 'the capture record is gone' : `snapshot ${record.status}` });
+    if (record.error?.code !== 'insufficient_headroom') {
+      await this.#count('failed');
+      log.warn({ status: record.status, code: record.error?.code }, 'the snapshot of a watch firing did not succeed');
+      return done({ outcome: 'failed', message: `snapshot ${record.status}${record.error === null ? '' : `: ${record.error.code}: ${record.error.message}`}` });
+    }
+    await this.#count('refused_headroom');
+    log.warn({ message: record.error.message }, 'the headroom gate refused the snapshot of a watch firing: taking an allocation sampling profile instead');
+    const samplingSeconds = rule.capture.samplingSeconds ?? Math.round(settings.samplingMs / 1000);
+    try {
+      const trigger: Trigger = { ...record.trigger, fallbackOf: record.id };
+      const res = await queue.requestCapture({ targetId: target.id, options: { ...rule.capture.options, kind: 'sampling', samplingSeconds }, trigger, force: true });
+      await this.#count('sampled');
+      log.warn({ samplingCaptureId: res.record.id, samplingSeconds }, 'allocation sampling profile requested');
+      return done({ outcome: 'sampled', samplingCaptureId: res.record.id, message: `the headroom gate refused the snapshot (${record.error.message}); a ${samplingSeconds} s allocation sampling profile was taken instead` });
+    } catch (err) {
+      await this.#count('failed');
+      log.error({ err }, 'could not request the fallback sampling profile');
+      return done({ outcome: 'failed', message: `the headroom gate refused the snapshot and the sampling profile could not be requested: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  }
+
+  /** Stop ticking, let samples in flight end, close sessions and hand the leases back at once. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#state = 'closing';
+    clearInterval(this.#timer);
+    await Promise.allSettled([...this.#busy.values()]);
+    const held = [...this.#held];
+    for (const id of [...this.#samplers.keys()]) await this.#forget(id);
+    await this.#deps.queue.watch.release(held, this.id).catch((err: unknown) => this.#log.warn({ err }, 'could not hand back the watch leases; they expire within one interval'));
+    this.#state = 'closed';
+  }
+}
