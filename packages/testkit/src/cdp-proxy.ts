@@ -28,6 +28,8 @@ export interface CdpProxy {
   inFlight(): number;
   /** Connections opened through the proxy so far. */
   connections(): number;
+  /** Requests of `method` forwarded so far, per connection (in the order they opened). */
+  callsPerConnection(method: string): number[];
   /** Close every connection and the server. Idempotent. */
   close(): Promise<void>;
 }
@@ -53,8 +55,11 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
   let inFlight = 0;
   let max = 0;
   const sockets = new Set<WebSocket>();
+  const perConnection: Map<string, number>[] = [];
   wss.on('connection', (client) => {
     opened++;
+    const mine = new Map<string, number>();
+    perConnection.push(mine);
     const upstream = new WebSocket(upstreamWsUrl, { perMessageDeflate: false });
     sockets.add(client);
     sockets.add(upstream);
@@ -70,7 +75,10 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
     client.on('message', (data) => {
       const text = data.toString();
       const frame = JSON.parse(text) as Frame;
-      if (frame.method !== undefined) calls.set(frame.method, (calls.get(frame.method) ?? 0) + 1);
+      if (frame.method !== undefined) {
+        calls.set(frame.method, (calls.get(frame.method) ?? 0) + 1);
+        mine.set(frame.method, (mine.get(frame.method) ?? 0) + 1);
+      }
       if (frame.method !== undefined && frame.method === options.closeOn) {
         end();
         return;
@@ -114,6 +122,7 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
     maxInFlight: () => max,
     inFlight: () => inFlight,
     connections: () => opened,
+    callsPerConnection: (method) => perConnection.map((m) => m.get(method) ?? 0),
     close: () =>
       (closing ??= (async () => {
         for (const s of sockets) s.terminate();

@@ -177,7 +177,11 @@ export class WatchStore {
     return reply as 'fire' | 'cap' | 'not_holder' | 'gone';
   }
 
-  /** Append a sample to the target's stream, keeping the newest `keep`; the stream expires `retentionMs` after its last sample. */
+  /**
+   * Append a sample to the target's stream, keeping the newest `keep`. A
+   * stream no longer written to (the target is not watched any more) expires
+   * `retentionMs` (at least an hour) after its last sample.
+   */
   async addSample(targetId: string, sample: WatchSample, keep: number, retentionMs: number): Promise<string> {
     const key = this.#keys.watchSamples(targetId);
     const s = WatchSampleSchema.parse(sample);
@@ -186,7 +190,7 @@ export class WatchStore {
       this.#ctx.redis
         .multi()
         .xadd(key, 'MAXLEN', '=', String(keep), '*', ...fields)
-        .pexpire(key, Math.max(1, Math.round(retentionMs)))
+        .pexpire(key, Math.max(3_600_000, Math.round(retentionMs)))
         .exec(),
       'watch sample add',
     )) as [[Error | null, string]];
