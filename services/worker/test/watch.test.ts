@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, beforeEach, test } from 'node:test';
 import { createQueue, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
 import { fixturePath, freePort, startCdpProxy, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
@@ -23,6 +23,11 @@ const targets: NodeTarget[] = [];
 before(async () => {
   [redis, dir] = await Promise.all([startRedis(), tmpDir('heapcap-watch')]);
   queue = createQueue({ redisUrl: redis.url });
+});
+// A test that failed half-way must not leave its serve processes watching the next test's targets, nor its rules.
+beforeEach(async () => {
+  await Promise.allSettled(serves.splice(0).map((s) => s.stop('SIGKILL')));
+  for (const r of await queue.watch.list()) await queue.watch.remove(r.id);
 });
 after(async () => {
   await Promise.allSettled(serves.map((s) => s.stop('SIGKILL')));
@@ -102,7 +107,7 @@ void test('a rule fires once per episode: cooldown, a second episode, then maxPe
     id: 'half',
     target: 'grower',
     when: { metric: 'heapUsedRatio', above: 0.5, forSeconds: 2 },
-    cooldownSeconds: 8,
+    cooldownSeconds: 25,
     maxPerDay: 2,
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
@@ -148,8 +153,8 @@ void test('a rule fires once per episode: cooldown, a second episode, then maxPe
   const second = await until(async () => {
     const c = await watchCaptures('half');
     return c.length >= 2 && c[1]!.status === 'succeeded' ? c : undefined;
-  }, 'the second watch capture', 60_000);
-  assert.ok(Date.parse(second[1]!.createdAt) - Date.parse(second[0]!.createdAt) >= 8_000, 'not before the cooldown');
+  }, 'the second watch capture', 90_000);
+  assert.ok(Date.parse(second[1]!.createdAt) - Date.parse(second[0]!.createdAt) >= 25_000, 'not before the cooldown');
   assert.ok(firing.firedAt !== null);
 
   // Episode 3: maxPerDay 2 holds.
@@ -172,4 +177,105 @@ void test('a rule fires once per episode: cooldown, a second episode, then maxPe
   await api(s, 'DELETE', '/v1/watch-rules/half');
   await s.stop();
   await target.request('release', 'RELEASED');
+});
+
+void test('two serve processes: one samples the target, the rule fires once; SIGKILL the sampler and the other takes over within two intervals', async () => {
+  const target = await growable();
+  const proxy = await startCdpProxy(target.wsUrl!);
+  try {
+    await writeFile(join(dir.path, 'targets.yaml'), `targets:\n  - id: proxied\n    kind: node\n    ws: ${proxy.url}\n`);
+    const intervalMs = 2_000;
+    const [a, b] = await Promise.all([serve({ HEAPCAP_WATCH_INTERVAL: '2s' }), serve({ HEAPCAP_WATCH_INTERVAL: '2s' })]);
+    await target.request('hold 60', 'HELD');
+    const created = await api<RuleView>(a, 'POST', '/v1/watch-rules', { id: 'once', target: 'proxied', when: { metric: 'heapUsedBytes', above: 32 * 1024 * 1024, forSeconds: 1 }, cooldownSeconds: 3600, maxPerDay: 5 });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const captures = await until(async () => {
+      const c = await watchCaptures('once');
+      return c.length === 1 && c[0]!.status === 'succeeded' ? c : undefined;
+    }, 'the watch capture', 60_000);
+    assert.equal(captures.length, 1);
+
+    // Over five more intervals, the samples reach the target through one connection only.
+    const before = proxy.callsPerConnection('Runtime.getHeapUsage');
+    const total = (): number => proxy.calls('Runtime.getHeapUsage');
+    const start = total();
+    await until(async () => total() >= start + 5, 'five more samples', 60_000);
+    const grew = proxy.callsPerConnection('Runtime.getHeapUsage').map((n, i) => n - (before[i] ?? 0)).filter((d) => d > 0);
+    assert.equal(grew.length, 1, `samples came through ${grew.length} connections: ${JSON.stringify(proxy.callsPerConnection('Runtime.getHeapUsage'))}`);
+    assert.equal((await watchCaptures('once')).length, 1, 'the rule fired once across both processes');
+
+    // Kill the sampler; the other takes over.
+    const sampler = (await stateOf(a, 'once', 'proxied'))!.sampler!;
+    const [holder, other] = sampler.includes(`-${a.pid}-`) ? [a, b] : [b, a];
+    assert.ok(sampler.includes(`-${holder.pid}-`), `the sampler ${sampler} is one of the serve processes (${a.pid}, ${b.pid})`);
+    await holder.stop('SIGKILL');
+    const killedAt = Date.now();
+    const taken = await until(async () => {
+      const r = await api<{ sampler: string | null; items: { t: number }[] }>(other, 'GET', `/v1/targets/proxied/samples?since=${new Date(killedAt).toISOString()}`);
+      return r.body.items.length > 0 && r.body.sampler !== null && r.body.sampler !== sampler ? r.body : undefined;
+    }, 'the other process to sample the target', 30_000);
+    const delay = taken.items[0]!.t - killedAt;
+    assert.ok(delay <= 2 * intervalMs, `took over after ${delay} ms (two intervals: ${2 * intervalMs} ms)`);
+    assert.ok(taken.sampler!.includes(`-${other.pid}-`), `the new sampler ${taken.sampler} is the surviving process ${other.pid}`);
+    assert.equal((await watchCaptures('once')).length, 1, 'no second firing after the takeover (the episode state is in Redis)');
+    await api(other, 'DELETE', '/v1/watch-rules/once');
+    await other.stop();
+  } finally {
+    await proxy.close();
+    await target.request('release', 'RELEASED');
+  }
+});
+
+void test('samples survive a serve restart, the stream is capped, and bad rules are refused with the field', async () => {
+  const target = await growable();
+  await writeFile(join(dir.path, 'targets.yaml'), `targets:\n  - id: sampled\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n  - id: other\n    kind: node\n    inspect: 127.0.0.1:1\n`);
+  // Keep 3 s at 200 ms: 15 samples.
+  const env = { HEAPCAP_WATCH_INTERVAL: '200ms', HEAPCAP_WATCH_RETENTION: '3s' };
+  const first = await serve(env);
+
+  const bad: [string, object, string][] = [
+    ['ratio above 1', { target: 'sampled', when: { metric: 'heapUsedRatio', above: 1.5, forSeconds: 5 } }, 'when.above'],
+    ['ratio below 0', { target: 'sampled', when: { metric: 'heapUsedRatio', above: -0.1, forSeconds: 5 } }, 'when.above'],
+    ['negative bytes', { target: 'sampled', when: { metric: 'heapUsedBytes', above: -1, forSeconds: 5 } }, 'when.above'],
+    ['forSeconds 0', { target: 'sampled', when: { metric: 'heapUsedRatio', above: 0.8, forSeconds: 0 } }, 'when.forSeconds'],
+    ['cooldown below the interval', { target: 'sampled', when: { metric: 'heapUsedRatio', above: 0.8, forSeconds: 5 }, cooldownSeconds: 0 }, 'cooldownSeconds'],
+    ['unknown metric', { target: 'sampled', when: { metric: 'heapFree', above: 0.8, forSeconds: 5 } }, 'when.metric'],
+    ['unknown target', { target: 'nope', when: { metric: 'heapUsedRatio', above: 0.8, forSeconds: 5 } }, 'target'],
+    ['growth without a window', { target: 'sampled', when: { metric: 'heapGrowthBytes', above: 1e6, forSeconds: 5 } }, 'when.windowSeconds'],
+    ['target and selector', { target: 'sampled', selector: { app: 'x' }, when: { metric: 'heapUsedRatio', above: 0.8, forSeconds: 5 } }, 'selector'],
+  ];
+  for (const [name, body, field] of bad) {
+    const res = await api<{ error: { code: string; details?: { fields?: { path: string }[] } } }>(first, 'POST', '/v1/watch-rules', body);
+    assert.equal(res.status, 400, `${name}: ${JSON.stringify(res.body)}`);
+    assert.equal(res.body.error.code, 'validation_failed', name);
+    const paths = (res.body.error.details?.fields ?? []).map((f) => f.path);
+    assert.ok(paths.some((p) => p === field || p.endsWith(`.${field}`) || p.startsWith(`${field}`)), `${name}: fields ${JSON.stringify(paths)}, expected ${field}`);
+  }
+  assert.deepEqual((await api<{ items: unknown[] }>(first, 'GET', '/v1/watch-rules')).body.items, [], 'nothing created');
+
+  const created = await api(first, 'PUT', '/v1/watch-rules/never', { target: 'sampled', when: { metric: 'heapUsedRatio', above: 0.99, forSeconds: 60 }, cooldownSeconds: 60 });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  // Capped: more than 15 samples were taken, 15 are kept.
+  const taken = await until(async () => {
+    const r = await api<{ keep: number; stored: number; items: { t: number }[] }>(first, 'GET', '/v1/targets/sampled/samples');
+    return r.body.stored >= r.body.keep && r.body.items.length >= r.body.keep && r.body.items[0]!.t > Date.now() - 30_000 ? r.body : undefined;
+  }, 'a full stream');
+  assert.equal(taken.keep, 15);
+  await until(async () => (await queue.watch.sampleCount('sampled')) === 15 && (await api<{ items: { t: number }[] }>(first, 'GET', '/v1/targets/sampled/samples')).body.items[0]!.t > taken.items[0]!.t, 'the oldest sample to roll off');
+  assert.equal((await api<{ items: unknown[] }>(first, 'GET', '/v1/targets/sampled/samples')).body.items.length, 15);
+
+  await first.stop();
+  const stoppedAt = Date.now();
+  const kept = (await queue.watch.samples('sampled', 0, stoppedAt, 100)).map((x) => x.sample.t);
+  assert.equal(kept.length, 15);
+  const second = await serve(env);
+  const served = await api<{ items: { t: number }[] }>(second, 'GET', `/v1/targets/sampled/samples?since=${new Date(kept[0]!).toISOString()}&until=${new Date(stoppedAt).toISOString()}`);
+  assert.equal(served.status, 200);
+  assert.deepEqual(served.body.items.map((x) => x.t), kept, 'the samples taken before the restart are served after it');
+  // And sampling carries on.
+  await until(async () => (await api<{ items: unknown[] }>(second, 'GET', `/v1/targets/sampled/samples?since=${new Date(stoppedAt).toISOString()}`)).body.items.length > 0, 'a sample after the restart');
+  const unknown = await api<{ error: { code: string } }>(second, 'GET', '/v1/targets/nope/samples');
+  assert.equal(unknown.status, 404);
+  await api(second, 'DELETE', '/v1/watch-rules/never');
+  await second.stop();
 });
