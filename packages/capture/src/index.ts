@@ -20,3 +20,4 @@ export type { PeakReport } from './headroom-peak.ts';
 export { MEMORY_MODELS, modelFamily, modelFor, estimateExtraBytes, type MemoryModel, type MemoryModelOverride, type ModelFamily } from './memory-model.ts';
 export { CdpTransport } from './cdp-transport.ts';
 export { decodeChunkFrame, isChunkFrame } from './chunk-frame.ts';
+export { MemorySampler, type MemorySample, type SessionMode, type SamplerTimeouts } from './memory-sampler.ts';

@@ -9,5 +9,4 @@ export { startSchedulerPart } from './scheduler/part.ts';
 export { startSlackDeliveryPart } from './slack.ts';
 export { runLeakHunt } from './leak-hunt.ts';
 export { Watcher, type WatcherDeps, type WatcherSettings } from './watch/watcher.ts';
-export { TargetSampler, type SessionMode } from './watch/sampler.ts';
 export { startWatchPart } from './watch/part.ts';

@@ -80,7 +80,7 @@ interface RuleView {
 /** waitFor, and on timeout the serve processes' last log lines and the rules' states (what a failure needs to be understood). */
 async function until<T>(fn: () => Promise<T | undefined | false>, what: string, timeoutMs = 30_000): Promise<T> {
   try {
-    return await waitFor(fn, { timeoutMs, intervalMs: 100, what });
+    return (await waitFor(fn, { timeoutMs, intervalMs: 100, what })) as T;
   } catch (err) {
     const rules = await queue.watch.list().catch(() => []);
     const states = await Promise.all(rules.map(async (r) => [r.id, Object.fromEntries(await queue.watch.states(r.id))]));

@@ -36,9 +36,8 @@ import {
   type WatchSample,
   type WatchTargetState,
 } from '@heapcap/queue';
-import { formatMiB } from '@heapcap/capture';
+import { formatMiB, MemorySampler, type SessionMode } from '@heapcap/capture';
 import { targetToEndpoint } from '../target-endpoint.ts';
-import { TargetSampler, type SessionMode } from './sampler.ts';
 
 /** Watcher settings; see HEAPCAP_WATCH_* in docs/configuration.md. */
 export interface WatcherSettings {
@@ -75,7 +74,7 @@ export class Watcher {
   readonly id: string;
   readonly #deps: WatcherDeps;
   readonly #log: Logger;
-  readonly #samplers = new Map<string, TargetSampler>();
+  readonly #samplers = new Map<string, MemorySampler>();
   /** When each held target was last sampled here (ms). */
   readonly #lastSampled = new Map<string, number>();
   /** Targets with a sample (and its rule steps) in flight. */
@@ -171,12 +170,12 @@ export class Watcher {
     await s?.close();
   }
 
-  #sampler(target: Target): TargetSampler {
+  #sampler(target: Target): MemorySampler {
     let s = this.#samplers.get(target.id);
     if (s === undefined) {
       const { intervalMs } = this.#deps.settings;
       // A sample must finish inside its interval; a target paused by a snapshot answers late.
-      s = new TargetSampler(targetToEndpoint(target), this.#deps.sessionMode ?? 'persistent', { connectMs: Math.min(5_000, intervalMs), commandMs: Math.min(5_000, intervalMs) });
+      s = new MemorySampler(targetToEndpoint(target), this.#deps.sessionMode ?? 'persistent', { connectMs: Math.min(5_000, intervalMs), commandMs: Math.min(5_000, intervalMs) });
       this.#samplers.set(target.id, s);
     }
     return s;

@@ -1,5 +1,5 @@
 /**
- * Samples one target's memory over CDP: `Runtime.getHeapUsage` (heap used and
+ * Samples one target's memory over CDP (the watcher's sampler, services/worker/src/watch): `Runtime.getHeapUsage` (heap used and
  * total), the heap limit (read once per session: it does not change), and for
  * Node.js the resident set. Nothing is enabled in the target and nothing is
  * left behind: the evaluations are expressions (no globals), return by value,
@@ -13,8 +13,20 @@
  * closes (the target restarted, a capture released an inspector it opened) is
  * reopened at the next sample.
  */
-import { CdpSession, releaseInspector, resolveEndpoint, type EndpointSpec, type ResolvedEndpoint } from '@heapcap/capture';
-import type { WatchSample } from '@heapcap/queue';
+import { releaseInspector } from './capture.ts';
+import { resolveEndpoint, type EndpointSpec, type ResolvedEndpoint } from './endpoint.ts';
+import { CdpSession } from './session.ts';
+
+/** One memory sample (bytes; null where the runtime does not tell). */
+export interface MemorySample {
+  /** When it was taken (ms since the epoch). */
+  t: number;
+  heapUsedBytes: number;
+  heapTotalBytes: number;
+  heapLimitBytes: number | null;
+  /** Node.js only. */
+  rssBytes: number | null;
+}
 
 export type SessionMode = 'persistent' | 'per-sample';
 
@@ -36,7 +48,7 @@ const NODE_RSS_EXPR = `(() => { try { return process.memoryUsage.rss ? process.m
 const BROWSER_LIMIT_EXPR = `(() => { const m = globalThis.performance && performance.memory; return m && typeof m.jsHeapSizeLimit === 'number' ? m.jsHeapSizeLimit : null; })()`;
 
 /** A sampler of one target. `close()` is idempotent; a closed sampler can sample again (it reconnects). */
-export class TargetSampler {
+export class MemorySampler {
   readonly #spec: EndpointSpec;
   readonly #mode: SessionMode;
   readonly #timeouts: SamplerTimeouts;
@@ -73,7 +85,7 @@ export class TargetSampler {
   }
 
   /** One sample; throws a CaptureError (target_unreachable, target_closed, timeout…) when the target cannot be read. */
-  async sample(now: () => number = Date.now): Promise<WatchSample> {
+  async sample(now: () => number = Date.now): Promise<MemorySample> {
     try {
       const session = await this.#open();
       const heap = session.send('Runtime.getHeapUsage');
