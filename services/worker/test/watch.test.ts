@@ -5,14 +5,15 @@
  * serve processes samples a target (counted from the target's side through a
  * CDP proxy), and the other takes over within two intervals of a SIGKILL;
  * samples survive a restart and the stream is capped; bad rules are refused
- * with the field and nothing is created.
+ * with the field and nothing is created; when the headroom gate refuses the
+ * snapshot (a real cgroup limit), the rule takes a sampling profile instead.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import { createQueue, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
-import { fixturePath, freePort, startCdpProxy, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { createMemoryCgroup, fixturePath, freePort, memoryCgroupLayout, startCdpProxy, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let dir: TmpDir;
@@ -278,4 +279,58 @@ void test('samples survive a serve restart, the stream is capped, and bad rules 
   assert.equal(unknown.status, 404);
   await api(second, 'DELETE', '/v1/watch-rules/never');
   await second.stop();
+});
+
+const cgroups = memoryCgroupLayout();
+
+void test('the headroom gate refuses the snapshot (a real cgroup limit): the rule takes an allocation sampling profile instead', { skip: 'unsupported' in cgroups ? `needs a writable memory cgroup: ${cgroups.unsupported}` : false }, async () => {
+  // ~67 MB of heap: its snapshot costs ~450 MB more, far above the 160 MiB the group allows (docs/headroom.md).
+  const target = await startNodeTarget({ node: 'system', script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '60' } });
+  targets.push(target);
+  const group = await createMemoryCgroup(160 * 1024 * 1024);
+  try {
+    await group.moveIn(target.pid);
+    await writeFile(join(dir.path, 'targets.yaml'), `targets:\n  - id: tight\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n`);
+    const s = await serve({ HEAPCAP_WATCH_INTERVAL: '500ms', HEAPCAP_WATCH_SAMPLING_DURATION: '3s' });
+    const created = await api(s, 'POST', '/v1/watch-rules', { id: 'near', target: 'tight', when: { metric: 'heapUsedBytes', above: 30 * 1024 * 1024, forSeconds: 1 }, cooldownSeconds: 3600 });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const refused = await until(async () => {
+      const c = await watchCaptures('near');
+      return c.find((r) => r.status === 'failed');
+    }, 'the refused snapshot', 60_000);
+    assert.equal(refused.error?.code, 'insufficient_headroom');
+    assert.equal(refused.options.kind, 'snapshot');
+    const profile = await until(async () => (await watchCaptures('near')).find((r) => r.options.kind === 'sampling'), 'the sampling profile capture', 30_000);
+    assert.equal(profile.trigger.fallbackOf, refused.id);
+    assert.equal(profile.trigger.ruleId, 'near');
+    // Allocate while it samples, so the profile has something to show.
+    await until(async () => ((await queue.getCapture(profile.id))?.status !== 'queued' ? true : undefined), 'the profile to start', 30_000);
+    await target.request('hold 8', 'HELD');
+    const done = await until(async () => {
+      const r = await queue.getCapture(profile.id);
+      return r !== null && (r.status === 'succeeded' || r.status === 'failed') ? r : undefined;
+    }, 'the sampling profile to finish', 60_000);
+    assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    assert.equal(done.artifact?.kind, 'sampling-profile');
+    const res = await fetch(`${s.url}/v1/captures/${profile.id}/artifact`);
+    assert.equal(res.status, 200);
+    const parsed = JSON.parse(await res.text()) as { head: { children: unknown[] }; samples: unknown[] };
+    assert.ok(parsed.head !== undefined && Array.isArray(parsed.head.children), 'a SamplingHeapProfile: head');
+    assert.ok(parsed.samples.length > 0, 'its samples are not empty');
+    // The rule says what happened; the target is alive and answers.
+    const st = await until(async () => {
+      const v = await stateOf(s, 'near', 'tight');
+      return v?.lastFiring?.outcome === 'sampled' ? v : undefined;
+    }, 'the rule to show the sampled outcome');
+    assert.ok(st.lastFiring !== null);
+    assert.match(await target.request('hold 1', 'HELD'), /HELD/);
+    assert.equal(target.child.exitCode, null, 'the target is alive');
+    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    assert.match(metrics, /heapcap_watch_firings_total\{outcome="refused_headroom"\} 1/);
+    assert.match(metrics, /heapcap_watch_firings_total\{outcome="sampled"\} 1/);
+    await s.stop();
+  } finally {
+    await target.kill('SIGKILL');
+    await group.remove();
+  }
 });
