@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OutputLog } from './output-log.ts';
-import { waitFor } from './proc.ts';
+import { freePort, waitFor } from './proc.ts';
 import { onProcessExit } from './reaper.ts';
 
 /** The workspace root (where bin/heapcap lives). */
@@ -131,4 +131,24 @@ export async function startHeapcap(args: string[], opts: HeapcapRunOptions = {})
       }
     },
   };
+}
+
+/**
+ * `heapcap serve --dev` for a test, in `workDir`: the Redis at `redisUrl`, a free
+ * port, `workDir/targets.yaml` as the targets file, file storage under
+ * `workDir/captures`, the retention janitor out of the way (hourly); `env` adds
+ * or overrides settings.
+ */
+export async function startDevServe(workDir: string, redisUrl: string, env: Record<string, string> = {}): Promise<RunningHeapcap> {
+  return startHeapcap(['serve', '--dev'], {
+    cwd: workDir,
+    env: {
+      HEAPCAP_REDIS_URL: redisUrl,
+      HEAPCAP_PORT: String(await freePort()),
+      HEAPCAP_TARGETS_FILE: join(workDir, 'targets.yaml'),
+      HEAPCAP_STORAGE: `file://${join(workDir, 'captures')}`,
+      HEAPCAP_RETENTION_INTERVAL: '1h',
+      ...env,
+    },
+  });
 }

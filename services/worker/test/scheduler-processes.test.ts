@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { createQueue, JANITOR_SCHEDULER_ID, scheduledTimeOf, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
-import { fixturePath, freePort, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let target: NodeTarget;
@@ -35,17 +35,7 @@ after(async () => {
 
 /** A `heapcap serve --dev` on the shared Redis, with the minimum interval lowered for seconds-scale tests. */
 async function serve(): Promise<RunningHeapcap> {
-  const s = await startHeapcap(['serve', '--dev'], {
-    cwd: dir.path,
-    env: {
-      HEAPCAP_REDIS_URL: redis.url,
-      HEAPCAP_PORT: String(await freePort()),
-      HEAPCAP_TARGETS_FILE: join(dir.path, 'targets.yaml'),
-      HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}`,
-      HEAPCAP_SCHEDULE_MIN_INTERVAL: '1s',
-      HEAPCAP_RETENTION_INTERVAL: '1h',
-    },
-  });
+  const s = await startDevServe(dir.path, redis.url, { HEAPCAP_SCHEDULE_MIN_INTERVAL: '1s' });
   serves.push(s);
   return s;
 }

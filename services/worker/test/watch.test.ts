@@ -13,7 +13,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import { createQueue, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
-import { createMemoryCgroup, fixturePath, freePort, memoryCgroupLayout, startCdpProxy, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { createMemoryCgroup, fixturePath, memoryCgroupLayout, startCdpProxy, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let dir: TmpDir;
@@ -45,19 +45,9 @@ async function growable(): Promise<NodeTarget> {
   return t;
 }
 
-/** `heapcap serve --dev` on the shared Redis with a short watch interval. */
+/** `heapcap serve --dev` on the shared Redis (short watch intervals in `env`). */
 async function serve(env: Record<string, string>): Promise<RunningHeapcap> {
-  const s = await startHeapcap(['serve', '--dev'], {
-    cwd: dir.path,
-    env: {
-      HEAPCAP_REDIS_URL: redis.url,
-      HEAPCAP_PORT: String(await freePort()),
-      HEAPCAP_TARGETS_FILE: join(dir.path, 'targets.yaml'),
-      HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}`,
-      HEAPCAP_RETENTION_INTERVAL: '1h',
-      ...env,
-    },
-  });
+  const s = await startDevServe(dir.path, redis.url, env);
   serves.push(s);
   return s;
 }

@@ -11,17 +11,10 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Counter, Gauge } from 'prom-client';
 import type { HeapcapQueue, ScheduleMetrics } from '@heapcap/queue';
-
-/** One Redis read serves every collect callback of a scrape. */
-const READ_REUSE_MS = 1_000;
+import { readOncePerScrape } from './scrape-read.ts';
 
 const scheduleMetricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (app, { queue }) => {
-  let last: { at: number; value: Promise<ScheduleMetrics | null> } | undefined;
-  // On a failed read the metrics keep their previous values (counters never go backwards); heapcap_redis_up says why.
-  const read = (): Promise<ScheduleMetrics | null> => {
-    if (last === undefined || Date.now() - last.at > READ_REUSE_MS) last = { at: Date.now(), value: queue.scheduleMetrics().catch(() => null) };
-    return last.value;
-  };
+  const read = readOncePerScrape<ScheduleMetrics>(() => queue.scheduleMetrics());
   const registers = [app.metrics.registry];
   new Gauge({
     name: 'heapcap_schedules',

@@ -6,28 +6,18 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Counter, Gauge } from 'prom-client';
 import { FIRING_OUTCOMES, type FiringOutcome, type HeapcapQueue } from '@heapcap/queue';
+import { readOncePerScrape } from './scrape-read.ts';
 
 interface WatchMetrics {
   rules: { active: number; paused: number };
   firings: Record<FiringOutcome, number>;
 }
 
-/** One Redis read serves the scrape's collectors. */
-const READ_REUSE_MS = 500;
-
 const watchMetricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (app, { queue }) => {
-  let last: { at: number; value: Promise<WatchMetrics | null> } | undefined;
-  const read = (): Promise<WatchMetrics | null> => {
-    if (last === undefined || Date.now() - last.at > READ_REUSE_MS) {
-      last = {
-        at: Date.now(),
-        value: Promise.all([queue.watch.list(), queue.watch.firingCounts()])
-          .then(([rules, firings]) => ({ rules: { active: rules.filter((r) => r.enabled).length, paused: rules.filter((r) => !r.enabled).length }, firings }))
-          .catch(() => null),
-      };
-    }
-    return last.value;
-  };
+  const read = readOncePerScrape<WatchMetrics>(async () => {
+    const [rules, firings] = await Promise.all([queue.watch.list(), queue.watch.firingCounts()]);
+    return { rules: { active: rules.filter((r) => r.enabled).length, paused: rules.filter((r) => !r.enabled).length }, firings };
+  });
   const registers = [app.metrics.registry];
   new Gauge({
     name: 'heapcap_watch_rules',
