@@ -219,7 +219,7 @@ void test('two serve processes: one samples the target, the rule fires once; SIG
 
 void test('samples survive a serve restart, the stream is capped, and bad rules are refused with the field', async () => {
   const target = await growable();
-  await writeFile(join(dir.path, 'targets.yaml'), `targets:\n  - id: sampled\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n  - id: other\n    kind: node\n    inspect: 127.0.0.1:1\n`);
+  await writeFile(join(dir.path, 'targets.yaml'), `targets:\n  - id: sampled\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n    labels: { app: sampled }\n  - id: other\n    kind: node\n    inspect: 127.0.0.1:1\n    labels: { app: other }\n`);
   // Keep 3 s at 200 ms: 15 samples.
   const env = { HEAPCAP_WATCH_INTERVAL: '200ms', HEAPCAP_WATCH_RETENTION: '3s' };
   const first = await serve(env);
@@ -244,7 +244,8 @@ void test('samples survive a serve restart, the stream is capped, and bad rules 
   }
   assert.deepEqual((await api<{ items: unknown[] }>(first, 'GET', '/v1/watch-rules')).body.items, [], 'nothing created');
 
-  const created = await api(first, 'PUT', '/v1/watch-rules/never', { target: 'sampled', when: { metric: 'heapUsedRatio', above: 0.99, forSeconds: 60 }, cooldownSeconds: 60 });
+  // A selector: resolved against the registry at every tick.
+  const created = await api(first, 'PUT', '/v1/watch-rules/never', { selector: { app: 'sampled' }, when: { metric: 'heapUsedRatio', above: 0.99, forSeconds: 60 }, cooldownSeconds: 60 });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   // Capped: more than 15 samples were taken, 15 are kept.
   const taken = await until(async () => {
