@@ -20,4 +20,4 @@ export type { PeakReport } from './headroom-peak.ts';
 export { MEMORY_MODELS, modelFamily, modelFor, estimateExtraBytes, type MemoryModel, type MemoryModelOverride, type ModelFamily } from './memory-model.ts';
 export { CdpTransport } from './cdp-transport.ts';
 export { decodeChunkFrame, isChunkFrame } from './chunk-frame.ts';
-export { captureSamplingProfile, SAMPLING_PHASES, DEFAULT_SAMPLING_INTERVAL_BYTES, type SamplingOptions, type SamplingResult, type SamplingPhase, type SamplingTimings, type SamplingProfileStats } from './sampling.ts';
+export { captureSamplingProfile, SAMPLING_PHASES, DEFAULT_SAMPLING_INTERVAL_BYTES, type SamplingOptions, type SamplingResult, type SamplingPhase, type SamplingProgress, type SamplingTimings, type SamplingProfileStats } from './sampling.ts';

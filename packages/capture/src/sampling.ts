@@ -30,6 +30,10 @@ import { leftOpenText, type InspectorRelease } from './inspector-close.ts';
 export const SAMPLING_PHASES = ['connect', 'preflight', 'start', 'sampling', 'stop', 'sink'] as const;
 export type SamplingPhase = (typeof SAMPLING_PHASES)[number];
 export type SamplingTimings = PhaseTimings<SamplingPhase>;
+/** Progress reported while a sampling profile runs: the phase entered. */
+export interface SamplingProgress {
+  phase: SamplingPhase;
+}
 
 /** V8's own default sampling interval (bytes between samples, on average). */
 export const DEFAULT_SAMPLING_INTERVAL_BYTES = 32_768;
@@ -44,7 +48,7 @@ export interface SamplingOptions {
   timeouts?: Partial<CaptureTimeouts>;
   /** Cancels the capture; the target's profiler is still stopped. */
   signal?: AbortSignal;
-  onProgress?: (progress: { phase: SamplingPhase }) => void;
+  onProgress?: (progress: SamplingProgress) => void;
   /** Runs at the end of preflight; throwing refuses the capture before sampling starts (e.g. storage not writable). */
   beforeSampling?: (facts: RuntimeFacts, endpoint: ResolvedEndpoint) => Promise<void> | void;
 }

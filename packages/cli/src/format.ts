@@ -1,5 +1,5 @@
 /** Human output of the CLI: sizes, progress line, the final table, errors. */
-import type { CaptureProgress, InspectorRelease, PhaseTimings } from '@heapcap/capture';
+import type { CaptureProgress, InspectorRelease, PhaseTimings, SamplingProgress } from '@heapcap/capture';
 import { formatMiB, MIB, PHASES } from '@heapcap/capture';
 import type { CaptureManifest } from '@heapcap/storage/file';
 
@@ -14,7 +14,7 @@ export class ProgressLine {
     this.#out = out;
   }
 
-  update(p: CaptureProgress): void {
+  update(p: CaptureProgress | SamplingProgress): void {
     const now = Date.now();
     const changed = p.phase !== this.#phase;
     if (changed && p.phase === 'serialize') this.#serializeStart = now;
