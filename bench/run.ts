@@ -1,7 +1,7 @@
 /**
  * Runs the benches of this workspace in sequence, or the ones named:
  *
- *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|api|headroom-model|summary|redis-footprint ...]
+ *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|api|headroom-model|summary|redis-footprint|sampling ...]
  *
  * Exits non-zero when any bench check failed (each failure is printed as
  * `FAIL [bench] ...` and summarised at the end) or a bench crashed.
@@ -37,6 +37,7 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   'headroom-model': async () => (await import('./headroom-model.ts')).headroomModelBench,
   summary: async () => (await import('./summary.ts')).summaryBench,
   'redis-footprint': async () => (await import('./redis-footprint.ts')).redisFootprintBench,
+  sampling: async () => (await import('./sampling.ts')).samplingBench,
 };
 
 // Ctrl-C / SIGTERM: exit through process.exit so the test kit's exit hook kills every target we started.

@@ -1,0 +1,169 @@
+/**
+ * What an allocation sampling profile costs a busy target:
+ *
+ *   node --import tsx bench/sampling.ts      (or: npm run bench -- sampling)
+ *
+ * The target is a Node 20 HTTP server whose every request allocates (200
+ * objects built and serialized, ~40 KB answered, keep-alive), loaded by
+ * autocannon over loopback from this process. Each round measures the same
+ * load twice, back to back: a window without profiling, then a window while
+ * heapcap's engine samples (captureSamplingProfile at V8's default 32 KiB
+ * interval, stored into a directory); requests/s and p99 latency of the two
+ * are compared as ratios within the round, and the medians of ROUNDS rounds
+ * reported. The target's pause probe (1 ms timer, gaps over 2 ms, on the
+ * monotonic clock every process shares) gives the longest event-loop gap that
+ * overlaps startSampling and stopSampling, beside the longest gap of the
+ * unprofiled window for scale.
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { captureSamplingProfile, type SamplingPhase } from '@heapcap/capture';
+import { createFileSink } from '@heapcap/storage';
+import { startNodeTarget, tmpDir, type NodeTarget } from '@heapcap/testkit';
+import { Checks, median, ms, printTable, ratio, type Check } from './lib/report.ts';
+
+const requireHere = createRequire(import.meta.url);
+
+interface AcResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number; max: number };
+  errors: number;
+  non2xx: number;
+}
+type Autocannon = (opts: { url: string; connections: number; duration: number; pipelining?: number }) => Promise<AcResult>;
+
+const ROUNDS = Number(process.env['BENCH_SAMPLING_ROUNDS'] ?? 3);
+const WINDOW_S = Number(process.env['BENCH_SAMPLING_SECONDS'] ?? 6);
+const CONNECTIONS = 16;
+/** Gaps of the target's event loop recorded by the probe. */
+const PAUSE_MIN_MS = 2;
+
+/** A window of load: throughput and latency. */
+interface LoadWindow {
+  rps: number;
+  p99: number;
+  errors: number;
+}
+
+/** One round: the unprofiled window, the sampled window, and the gaps. */
+interface Round {
+  base: LoadWindow;
+  sampled: LoadWindow;
+  /** Longest target event-loop gap overlapping start (enable + startSampling) and stop (stopSampling), ms; 0 when none over PAUSE_MIN_MS. */
+  startGapMs: number;
+  stopGapMs: number;
+  /** Longest gap anywhere in the unprofiled window, for scale. */
+  baseGapMs: number;
+  samples: number;
+  profileBytes: number;
+}
+
+type Gap = [bigint, bigint];
+
+async function readGaps(target: NodeTarget): Promise<Gap[]> {
+  const reply = await target.request('pauses read', 'PAUSES ');
+  return (JSON.parse(reply.slice('PAUSES '.length)) as [string, string][]).map(([a, b]) => [BigInt(a), BigInt(b)]);
+}
+
+/** Longest gap overlapping [from, to] (ns, monotonic), in ms. */
+function longestOverlap(gaps: Gap[], from: bigint, to: bigint): number {
+  let longest = 0n;
+  for (const [a, b] of gaps) if (b >= from && a <= to && b - a > longest) longest = b - a;
+  return Number(longest) / 1e6;
+}
+
+function windowOf(r: AcResult): LoadWindow {
+  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+async function round(target: NodeTarget, url: string, autocannon: Autocannon, outDir: string, n: number): Promise<Round> {
+  await target.request('pauses start', 'PAUSES ');
+  const baseFrom = process.hrtime.bigint();
+  const base = await autocannon({ url, connections: CONNECTIONS, duration: WINDOW_S });
+  const baseGaps = await readGaps(target);
+  const baseGapMs = longestOverlap(baseGaps, baseFrom, process.hrtime.bigint());
+
+  await target.request('pauses start', 'PAUSES ');
+  const marks = new Map<SamplingPhase, bigint>();
+  let load: Promise<AcResult> | undefined;
+  const sink = createFileSink({ dir: outDir });
+  const profile = await captureSamplingProfile(
+    {
+      endpoint: { kind: 'node', inspect: `127.0.0.1:${target.port}` },
+      // The load runs WINDOW_S inside the sampling window (started once sampling runs).
+      durationMs: WINDOW_S * 1000 + 500,
+      onProgress: ({ phase }) => {
+        marks.set(phase, process.hrtime.bigint());
+        if (phase === 'sampling') load = autocannon({ url, connections: CONNECTIONS, duration: WINDOW_S });
+      },
+    },
+    (stream) => sink.put({ captureId: `bench${n}`, targetId: 'bench', startedAt: new Date(), gzip: true, kind: 'sampling-profile' }, stream),
+  );
+  const sampled = await load!;
+  const gaps = await readGaps(target);
+  const at = (p: SamplingPhase): bigint => marks.get(p) ?? 0n;
+  return {
+    base: windowOf(base),
+    sampled: windowOf(sampled),
+    startGapMs: longestOverlap(gaps, at('start'), at('sampling')),
+    stopGapMs: longestOverlap(gaps, at('stop'), at('sink')),
+    baseGapMs,
+    samples: profile.profile.samples,
+    profileBytes: profile.profile.bytes,
+  };
+}
+
+/** The bench: ROUNDS rounds of (unprofiled window, sampled window) on one busy target. */
+export async function samplingBench(): Promise<Check[]> {
+  const checks = new Checks('sampling');
+  const autocannon = requireHere('autocannon') as Autocannon;
+  const out = await tmpDir('heapcap-bench-sampling');
+  const target = await startNodeTarget({ script: fileURLToPath(new URL('./lib/http-target.cjs', import.meta.url)), env: { PAUSE_MIN_MS: String(PAUSE_MIN_MS) } });
+  try {
+    const port = /HTTP_PORT (\d+)/.exec(target.stdoutText())?.[1];
+    if (port === undefined) throw new Error(`the HTTP target did not say its port: ${target.stdoutText()}`);
+    const url = `http://127.0.0.1:${port}/`;
+    // Unmeasured warm-up: the target's JIT and the sockets.
+    await autocannon({ url, connections: CONNECTIONS, duration: 2 });
+    const rounds: Round[] = [];
+    for (let i = 0; i < ROUNDS; i++) rounds.push(await round(target, url, autocannon, out.path, i));
+
+    console.log(`\nBusy HTTP target (Node ${process.version.startsWith('v20') ? '20' : process.version}), ${CONNECTIONS} keep-alive connections, ${WINDOW_S} s windows, sampling interval 32 KiB:\n`);
+    printTable(
+      ['round', 'req/s without', 'req/s sampling', 'ratio', 'p99 ms without', 'p99 ms sampling', 'ratio', 'start gap ms', 'stop gap ms', 'longest gap ms without', 'samples', 'profile KB'],
+      rounds.map((r, i) => [
+        String(i + 1),
+        ms(r.base.rps),
+        ms(r.sampled.rps),
+        ratio(r.sampled.rps / r.base.rps),
+        String(r.base.p99),
+        String(r.sampled.p99),
+        ratio(r.sampled.p99 / r.base.p99),
+        r.startGapMs.toFixed(1),
+        r.stopGapMs.toFixed(1),
+        r.baseGapMs.toFixed(1),
+        String(r.samples),
+        (r.profileBytes / 1000).toFixed(1),
+      ]),
+    );
+    const rpsRatio = median(rounds.map((r) => r.sampled.rps / r.base.rps));
+    const p99Ratio = median(rounds.map((r) => r.sampled.p99 / Math.max(r.base.p99, 1)));
+    const startGap = median(rounds.map((r) => r.startGapMs));
+    const stopGap = median(rounds.map((r) => r.stopGapMs));
+    console.log(`\nmedians: req/s ratio ${ratio(rpsRatio)}, p99 ratio ${ratio(p99Ratio)}, start gap ${startGap.toFixed(1)} ms, stop gap ${stopGap.toFixed(1)} ms (0: none over ${PAUSE_MIN_MS} ms)\n`);
+    checks.expect(rounds.every((r) => r.base.errors === 0 && r.sampled.errors === 0), 'every request answered 2xx in both windows', rounds.map((r) => `${r.base.errors}/${r.sampled.errors}`).join(', '));
+    checks.expect(rounds.every((r) => r.samples > 0), 'every profile has samples of the load', rounds.map((r) => r.samples).join(', '));
+    checks.expect(rpsRatio >= 0.8, 'sampling keeps at least 80% of the requests/s (median ratio)', ratio(rpsRatio));
+    checks.expect(p99Ratio <= 1.5, 'sampling raises p99 latency by at most 50% (median ratio)', ratio(p99Ratio));
+    checks.expect(Math.max(startGap, stopGap) < 100, 'starting and stopping the profiler blocks the target for under 100 ms (median of the longest gaps)', `start ${startGap.toFixed(1)} ms, stop ${stopGap.toFixed(1)} ms`);
+  } finally {
+    await target.kill();
+    await out.cleanup();
+  }
+  return checks.list;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const failed = (await samplingBench()).filter((c) => !c.ok);
+  process.exit(failed.length > 0 ? 1 : 0);
+}
