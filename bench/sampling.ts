@@ -8,7 +8,7 @@
  * autocannon over loopback from this process. Each round measures the same
  * load twice, back to back: a window without profiling, then a window while
  * heapcap's engine samples (captureSamplingProfile at V8's default 32 KiB
- * interval, stored into a directory); requests/s and p99 latency of the two
+ * interval, stored into a directory), in alternating order; requests/s and p99 latency of the two
  * are compared as ratios within the round, and the medians of ROUNDS rounds
  * reported. The target's pause probe (1 ms timer, gaps over 2 ms, on the
  * monotonic clock every process shares) gives the longest event-loop gap that
@@ -16,6 +16,7 @@
  * unprofiled window for scale.
  */
 import { createRequire } from 'node:module';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { captureSamplingProfile, type SamplingPhase } from '@heapcap/capture';
 import { createFileSink } from '@heapcap/storage';
@@ -54,6 +55,9 @@ interface Round {
   stopGapMs: number;
   /** Longest gap anywhere in the unprofiled window, for scale. */
   baseGapMs: number;
+  /** The engine's start (enable + startSampling) and stop (stopSampling) round trips, ms: they bound the target's work for them. */
+  startMs: number;
+  stopMs: number;
   samples: number;
   profileBytes: number;
 }
@@ -76,13 +80,27 @@ function windowOf(r: AcResult): LoadWindow {
   return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
 
-async function round(target: NodeTarget, url: string, autocannon: Autocannon, outDir: string, n: number): Promise<Round> {
+/** The unprofiled window, and the longest gap in it. */
+async function unprofiled(target: NodeTarget, url: string, autocannon: Autocannon): Promise<{ base: LoadWindow; baseGapMs: number }> {
   await target.request('pauses start', 'PAUSES ');
-  const baseFrom = process.hrtime.bigint();
+  const from = process.hrtime.bigint();
   const base = await autocannon({ url, connections: CONNECTIONS, duration: WINDOW_S });
-  const baseGaps = await readGaps(target);
-  const baseGapMs = longestOverlap(baseGaps, baseFrom, process.hrtime.bigint());
+  const gaps = await readGaps(target);
+  return { base: windowOf(base), baseGapMs: longestOverlap(gaps, from, process.hrtime.bigint()) };
+}
 
+/** One round; odd rounds sample first, so a drift of the host's load over time does not favour one side. */
+async function round(target: NodeTarget, url: string, autocannon: Autocannon, outDir: string, n: number): Promise<Round> {
+  if (n % 2 === 1) {
+    const s = await sampledWindow(target, url, autocannon, outDir, n);
+    return { ...s, ...(await unprofiled(target, url, autocannon)) };
+  }
+  const u = await unprofiled(target, url, autocannon);
+  return { ...u, ...(await sampledWindow(target, url, autocannon, outDir, n)) };
+}
+
+/** The window under sampling, and the gaps around starting and stopping it. */
+async function sampledWindow(target: NodeTarget, url: string, autocannon: Autocannon, outDir: string, n: number): Promise<Omit<Round, 'base' | 'baseGapMs'>> {
   await target.request('pauses start', 'PAUSES ');
   const marks = new Map<SamplingPhase, bigint>();
   let load: Promise<AcResult> | undefined;
@@ -103,11 +121,11 @@ async function round(target: NodeTarget, url: string, autocannon: Autocannon, ou
   const gaps = await readGaps(target);
   const at = (p: SamplingPhase): bigint => marks.get(p) ?? 0n;
   return {
-    base: windowOf(base),
     sampled: windowOf(sampled),
     startGapMs: longestOverlap(gaps, at('start'), at('sampling')),
     stopGapMs: longestOverlap(gaps, at('stop'), at('sink')),
-    baseGapMs,
+    startMs: profile.timings.start,
+    stopMs: profile.timings.stop,
     samples: profile.profile.samples,
     profileBytes: profile.profile.bytes,
   };
@@ -128,9 +146,9 @@ export async function samplingBench(): Promise<Check[]> {
     const rounds: Round[] = [];
     for (let i = 0; i < ROUNDS; i++) rounds.push(await round(target, url, autocannon, out.path, i));
 
-    console.log(`\nBusy HTTP target (Node ${process.version.startsWith('v20') ? '20' : process.version}), ${CONNECTIONS} keep-alive connections, ${WINDOW_S} s windows, sampling interval 32 KiB:\n`);
+    console.log(`\nBusy HTTP target (Node ${process.version}), ${CONNECTIONS} keep-alive connections, ${WINDOW_S} s windows, sampling interval 32 KiB; host load average ${loadavg()[0]?.toFixed(1) ?? '?'} on ${cpus().length} CPUs:\n`);
     printTable(
-      ['round', 'req/s without', 'req/s sampling', 'ratio', 'p99 ms without', 'p99 ms sampling', 'ratio', 'start gap ms', 'stop gap ms', 'longest gap ms without', 'samples', 'profile KB'],
+      ['round', 'req/s without', 'req/s sampling', 'ratio', 'p99 ms without', 'p99 ms sampling', 'ratio', 'start ms', 'stop ms', 'start gap ms', 'stop gap ms', 'longest gap ms without', 'samples', 'profile KB'],
       rounds.map((r, i) => [
         String(i + 1),
         ms(r.base.rps),
@@ -139,6 +157,8 @@ export async function samplingBench(): Promise<Check[]> {
         String(r.base.p99),
         String(r.sampled.p99),
         ratio(r.sampled.p99 / r.base.p99),
+        r.startMs.toFixed(1),
+        r.stopMs.toFixed(1),
         r.startGapMs.toFixed(1),
         r.stopGapMs.toFixed(1),
         r.baseGapMs.toFixed(1),
@@ -150,7 +170,8 @@ export async function samplingBench(): Promise<Check[]> {
     const p99Ratio = median(rounds.map((r) => r.sampled.p99 / Math.max(r.base.p99, 1)));
     const startGap = median(rounds.map((r) => r.startGapMs));
     const stopGap = median(rounds.map((r) => r.stopGapMs));
-    console.log(`\nmedians: req/s ratio ${ratio(rpsRatio)}, p99 ratio ${ratio(p99Ratio)}, start gap ${startGap.toFixed(1)} ms, stop gap ${stopGap.toFixed(1)} ms (0: none over ${PAUSE_MIN_MS} ms)\n`);
+    const stopMs = median(rounds.map((r) => r.stopMs));
+    console.log(`\nmedians: req/s ratio ${ratio(rpsRatio)}, p99 ratio ${ratio(p99Ratio)}, start ${median(rounds.map((r) => r.startMs)).toFixed(1)} ms, stop ${stopMs.toFixed(1)} ms, start gap ${startGap.toFixed(1)} ms, stop gap ${stopGap.toFixed(1)} ms (0: none over ${PAUSE_MIN_MS} ms), longest gap without ${median(rounds.map((r) => r.baseGapMs)).toFixed(1)} ms\n`);
     checks.expect(rounds.every((r) => r.base.errors === 0 && r.sampled.errors === 0), 'every request answered 2xx in both windows', rounds.map((r) => `${r.base.errors}/${r.sampled.errors}`).join(', '));
     checks.expect(rounds.every((r) => r.samples > 0), 'every profile has samples of the load', rounds.map((r) => r.samples).join(', '));
     checks.expect(rpsRatio >= 0.8, 'sampling keeps at least 80% of the requests/s (median ratio)', ratio(rpsRatio));
