@@ -37,7 +37,7 @@ function schedule(id: string): Schedule {
     selector: { service: 'checkout', env: 'prod' },
     every: '30m',
     everyMs: 1_800_000,
-    options: { warm: 'auto', gc: false, gzip: true, exposeInternals: false, captureNumericValue: false, forceHeadroom: false },
+    options: { warm: 'auto', gc: false, gzip: true, exposeInternals: false, captureNumericValue: false, forceHeadroom: false, kind: 'snapshot', samplingSeconds: 30, samplingIntervalBytes: 32_768 },
     retention: { keepLast: 48 },
     maxConcurrent: 1,
     enabled: true,

@@ -1,7 +1,7 @@
 /**
  * Runs the benches of this workspace in sequence, or the ones named:
  *
- *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|api|headroom-model|summary|redis-footprint|watch-session ...]
+ *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|api|headroom-model|summary|redis-footprint|watch-session|sampling ...]
  *
  * Exits non-zero when any bench check failed (each failure is printed as
  * `FAIL [bench] ...` and summarised at the end) or a bench crashed.
@@ -38,6 +38,7 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   summary: async () => (await import('./summary.ts')).summaryBench,
   'redis-footprint': async () => (await import('./redis-footprint.ts')).redisFootprintBench,
   'watch-session': async () => (await import('./watch-session.ts')).watchSessionBench,
+  sampling: async () => (await import('./sampling.ts')).samplingBench,
 };
 
 // Ctrl-C / SIGTERM: exit through process.exit so the test kit's exit hook kills every target we started.

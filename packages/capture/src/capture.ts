@@ -14,7 +14,7 @@ import { CaptureError, toCaptureError } from './errors.ts';
 import { PhaseClock, type Phase, type PhaseTimings } from './clock.ts';
 import { resolveEndpoint, type EndpointSpec, type ResolvedEndpoint } from './endpoint.ts';
 import { CdpSession } from './session.ts';
-import { gatherRuntimeFacts, type RuntimeFacts } from './runtime.ts';
+import { assertExpectedPid, gatherRuntimeFacts, type RuntimeFacts } from './runtime.ts';
 import { decideWarm, runWarm, type WarmMethod, type WarmMode, type WarmReport } from './warm.ts';
 import { SnapshotStream, type SnapshotStreamStats } from './snapshot-stream.ts';
 import { parseV8Version, compareVersions } from './v8-version.ts';
@@ -154,11 +154,7 @@ export async function captureHeapSnapshot<T>(
 
     enter('preflight');
     const facts = await gatherRuntimeFacts(session, endpoint);
-    if (endpoint.expectPid !== undefined && facts.pid !== endpoint.expectPid) {
-      throw new CaptureError('target_not_found', `the inspector on the port opened for pid ${endpoint.expectPid} belongs to pid ${facts.pid ?? '?'}`, {
-        hint: 'another Node.js process already listens on that inspector port; pass the port of the intended process',
-      });
-    }
+    assertExpectedPid(endpoint, facts);
     headroom = await checkHeadroom(session, endpoint, facts, { ...options.headroom, force: options.force === true, ...(options.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: options.memoryLimitBytes }) });
     await options.beforeSnapshot?.(facts, endpoint);
     throwIfAborted(signal);

@@ -14,27 +14,33 @@ export const PHASES = ['connect', 'preflight', 'warm', 'enable', 'gc', 'generate
 export type Phase = (typeof PHASES)[number];
 
 /** Milliseconds per phase plus the total. */
-export type PhaseTimings = Record<Phase, number> & { total: number };
+export type PhaseTimings<P extends string = Phase> = Record<P, number> & { total: number };
 
-/** Records when each phase started; a phase ends when the next one starts. */
-export class PhaseClock {
+/**
+ * Records when each phase started; a phase ends when the next one starts.
+ * `phases` is the ordered list (default: the snapshot's PHASES; a sampling
+ * profile has its own).
+ */
+export class PhaseClock<P extends string = Phase> {
   readonly #start: number;
-  readonly #marks = new Map<Phase, number>();
+  readonly #phases: readonly P[];
+  readonly #marks = new Map<P, number>();
   #end: number | undefined;
-  #current: Phase | undefined;
+  #current: P | undefined;
 
-  constructor(now: number = performance.now()) {
+  constructor(now: number = performance.now(), phases: readonly P[] = PHASES as readonly string[] as readonly P[]) {
     this.#start = now;
+    this.#phases = phases;
   }
 
   /** Start `phase` at `at` (default now). Phases not started take 0 ms. */
-  enter(phase: Phase, at: number = performance.now()): void {
+  enter(phase: P, at: number = performance.now()): void {
     this.#marks.set(phase, at);
     this.#current = phase;
   }
 
   /** The phase running now (for error records). */
-  get current(): Phase | undefined {
+  get current(): P | undefined {
     return this.#current;
   }
 
@@ -44,11 +50,11 @@ export class PhaseClock {
   }
 
   /** Durations in ms, rounded to 0.1 ms. */
-  timings(): PhaseTimings {
+  timings(): PhaseTimings<P> {
     const end = this.#end ?? performance.now();
-    const starts = PHASES.map((p) => this.#marks.get(p));
-    const out = { total: round(end - this.#start) } as PhaseTimings;
-    PHASES.forEach((phase, i) => {
+    const starts = this.#phases.map((p) => this.#marks.get(p));
+    const out: Record<string, number> = { total: round(end - this.#start) };
+    this.#phases.forEach((phase, i) => {
       const from = starts[i];
       if (from === undefined) {
         out[phase] = 0;
@@ -57,7 +63,7 @@ export class PhaseClock {
       const next = starts.slice(i + 1).find((s) => s !== undefined) ?? end;
       out[phase] = round(next - from);
     });
-    return out;
+    return out as PhaseTimings<P>;
   }
 }
 

@@ -7,7 +7,7 @@ export { formatMiB, MIB } from './units.ts';
 export { resolveEndpoint, parseHostPort, type EndpointSpec, type ResolvedEndpoint, type ChromiumSelector } from './endpoint.ts';
 export { CdpSession, type SessionOptions } from './session.ts';
 export type { InspectorRelease, OpenedInspector } from './inspector-close.ts';
-export { gatherRuntimeFacts, evaluateValue, type RuntimeFacts } from './runtime.ts';
+export { gatherRuntimeFacts, evaluateValue, assertExpectedPid, type RuntimeFacts } from './runtime.ts';
 export { decideWarm, runWarm, type WarmMode, type WarmMethod, type WarmReport } from './warm.ts';
 export { SnapshotStream, type SnapshotStreamOptions, type SnapshotStreamStats } from './snapshot-stream.ts';
 export { parseV8Version, compareVersions, needsLineEndsWarm, LINE_ENDS_CACHED_SINCE } from './v8-version.ts';
@@ -21,3 +21,4 @@ export { MEMORY_MODELS, modelFamily, modelFor, estimateExtraBytes, type MemoryMo
 export { CdpTransport } from './cdp-transport.ts';
 export { decodeChunkFrame, isChunkFrame } from './chunk-frame.ts';
 export { MemorySampler, type MemorySample, type SessionMode, type SamplerTimeouts } from './memory-sampler.ts';
+export { captureSamplingProfile, SAMPLING_PHASES, DEFAULT_SAMPLING_INTERVAL_BYTES, type SamplingOptions, type SamplingResult, type SamplingPhase, type SamplingProgress, type SamplingTimings, type SamplingProfileStats } from './sampling.ts';

@@ -5,7 +5,7 @@
 import { CaptureError } from './errors.ts';
 import { resolveEndpoint, type EndpointSpec, type ResolvedEndpoint } from './endpoint.ts';
 import { CdpSession } from './session.ts';
-import { gatherRuntimeFacts, type RuntimeFacts } from './runtime.ts';
+import { assertExpectedPid, gatherRuntimeFacts, type RuntimeFacts } from './runtime.ts';
 import { gatherMemoryFacts } from './headroom-facts.ts';
 import { decideHeadroom, type HeadroomOptions, type HeadroomReport } from './headroom.ts';
 import { DEFAULT_TIMEOUTS, type CaptureTimeouts } from './capture.ts';
@@ -37,11 +37,7 @@ export async function preflightOnly(options: PreflightOptions): Promise<Prefligh
   });
   try {
     const facts = await gatherRuntimeFacts(session, endpoint);
-    if (endpoint.expectPid !== undefined && facts.pid !== endpoint.expectPid) {
-      throw new CaptureError('target_not_found', `the inspector on the port opened for pid ${endpoint.expectPid} belongs to pid ${facts.pid ?? '?'}`, {
-        hint: 'another Node.js process already listens on that inspector port; pass the port of the intended process',
-      });
-    }
+    assertExpectedPid(endpoint, facts);
     const memory = await gatherMemoryFacts(session, endpoint);
     return { endpoint, facts, headroom: decideHeadroom(facts, memory, options) };
   } catch (err) {

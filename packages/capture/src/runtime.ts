@@ -75,3 +75,11 @@ export async function gatherRuntimeFacts(session: CdpSession, endpoint: Resolved
   facts.heap = { usedBytes: heap.usedSize, totalBytes: heap.totalSize };
   return facts;
 }
+
+/** node-pid: refuse an inspector that belongs to another process than the one we opened it for. */
+export function assertExpectedPid(endpoint: ResolvedEndpoint, facts: RuntimeFacts): void {
+  if (endpoint.expectPid === undefined || facts.pid === endpoint.expectPid) return;
+  throw new CaptureError('target_not_found', `the inspector on the port opened for pid ${endpoint.expectPid} belongs to pid ${facts.pid ?? '?'}`, {
+    hint: 'another Node.js process already listens on that inspector port; pass the port of the intended process',
+  });
+}

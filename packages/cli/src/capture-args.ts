@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { CaptureError } from '@heapcap/errors';
 import type { EndpointSpec, SnapshotTransport, WarmMode } from '@heapcap/capture';
-import { parseStorageUrl, type S3Settings, type StorageConfig } from '@heapcap/config';
+import { parseDuration, parseStorageUrl, type S3Settings, type StorageConfig } from '@heapcap/config';
 
 /** A validated `heapcap capture` invocation. */
 export interface CaptureCommand {
@@ -29,6 +29,8 @@ export interface CaptureCommand {
   dryRun: boolean;
   /** The target's memory limit when it cannot tell (or a tighter budget). */
   memoryLimitBytes: number | undefined;
+  /** `--sampling DURATION`: an allocation sampling profile instead of a snapshot. */
+  sampling: { seconds: number; intervalBytes: number | undefined } | undefined;
 }
 
 export const CAPTURE_USAGE = `Usage: heapcap capture TARGET [options]
@@ -64,6 +66,12 @@ Options:
   --reason TEXT           why (goes into the manifest)
   --json                  print the manifest as JSON on stdout
   --quiet                 no progress output
+
+Allocation sampling profile (instead of a snapshot):
+  --sampling DURATION     sample allocations for DURATION (1s-600s, e.g. 30s, 2m) and
+                          store <id>.heapprofile[.gz] (load it in DevTools' Memory tab);
+                          costs the target little, so no headroom check
+  --sampling-interval BYTES  average bytes allocated between samples (default 32768)
 
 Headroom (a snapshot makes the target's RSS grow ~7-20x its heap used, outside the JS heap):
   --dry-run               print the preflight facts and the decision; take nothing
@@ -110,6 +118,8 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
         'dry-run': { type: 'boolean' },
         force: { type: 'boolean' },
         'memory-limit': { type: 'string' },
+        sampling: { type: 'string' },
+        'sampling-interval': { type: 'string' },
       },
     }));
   } catch (err) {
@@ -178,6 +188,7 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
     storage = { ...storage, endpoint: values['s3-endpoint'], forcePathStyle: true };
   }
 
+  const sampling = samplingOf(values);
   const targetId = values['target-id'] ?? derivedId.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(targetId)) {
     throw invalid(`--target-id "${targetId}" must be 1-128 characters of letters, digits, '.', '_' or '-'`);
@@ -202,7 +213,35 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
     force: values.force === true,
     dryRun: values['dry-run'] === true,
     memoryLimitBytes: values['memory-limit'] === undefined ? undefined : positiveInt(values['memory-limit'], '--memory-limit', 16 * 1024 * 1024) * 1024 * 1024,
+    sampling,
   };
+}
+
+/** Flags that only mean something for a heap snapshot. */
+const SNAPSHOT_ONLY = ['warm', 'no-warm', 'gc', 'expose-internals', 'capture-numeric-value', 'memory-ceiling', 'spill-dir', 'transport', 'pipe-dir', 'timeout', 'dry-run', 'force', 'memory-limit'] as const;
+
+/** `--sampling DURATION [--sampling-interval BYTES]`, or undefined for a snapshot. */
+function samplingOf(values: Partial<Record<string, string | boolean>>): CaptureCommand['sampling'] {
+  const duration = values['sampling'];
+  const interval = values['sampling-interval'];
+  if (typeof duration !== 'string') {
+    if (interval !== undefined) throw invalid('--sampling-interval goes with --sampling DURATION');
+    return undefined;
+  }
+  const clash = SNAPSHOT_ONLY.filter((flag) => values[flag] !== undefined);
+  if (clash.length > 0) throw invalid(`${clash.map((f) => `--${f}`).join(', ')} ${clash.length === 1 ? 'is' : 'are'} for heap snapshots, not with --sampling`);
+  const intervalBytes = typeof interval === 'string' ? positiveInt(interval, '--sampling-interval', 16 * 1024 * 1024) : undefined;
+  if (intervalBytes !== undefined && intervalBytes < 1024) throw invalid(`--sampling-interval "${String(interval)}" must be at least 1024 bytes (smaller intervals make every allocation in the target slower)`);
+  return { seconds: samplingSeconds(duration, '--sampling'), intervalBytes };
+}
+
+/** A sampling duration (`30s`, `2m`, or plain seconds) in whole seconds from 1 to 600; throws invalid_input naming `flag`. */
+export function samplingSeconds(text: string, flag: string): number {
+  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : parseDuration(text);
+  if (ms === undefined || ms % 1000 !== 0 || ms < 1000 || ms > 600_000) {
+    throw new CaptureError('invalid_input', `${flag} "${text}" must be whole seconds from 1s to 600s (10m), e.g. 30s or 2m`);
+  }
+  return ms / 1000;
 }
 
 function positiveInt(value: string, flag: string, max = 2 ** 31 - 1): number {

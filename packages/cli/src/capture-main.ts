@@ -7,7 +7,7 @@ import type { StorageConfig } from '@heapcap/config';
 import type { HeapcapConfig } from '@heapcap/config';
 import { parseCaptureArgs, CAPTURE_USAGE } from './capture-args.ts';
 import { runCapture } from '@heapcap/pipeline';
-import { inspectorText, ProgressLine, summaryTable } from './format.ts';
+import { inspectorText, ProgressLine, samplingTable, summaryTable } from './format.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
 import type { CaptureCommand } from './capture-args.ts';
@@ -43,6 +43,7 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
   const progress = !cmd.quiet && process.stderr.isTTY ? new ProgressLine(process.stderr) : undefined;
   try {
     if (cmd.dryRun) return await dryRun(cmd, controller.signal);
+    if (cmd.sampling !== undefined) return await sample(cmd, cmd.sampling, env, controller.signal, progress);
     const out = await runCapture({
       captureId: newCaptureId(),
       targetId: cmd.targetId,
@@ -60,7 +61,7 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
       snapshotTimeoutMs: cmd.snapshotTimeoutMs,
       force: cmd.force,
       memoryLimitBytes: cmd.memoryLimitBytes,
-      trigger: { kind: 'cli', who: env['USER'] ?? env['LOGNAME'] ?? 'unknown', reason: cmd.reason },
+      trigger: triggerOf(cmd, env),
       summary: config.summaryLargestStrings > 0 ? { largestStrings: config.summaryLargestStrings } : {},
       signal: controller.signal,
       ...(progress === undefined ? {} : { onProgress: (p) => progress.update(p) }),
@@ -93,6 +94,34 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** `--sampling`: an allocation sampling profile, stored as `<id>.heapprofile[.gz]` beside its manifest. */
+async function sample(cmd: CaptureCommand, sampling: NonNullable<CaptureCommand['sampling']>, env: Record<string, string | undefined>, signal: AbortSignal, progress: ProgressLine | undefined): Promise<number> {
+  const out = await runCapture({
+    kind: 'sampling',
+    samplingSeconds: sampling.seconds,
+    samplingIntervalBytes: sampling.intervalBytes,
+    captureId: newCaptureId(),
+    targetId: cmd.targetId,
+    endpoint: cmd.endpoint,
+    sink: await sinkFor(cmd.storage),
+    gzip: cmd.gzip,
+    warm: 'never',
+    gc: false,
+    trigger: triggerOf(cmd, env),
+    signal,
+    ...(progress === undefined ? {} : { onProgress: (p) => progress.update(p) }),
+  });
+  progress?.clear();
+  const manifestLocation = out.manifest.artifact.location.replace(/\.heapprofile(\.gz)?$/, '.manifest.json');
+  process.stdout.write(cmd.json ? `${JSON.stringify(out.manifest, null, 2)}\n` : `${samplingTable(out.manifest, manifestLocation)}\n`);
+  return EXIT.ok;
+}
+
+/** Who ran the command, and why (into the manifest). */
+function triggerOf(cmd: CaptureCommand, env: Record<string, string | undefined>): { kind: 'cli'; who: string; reason: string | undefined } {
+  return { kind: 'cli', who: env['USER'] ?? env['LOGNAME'] ?? 'unknown', reason: cmd.reason };
 }
 
 /** `--dry-run`: the preflight facts and the headroom decision; nothing is taken. */

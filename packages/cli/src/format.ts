@@ -1,7 +1,7 @@
 /** Human output of the CLI: sizes, progress line, the final table, errors. */
-import type { CaptureProgress, InspectorRelease, PhaseTimings } from '@heapcap/capture';
-import { formatMiB, MIB, PHASES } from '@heapcap/capture';
-import type { CaptureManifest } from '@heapcap/storage/file';
+import type { CaptureProgress, InspectorRelease, PhaseTimings, SamplingProgress } from '@heapcap/capture';
+import { formatMiB, MIB, PHASES, SAMPLING_PHASES } from '@heapcap/capture';
+import type { CaptureManifest, SamplingManifest } from '@heapcap/storage/file';
 
 /** Renders progress on a TTY, redrawing one line at most every 100 ms. */
 export class ProgressLine {
@@ -14,7 +14,7 @@ export class ProgressLine {
     this.#out = out;
   }
 
-  update(p: CaptureProgress): void {
+  update(p: CaptureProgress | SamplingProgress): void {
     const now = Date.now();
     const changed = p.phase !== this.#phase;
     if (changed && p.phase === 'serialize') this.#serializeStart = now;
@@ -48,18 +48,50 @@ function bar(pct: number): string {
   return `[${'#'.repeat(n)}${'-'.repeat(20 - n)}]`;
 }
 
+/** The first lines of both tables: what was captured, its heap, which browser target. */
+function headLines(m: CaptureManifest | SamplingManifest, what: string): string[] {
+  return [
+    `${what} ${m.target.endpoint} (${m.runtime.product} ${m.runtime.version}, V8 ${m.runtime.v8Version ?? '?'})`,
+    `  heap used  ${formatMiB(m.heap.usedBytes)} of ${formatMiB(m.heap.totalBytes)}`,
+    ...(m.selection === undefined ? [] : [`  selected   ${selectionText(m.selection)}`]),
+  ];
+}
+
+/** The phase table: one line per phase, then the total. */
+function phaseLines(t: Record<string, number> & { total: number }, phases: readonly string[]): string[] {
+  return ['  phase          ms', ...phases.map((p) => `  ${p.padEnd(10)} ${(t[p] ?? 0).toFixed(1).padStart(10)}`), `  ${'total'.padEnd(10)} ${t.total.toFixed(1).padStart(10)}`];
+}
+
+/** The summary printed after a successful sampling profile. */
+export function samplingTable(m: SamplingManifest, manifestLocation: string): string {
+  const p = m.profile;
+  return [
+    ...headLines(m, `sampled allocations of`),
+    `  sampling   ${m.options.samplingSeconds} s, one sample per ${m.options.samplingIntervalBytes} bytes allocated (on average)`,
+    '',
+    ...phaseLines(m.timings, SAMPLING_PHASES),
+    '',
+    `  profile    ${p.samples} samples still alive at the stop (${formatMiB(p.sampledBytes)}), ${p.nodes} call-tree nodes; ${kib(m.artifact.bytesUncompressed)}${m.artifact.gzip ? ` → ${kib(m.artifact.bytesStored)} gzip` : ''}`,
+    ...(m.inspector?.openedByHeapcap === true ? [`  inspector  ${inspectorText(m.inspector)}`] : []),
+    `  sha256     ${m.artifact.sha256}`,
+    `  artifact   ${m.artifact.location}  (Chrome DevTools → Memory → Load${m.artifact.gzip ? ', after gunzip' : ''})`,
+    `  manifest   ${manifestLocation}`,
+  ].join('\n');
+}
+
+/** Bytes in KiB: a profile is kilobytes where a snapshot is megabytes. */
+function kib(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
 /** The summary printed after a successful capture. */
 export function summaryTable(m: CaptureManifest, manifestLocation: string): string {
   const t: PhaseTimings = m.timings;
   const lines = [
-    `captured ${m.target.endpoint} (${m.runtime.product} ${m.runtime.version}, V8 ${m.runtime.v8Version ?? '?'})`,
-    `  heap used  ${formatMiB(m.heap.usedBytes)} of ${formatMiB(m.heap.totalBytes)}`,
-    ...(m.selection === undefined ? [] : [`  selected   ${selectionText(m.selection)}`]),
+    ...headLines(m, 'captured'),
     `  warm       ${m.warm.decision}${m.warm.method === undefined ? '' : ` (${m.warm.method}, ${m.warm.durationMs ?? 0} ms)`}: ${m.warm.reason}`,
     '',
-    '  phase          ms',
-    ...PHASES.map((p) => `  ${p.padEnd(10)} ${t[p].toFixed(1).padStart(10)}`),
-    `  ${'total'.padEnd(10)} ${t.total.toFixed(1).padStart(10)}`,
+    ...phaseLines(t, PHASES),
     '',
     `  snapshot   ${formatMiB(m.artifact.bytesUncompressed)}${m.artifact.gzip ? ` → ${formatMiB(m.artifact.bytesStored)} gzip` : ''}, ${m.snapshot?.nodeCount ?? '?'} nodes, ${m.snapshot?.edgeCount ?? '?'} edges`,
     ...(m.inspector?.openedByHeapcap === true ? [`  inspector  ${inspectorText(m.inspector)}`] : []),

@@ -1,16 +1,19 @@
-/** `heapcap trigger TARGET [--reason TEXT] [--wait SECONDS] [--force] [--json]`: POST /v1/captures. */
+/** `heapcap trigger TARGET [--reason TEXT] [--wait SECONDS] [--force] [--sampling DURATION] [--json]`: POST /v1/captures. */
 import { DEFAULT_API_URL } from '@heapcap/config';
 import type { CliIo } from './status-client.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
 import { formatRecord } from './status-format.ts';
 import { ERROR_CODES, type ErrorCode } from '@heapcap/errors';
+import { samplingSeconds } from './capture-args.ts';
 
 export const TRIGGER_USAGE = `heapcap trigger TARGET [options]: ask the heapcap API for a capture of a registered target
 
   --reason TEXT     why (audit log, manifest)
   --wait SECONDS    block until the capture ends (max 600); exit code reflects its outcome
   --force           a new capture even if one of TARGET is queued or running
+  --sampling DURATION  an allocation sampling profile over DURATION (1s-600s, e.g. 30s)
+                    instead of a heap snapshot (options.kind "sampling")
   --json            print the API's JSON
 
 API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN.
@@ -23,11 +26,13 @@ export interface TriggerArgs {
   waitSeconds: number | undefined;
   force: boolean;
   json: boolean;
+  /** `--sampling DURATION`: seconds of an allocation sampling profile. */
+  samplingSeconds: number | undefined;
 }
 
 /** Parse arguments; throws Error with a usage message. */
 export function parseTriggerArgs(argv: string[]): TriggerArgs {
-  const out: TriggerArgs = { target: '', reason: undefined, waitSeconds: undefined, force: false, json: false };
+  const out: TriggerArgs = { target: '', reason: undefined, waitSeconds: undefined, force: false, json: false, samplingSeconds: undefined };
   const rest = [...argv];
   while (rest.length > 0) {
     const a = rest.shift() as string;
@@ -42,7 +47,8 @@ export function parseTriggerArgs(argv: string[]): TriggerArgs {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 0 || n > 600) throw new Error(`--wait takes whole seconds 0..600, got "${v}"`);
       out.waitSeconds = n;
-    } else if (a === '--force') out.force = true;
+    } else if (a === '--sampling') out.samplingSeconds = samplingSeconds(value(), '--sampling');
+    else if (a === '--force') out.force = true;
     else if (a === '--json') out.json = true;
     else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
     else if (out.target === '') out.target = a;
@@ -82,7 +88,12 @@ export async function triggerMain(argv: string[], env: Record<string, string | u
   try {
     const api = apiTargetFrom(env);
     const query = args.waitSeconds === undefined ? '' : `?wait=${args.waitSeconds}`;
-    const body = { target: args.target, force: args.force, ...(args.reason === undefined ? {} : { reason: args.reason }) };
+    const body = {
+      target: args.target,
+      force: args.force,
+      ...(args.reason === undefined ? {} : { reason: args.reason }),
+      ...(args.samplingSeconds === undefined ? {} : { options: { kind: 'sampling', samplingSeconds: args.samplingSeconds } }),
+    };
     // The API holds the request up to --wait seconds; allow for the round trip on top.
     const res = await callApi(api, 'POST', `/v1/captures${query}`, body, ((args.waitSeconds ?? 0) + 30) * 1000);
     const data = res.body as CaptureBody;

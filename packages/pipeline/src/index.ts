@@ -4,5 +4,6 @@
  * run to take a capture.
  */
 export { runCapture, type RunCaptureInput, type RunCaptureOutput } from './run-capture.ts';
+export { runSamplingCapture, type RunSamplingOutput } from './run-sampling.ts';
 export { buildManifest, type CaptureManifestInput, type CaptureSummaryOutcome } from './manifest.ts';
 export { HEAPCAP_VERSION } from './version.ts';

@@ -65,15 +65,7 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
     transport: result.transport,
     // chromium: how many targets the selector matched and which one was taken.
     ...(result.endpoint.selected === undefined ? {} : { selection: selectionOf(result.endpoint.selected) }),
-    artifact: {
-      key: stored.key,
-      location: stored.location,
-      bytesUncompressed: stored.bytesUncompressed,
-      bytesStored: stored.bytesStored,
-      sha256: stored.sha256,
-      gzip: stored.gzip,
-      contentType: stored.contentType,
-    },
+    artifact: artifactOf(stored),
     snapshot: stored.header,
     ...(input.trigger === undefined ? {} : { trigger: input.trigger }),
     ...summaryLink(input.summary),
@@ -83,7 +75,21 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
   };
 }
 
-function selectionOf(s: NonNullable<CaptureResult<StoredArtifact>['endpoint']['selected']>): NonNullable<CaptureManifest['selection']> {
+/** The manifest's `artifact`: what the store wrote. */
+export function artifactOf(stored: StoredArtifact): CaptureManifest['artifact'] {
+  return {
+    key: stored.key,
+    location: stored.location,
+    bytesUncompressed: stored.bytesUncompressed,
+    bytesStored: stored.bytesStored,
+    sha256: stored.sha256,
+    gzip: stored.gzip,
+    contentType: stored.contentType,
+  };
+}
+
+/** The manifest's `selection` (Chromium): how many targets matched and which one was taken. */
+export function selectionOf(s: NonNullable<CaptureResult<StoredArtifact>['endpoint']['selected']>): NonNullable<CaptureManifest['selection']> {
   return { matches: s.matches, pick: s.pick, taken: { type: s.type, title: s.title, url: s.url } };
 }
 

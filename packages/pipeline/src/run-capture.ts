@@ -6,12 +6,20 @@
  */
 import { pipeline, type Readable } from 'node:stream';
 import { SummaryTee, type SummaryOptions } from '@heapcap/analysis';
-import { captureHeapSnapshot, type CaptureOptions, type CaptureProgress, type CaptureResult, type EndpointSpec, type SnapshotTransport, type WarmMode } from '@heapcap/capture';
+import { captureHeapSnapshot, type CaptureOptions, type CaptureProgress, type CaptureResult, type EndpointSpec, type SamplingProgress, type SnapshotTransport, type WarmMode } from '@heapcap/capture';
 import { CaptureError, toCaptureError } from '@heapcap/errors';
 import type { ArtifactRef, ArtifactStore, CaptureManifest, StoredArtifact } from '@heapcap/storage';
 import { buildManifest, type CaptureManifestInput, type CaptureSummaryOutcome } from './manifest.ts';
+import { storeManifest } from './store-manifest.ts';
+import { runSamplingCapture, type RunSamplingOutput } from './run-sampling.ts';
 
 export interface RunCaptureInput {
+  /** A heap snapshot (default) or an allocation sampling profile (run-sampling.ts). */
+  kind?: 'snapshot' | 'sampling' | undefined;
+  /** Sampling only: how long to sample (default 30). */
+  samplingSeconds?: number | undefined;
+  /** Sampling only: average bytes between samples (default V8's 32768). */
+  samplingIntervalBytes?: number | undefined;
   captureId: string;
   targetId: string;
   endpoint: EndpointSpec;
@@ -38,10 +46,11 @@ export interface RunCaptureInput {
   /** Summarize the snapshot while it streams (default on); options such as `largestStrings`. */
   summary?: false | SummaryOptions;
   signal?: AbortSignal;
-  onProgress?: (p: CaptureProgress) => void;
+  onProgress?: (p: CaptureProgress | SamplingProgress) => void;
 }
 
 export interface RunCaptureOutput {
+  kind: 'snapshot';
   manifest: CaptureManifest;
   manifestKey: string;
   stored: StoredArtifact;
@@ -50,8 +59,19 @@ export interface RunCaptureOutput {
   summary: CaptureSummaryOutcome;
 }
 
-/** Capture into the sink and write the manifest; on any failure nothing is left behind. */
-export async function runCapture(input: RunCaptureInput): Promise<RunCaptureOutput> {
+/**
+ * Capture into the sink and write the manifest; on any failure nothing is left
+ * behind. `kind: 'sampling'` takes an allocation sampling profile instead of a
+ * snapshot (the snapshot-only inputs are then ignored).
+ */
+export function runCapture(input: RunCaptureInput & { kind?: 'snapshot' | undefined }): Promise<RunCaptureOutput>;
+export function runCapture(input: RunCaptureInput & { kind: 'sampling' }): Promise<RunSamplingOutput>;
+export function runCapture(input: RunCaptureInput): Promise<RunCaptureOutput | RunSamplingOutput>;
+export async function runCapture(input: RunCaptureInput): Promise<RunCaptureOutput | RunSamplingOutput> {
+  return input.kind === 'sampling' ? runSamplingCapture(input) : runSnapshotCapture(input);
+}
+
+async function runSnapshotCapture(input: RunCaptureInput): Promise<RunCaptureOutput> {
   const startedAt = new Date();
   const ref: ArtifactRef = { captureId: input.captureId, targetId: input.targetId, startedAt, gzip: input.gzip };
   const options: CaptureOptions = {
@@ -89,16 +109,8 @@ export async function runCapture(input: RunCaptureInput): Promise<RunCaptureOutp
     ...(input.trigger === undefined ? {} : { trigger: input.trigger }),
     summary,
   });
-  try {
-    const manifestKey = await input.sink.putManifest(ref, manifest);
-    return { manifest, manifestKey, stored, result, summary };
-  } catch (err) {
-    // Without its manifest the capture is not complete: remove the snapshot too.
-    await input.sink.remove(ref).catch(() => undefined);
-    const error = toCaptureError(err, 'storage_failed');
-    error.phase ??= 'sink';
-    throw error instanceof CaptureError ? error : new CaptureError('storage_failed', String(err));
-  }
+  const manifestKey = await storeManifest(input.sink, ref, manifest);
+  return { kind: 'snapshot', manifest, manifestKey, stored, result, summary };
 }
 
 /**

@@ -24,7 +24,8 @@ local METRICS_KEY = KEYS[3 + #STATUSES]
  * ARGV: 1 use idempotency (0|1), 2 request fingerprint, 3 idempotency TTL ms, 4 force (0|1),
  *       5 new id, 6 createdAt ms, 7 record key prefix, 8 now (ISO),
  *       9 add to the schedule index (0|1: only captures a schedule created, never ones it joined),
- *       10.. record fields.
+ *       10 the capture kind (snapshot|sampling): only a capture of the same kind is joined,
+ *       11.. record fields (with `kind`; a record without it is a snapshot).
  * Reply: {'created'|'replayed'|'reused', id} | {'joined', id, ...HGETALL of the joined record}.
  */
 export const REQUEST_SCRIPT = new LuaScript(`
@@ -44,18 +45,19 @@ if ARGV[4] ~= '1' then
   for _, id in ipairs(ids) do
     local rk = ARGV[7] .. id
     local st = redis.call('HGET', rk, 'status')
-    if st == 'queued' or st == 'running' then
+    local kind = redis.call('HGET', rk, 'kind') or 'snapshot'
+    if (st == 'queued' or st == 'running') and kind == ARGV[10] then
       redis.call('HINCRBY', rk, 'coalesced', 1)
       redis.call('HSET', rk, 'updatedAt', ARGV[8])
       if useIdem then redis.call('SET', KEYS[1], id .. '|' .. ARGV[2], 'PX', ARGV[3]) end
       return {'joined', id, unpack(redis.call('HGETALL', rk))}
     end
     -- Finished (or expired) without leaving the set: drop the stale member.
-    redis.call('ZREM', KEYS[2], id)
+    if st ~= 'queued' and st ~= 'running' then redis.call('ZREM', KEYS[2], id) end
   end
 end
 local fields = {}
-for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 11, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[3], unpack(fields))
 local score, id = ARGV[6], ARGV[5]
 redis.call('ZADD', KEYS[4], score, id)

@@ -2,7 +2,8 @@
  * Capture records are Redis hashes: scalar fields stay scalar so scripts can
  * HINCRBY/HSET them atomically; nested fields are JSON strings. An empty string
  * stands for null. Fields outside the schema (`createdAtMs`, `cancelRequested`,
- * `forced`, `expiring`, `placement`) are bookkeeping and never leave this package.
+ * `forced`, `expiring`, `placement`, `kind`: the capture kind the request script
+ * coalesces by) are bookkeeping and never leave this package.
  */
 import { CaptureRecordSchema, type CaptureRecord } from './schemas.ts';
 

@@ -104,7 +104,9 @@ export async function requestCapture(
         keys.recordPrefix,
         iso,
         trigger.scheduleId === undefined ? '0' : '1',
-        ...encodeRecord(record, { ...(force ? { forced: '1' } : {}), ...(target.placement === undefined ? {} : { placement: target.placement }) }),
+        // A sampling profile never joins a snapshot (nor the reverse): they answer different questions.
+        options.kind,
+        ...encodeRecord(record, { kind: options.kind, ...(force ? { forced: '1' } : {}), ...(target.placement === undefined ? {} : { placement: target.placement }) }),
       ],
     ),
     settings.redisTimeoutMs,

@@ -24,9 +24,15 @@ export const CaptureOptionsSchema = z.strictObject({
   captureNumericValue: z.boolean().default(false),
   /** Take the capture even when the headroom gate refuses it (recorded as forced). */
   forceHeadroom: z.boolean().default(false),
-  /** `snapshot` (a heap snapshot) or `sampling` (an allocation sampling profile over samplingSeconds). */
+  /**
+   * `snapshot`: a heap snapshot (what holds memory); `sampling`: an allocation sampling profile
+   * (`.heapprofile`, where memory is allocated) over `samplingSeconds`, without the headroom gate.
+   */
   kind: z.enum(['snapshot', 'sampling']).default('snapshot'),
+  /** Sampling only: how long to sample, in seconds. */
   samplingSeconds: z.number().int().min(1).max(600).default(30),
+  /** Sampling only: average bytes allocated between two samples (V8's default 32768; smaller is finer and costs the target more). */
+  samplingIntervalBytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(32_768),
 });
 export type CaptureOptions = z.infer<typeof CaptureOptionsSchema>;
 
@@ -110,6 +116,8 @@ export const CaptureRecordSchema = z.strictObject({
       bytesStored: z.number(),
       sha256: z.string(),
       gzip: z.boolean(),
+      /** `sampling-profile`: a `.heapprofile` (no summary, no analysis, no diff). Absent: a snapshot (records written before sampling profiles). */
+      kind: z.enum(['snapshot', 'sampling-profile']).optional(),
       /** `<captureId>.summary.json` beside the snapshot (GET /v1/captures/:id/summary). Absent: no summary (see `summaryError`) or captured before summaries. */
       summaryKey: z.string().optional(),
       /** Why the capture has no summary (it never fails the capture): `code: message`. */

@@ -116,3 +116,22 @@ void test('records carry the target labels, defaults of options and the trigger'
   assert.equal(stored?.options.warm, 'auto');
   assert.deepEqual(stored?.trigger, { kind: 'rest', who: 'oncall', reason: 'p1' });
 });
+
+void test('a sampling profile request never joins a snapshot of the same target (nor the reverse); same kinds still coalesce', async () => {
+  const q = open();
+  await q.targets.put(nodeTarget('t-kinds'));
+  const snapshot = await q.requestCapture({ targetId: 't-kinds', trigger: restTrigger() });
+  const sampling = await q.requestCapture({ targetId: 't-kinds', trigger: restTrigger(), options: { kind: 'sampling', samplingSeconds: 5 } });
+  assert.equal(sampling.created, true, 'a sampling request does not join the queued snapshot');
+  assert.notEqual(sampling.record.id, snapshot.record.id);
+  assert.equal(sampling.record.options.kind, 'sampling');
+  assert.equal(sampling.record.options.samplingSeconds, 5);
+  const secondSampling = await q.requestCapture({ targetId: 't-kinds', trigger: restTrigger(), options: { kind: 'sampling' } });
+  assert.equal(secondSampling.coalesced, true);
+  assert.equal(secondSampling.record.id, sampling.record.id);
+  const secondSnapshot = await q.requestCapture({ targetId: 't-kinds', trigger: restTrigger() });
+  assert.equal(secondSnapshot.coalesced, true, 'a snapshot request joins the snapshot, not the newer sampling capture');
+  assert.equal(secondSnapshot.record.id, snapshot.record.id);
+  assert.equal((await q.getCapture(snapshot.record.id))?.coalesced, 1);
+  assert.equal((await q.getCapture(sampling.record.id))?.coalesced, 1);
+});

@@ -34,7 +34,7 @@ export async function failedCapture(world: TestWorld, targetId: string, trigger:
 /** A schedule definition (paused: no scheduler, no runs) for retention tests. */
 export function pausedSchedule(id: string, retention: Schedule['retention']): Schedule {
   const now = new Date().toISOString();
-  return { id, target: 'app', every: '1h', everyMs: 3_600_000, options: { warm: 'auto', gc: false, gzip: true, exposeInternals: false, captureNumericValue: false, forceHeadroom: false }, retention, maxConcurrent: 1, enabled: false, owner: 'runbook', createdAt: now, updatedAt: now };
+  return { id, target: 'app', every: '1h', everyMs: 3_600_000, options: { warm: 'auto', gc: false, gzip: true, exposeInternals: false, captureNumericValue: false, forceHeadroom: false, kind: 'snapshot', samplingSeconds: 30, samplingIntervalBytes: 32_768 }, retention, maxConcurrent: 1, enabled: false, owner: 'runbook', createdAt: now, updatedAt: now };
 }
 
 /** The trigger of a schedule's capture. */

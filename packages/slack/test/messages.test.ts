@@ -27,7 +27,7 @@ function record(over: Partial<CaptureRecord> = {}): CaptureRecord {
     targetId: 'checkout-api',
     labels: { service: 'checkout', env: 'prod' },
     trigger: { kind: 'slack', who: 'slack:T0123ABCD/U0456EFGH', reason: 'p99 climbing' },
-    options: { warm: 'auto', gc: false, gzip: true, exposeInternals: false, captureNumericValue: false, forceHeadroom: false },
+    options: { warm: 'auto', gc: false, gzip: true, exposeInternals: false, captureNumericValue: false, forceHeadroom: false, kind: 'snapshot', samplingSeconds: 30, samplingIntervalBytes: 32_768 },
     status: 'succeeded',
     phase: null,
     error: null,

@@ -18,9 +18,10 @@ export function artifactDir(ref: Pick<ArtifactRef, 'targetId' | 'startedAt'>, pr
   return p === '' ? parts.join('/') : `${p}/${parts.join('/')}`;
 }
 
-/** Key of the snapshot object. */
+/** Key of the artifact object: `.heapsnapshot`, or `.heapprofile` (the extension DevTools' Memory tab loads) for a sampling profile. */
 export function snapshotKey(ref: ArtifactRef, prefix = ''): string {
-  return `${artifactDir(ref, prefix)}/${ref.captureId}.heapsnapshot${ref.gzip ? '.gz' : ''}`;
+  const extension = ref.kind === 'sampling-profile' ? 'heapprofile' : 'heapsnapshot';
+  return `${artifactDir(ref, prefix)}/${ref.captureId}.${extension}${ref.gzip ? '.gz' : ''}`;
 }
 
 /** Key of the manifest written beside the snapshot. */
@@ -45,7 +46,7 @@ export function documentKey(loc: CaptureLocation, kind: DocumentKind): string {
 export const SNAPSHOT_CONTENT_TYPE = 'application/json';
 
 /** Names of every object one capture may own, in deletion order (manifest first: its presence means "complete"). */
-const CAPTURE_OBJECTS = ['.manifest.json', '.summary.json', '.analysis.json', '.leak-hunt.json', '.heapsnapshot.gz', '.heapsnapshot'] as const;
+const CAPTURE_OBJECTS = ['.manifest.json', '.summary.json', '.analysis.json', '.leak-hunt.json', '.heapsnapshot.gz', '.heapsnapshot', '.heapprofile.gz', '.heapprofile'] as const;
 
 /** Where one capture's objects live: its directory and capture id. */
 export interface CaptureLocation {

@@ -22,24 +22,56 @@ const constraint = z.object({
   where: z.string(),
 });
 
+
+const target = z.object({
+  id: z.string().min(1),
+  kind: z.enum(['node', 'node-pid', 'chromium']),
+  endpoint: z.string(),
+  labels: z.record(z.string(), z.string()),
+});
+const runtime = z.object({
+  product: z.enum(['node', 'chromium']),
+  version: z.string(),
+  // null when the target would not say (the engine then warms to be safe).
+  v8Version: z.string().nullable(),
+  pid: z.number().int().positive().optional(),
+  url: z.string().optional(),
+});
+const artifact = z.object({
+  key: z.string().min(1),
+  location: z.string().min(1),
+  bytesUncompressed: bytes,
+  bytesStored: bytes,
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  gzip: z.boolean(),
+  contentType: z.string(),
+});
+/** Who asked and why; `scheduleId` when a schedule made the capture. */
+const trigger = z.object({ kind: z.string().min(1), who: z.string(), reason: z.string().optional(), scheduleId: z.string().optional() }).optional();
+const selection = z
+  .object({
+    matches: z.number().int().positive(),
+    pick: z.enum(['only', 'first']),
+    taken: z.object({ type: z.string(), title: z.string(), url: z.string() }),
+  })
+  .optional();
+const inspector = z
+  .object({
+    openedByHeapcap: z.boolean(),
+    closed: z.boolean(),
+    address: z.string().optional(),
+    note: z.string().optional(),
+  })
+  .optional();
+
 /** Schema of manifest JSON, schemaVersion 1. */
 export const CaptureManifestSchema = z.looseObject({
   schemaVersion: z.literal(1),
   captureId: z.string().min(1),
-  target: z.object({
-    id: z.string().min(1),
-    kind: z.enum(['node', 'node-pid', 'chromium']),
-    endpoint: z.string(),
-    labels: z.record(z.string(), z.string()),
-  }),
-  runtime: z.object({
-    product: z.enum(['node', 'chromium']),
-    version: z.string(),
-    // null when the target would not say (the engine then warms to be safe).
-    v8Version: z.string().nullable(),
-    pid: z.number().int().positive().optional(),
-    url: z.string().optional(),
-  }),
+  // Absent in snapshot manifests written before sampling profiles existed.
+  kind: z.literal('snapshot').optional(),
+  target,
+  runtime,
   options: z.object({
     warm: z.enum(['auto', 'always', 'never']),
     gc: z.boolean(),
@@ -112,15 +144,7 @@ export const CaptureManifestSchema = z.looseObject({
     errorRatio: z.number().nullable(),
     note: z.string().optional(),
   }),
-  artifact: z.object({
-    key: z.string().min(1),
-    location: z.string().min(1),
-    bytesUncompressed: bytes,
-    bytesStored: bytes,
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
-    gzip: z.boolean(),
-    contentType: z.string(),
-  }),
+  artifact,
   // null when the snapshot's header could not be read.
   snapshot: z
     .object({
@@ -131,19 +155,12 @@ export const CaptureManifestSchema = z.looseObject({
       edgeFields: z.array(z.string()),
     })
     .nullable(),
-  /** Who asked and why; `scheduleId` when a schedule made the capture. */
-  trigger: z.object({ kind: z.string().min(1), who: z.string(), reason: z.string().optional(), scheduleId: z.string().optional() }).optional(),
+  trigger,
   startedAt: z.iso.datetime({ offset: true }),
   finishedAt: z.iso.datetime({ offset: true }),
   heapcapVersion: z.string().min(1),
   // Chromium: how many targets the selector matched, how it picked, which one was taken.
-  selection: z
-    .object({
-      matches: z.number().int().positive(),
-      pick: z.enum(['only', 'first']),
-      taken: z.object({ type: z.string(), title: z.string(), url: z.string() }),
-    })
-    .optional(),
+  selection,
   // How the snapshot bytes travelled (CDP messages or the local pipe), and why.
   // Absent in manifests written before the pipe existed (they all used CDP).
   transport: z
@@ -162,26 +179,55 @@ export const CaptureManifestSchema = z.looseObject({
     .optional(),
   // Whether heapcap opened the target's inspector (node-pid, SIGUSR1) and closed it again.
   // Absent in manifests written before it was recorded.
-  inspector: z
-    .object({
-      openedByHeapcap: z.boolean(),
-      closed: z.boolean(),
-      address: z.string().optional(),
-      note: z.string().optional(),
-    })
-    .optional(),
+  inspector,
 });
 
 /** A manifest (schemaVersion 1), as built and as parsed. */
 export type CaptureManifest = z.infer<typeof CaptureManifestSchema>;
 
 /**
+ * The manifest of an allocation sampling profile (`kind: 'sampling-profile'`,
+ * beside `<captureId>.heapprofile[.gz]`): no headroom gate, no warm, no summary.
+ */
+export const SamplingManifestSchema = z.looseObject({
+  schemaVersion: z.literal(1),
+  kind: z.literal('sampling-profile'),
+  captureId: z.string().min(1),
+  target,
+  runtime,
+  options: z.object({ gzip: z.boolean(), samplingSeconds: z.number().int().positive(), samplingIntervalBytes: z.number().int().positive() }),
+  // Heap used and total when sampling started.
+  heap: z.object({ usedBytes: bytes, totalBytes: bytes }),
+  // Milliseconds from the monotonic clock; phases add up to `total`. `start`: HeapProfiler.enable + startSampling,
+  // `sampling`: the requested duration, `stop`: stopSampling (the profile's transfer).
+  timings: z.object({ connect: ms, preflight: ms, start: ms, sampling: ms, stop: ms, sink: ms, total: ms }),
+  profile: z.object({ samples: bytes, nodes: bytes, sampledBytes: bytes, bytes }),
+  artifact,
+  trigger,
+  selection,
+  inspector,
+  startedAt: z.iso.datetime({ offset: true }),
+  finishedAt: z.iso.datetime({ offset: true }),
+  heapcapVersion: z.string().min(1),
+});
+export type SamplingManifest = z.infer<typeof SamplingManifestSchema>;
+
+/** Either manifest; `kind` tells them apart (absent: a snapshot). */
+export type ArtifactManifest = CaptureManifest | SamplingManifest;
+
+/** Parse a manifest of either kind (`kind: 'sampling-profile'` or a snapshot's). */
+export function parseArtifactManifest(value: unknown): ArtifactManifest {
+  const isSampling = typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'sampling-profile';
+  return isSampling ? SamplingManifestSchema.parse(value) : CaptureManifestSchema.parse(value);
+}
+
+/**
  * The JSON text of `manifest` for `ref`, after checking it against the schema
  * and that it describes that capture; a store never writes a manifest that a
  * reader would reject. Throws `invalid_input` naming the bad fields.
  */
-export function validManifest(ref: { captureId: string }, manifest: CaptureManifest): string {
-  const parsed = CaptureManifestSchema.safeParse(manifest);
+export function validManifest(ref: { captureId: string }, manifest: ArtifactManifest): string {
+  const parsed = manifest.kind === 'sampling-profile' ? SamplingManifestSchema.safeParse(manifest) : CaptureManifestSchema.safeParse(manifest);
   if (!parsed.success) {
     const fields = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
     throw new CaptureError('invalid_input', `the manifest of ${ref.captureId} does not match its schema: ${fields}`, { hint: 'this is a bug in heapcap; please report it' });

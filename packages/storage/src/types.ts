@@ -8,7 +8,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { DocumentKind } from './keys.ts';
-import type { CaptureManifest } from './manifest.ts';
+import type { ArtifactManifest } from './manifest.ts';
 
 /** Identifies one capture's artifacts. */
 export interface ArtifactRef {
@@ -18,7 +18,12 @@ export interface ArtifactRef {
   startedAt: Date;
   /** gzip the snapshot (default true). */
   gzip: boolean;
+  /** What the artifact is: a heap snapshot (default) or a sampling profile (`<captureId>.heapprofile[.gz]`). */
+  kind?: ArtifactKind;
 }
+
+/** The kinds of artifact a capture stores; absent in older records and manifests means `snapshot`. */
+export type ArtifactKind = 'snapshot' | 'sampling-profile';
 
 /** Facts read from the snapshot's own header (`snapshot.meta`, counts). */
 export interface SnapshotHeader {
@@ -31,7 +36,7 @@ export interface SnapshotHeader {
 
 /** What `put` wrote. */
 export interface StoredArtifact {
-  /** Key relative to the sink root, e.g. `checkout/2026/11/21/<id>.heapsnapshot.gz`. */
+  /** Key relative to the sink root, e.g. `checkout/2026/11/21/<id>.heapsnapshot.gz` (`.heapprofile.gz` for a sampling profile). */
   key: string;
   /** Where to find it: an absolute path or an `s3://bucket/key` URL. */
   location: string;
@@ -43,7 +48,7 @@ export interface StoredArtifact {
   sha256: string;
   gzip: boolean;
   contentType: string;
-  /** Parsed from the snapshot's header; null when the header could not be read. */
+  /** Parsed from the snapshot's header; null when the header could not be read (always for a sampling profile). */
   header: SnapshotHeader | null;
 }
 
@@ -90,7 +95,7 @@ export interface ArtifactStore {
   /** Stream the snapshot in, all or nothing. Rejects with a CaptureError (storage_* or cancelled). */
   put(ref: ArtifactRef, source: Readable, options?: PutOptions): Promise<StoredArtifact>;
   /** Validate and write `<captureId>.manifest.json` beside the snapshot (last: its presence means complete); returns its key. */
-  putManifest(ref: ArtifactRef, manifest: CaptureManifest): Promise<string>;
+  putManifest(ref: ArtifactRef, manifest: ArtifactManifest): Promise<string>;
   /**
    * Write a derived JSON document (`<captureId>.summary.json`, `.analysis.json`)
    * beside the capture's snapshot, whole or not at all (tmp + rename, or one

@@ -6,6 +6,7 @@ export type FixtureName =
   | 'heap-holder.cjs'
   | 'heap-holder.mjs'
   | 'heap-shapes.cjs'
+  | 'allocator.cjs'
   | 'bundle-target.cjs'
   | 'make-bundle.cjs'
   | 'page.html';

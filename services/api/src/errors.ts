@@ -24,6 +24,8 @@ export const API_ERROR_STATUS = {
   artifact_not_available: 409,
   /** A diff of captures of two different targets without force=true. */
   target_mismatch: 409,
+  /** A summary, diff or analysis of a capture whose artifact is a sampling profile, not a heap snapshot. */
+  not_a_snapshot: 409,
   idempotency_key_reused: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,

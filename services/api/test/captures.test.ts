@@ -37,7 +37,7 @@ void describe('captures without a worker', () => {
     assert.equal(status, 202);
     assert.equal(body.coalesced, false);
     assert.equal(body.capture.status, 'queued');
-    assert.deepEqual(body.capture.options, { warm: 'auto', gc: true, gzip: true, exposeInternals: false, captureNumericValue: false, forceHeadroom: false });
+    assert.deepEqual(body.capture.options, { warm: 'auto', gc: true, gzip: true, exposeInternals: false, captureNumericValue: false, forceHeadroom: false, kind: 'snapshot', samplingSeconds: 30, samplingIntervalBytes: 32_768 });
     assert.deepEqual(body.capture.trigger, { kind: 'rest', who: 'runbook', reason: 'OOM alert #123', from: '127.0.0.1' });
     assert.deepEqual(body.links, { self: `/v1/captures/${body.capture.id}`, artifact: `/v1/captures/${body.capture.id}/artifact`, cancel: `/v1/captures/${body.capture.id}` });
     assert.equal((await h.queue.depth()).jobs.waiting, 1);

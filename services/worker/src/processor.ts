@@ -7,7 +7,7 @@
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { runCapture } from '@heapcap/pipeline';
+import { runCapture, type RunCaptureOutput, type RunSamplingOutput } from '@heapcap/pipeline';
 import { toCaptureError, type CaptureError } from '@heapcap/errors';
 import { CaptureJobSchema, isQueueError, isTerminal, type CaptureRecord, type HeapcapQueue, type Target, type TransitionResult } from '@heapcap/queue';
 import type { ArtifactStore } from '@heapcap/storage';
@@ -143,6 +143,10 @@ async function runAttempt(a: AttemptInput): Promise<void> {
       targetId: target.id,
       endpoint,
       labels: target.labels,
+      // A sampling profile ignores the snapshot-only options below (warm, gc, headroom, transport…).
+      kind: options.kind,
+      samplingSeconds: options.samplingSeconds,
+      samplingIntervalBytes: options.samplingIntervalBytes,
       sink,
       gzip,
       warm: options.warm,
@@ -171,7 +175,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
       },
     });
     await phaseWrites;
-    await recordCost(queue, target.id, out.result, log);
+    if (out.kind === 'snapshot') await recordCost(queue, target.id, out.result, log);
     const timings = { queued: Math.max(0, startedAtMs - Date.parse(a.record.createdAt)), ...out.result.timings };
     outcome = { kind: 'succeeded', timings, out };
   } catch (err) {
@@ -210,7 +214,7 @@ async function previousCost(queue: HeapcapQueue, targetId: string, log: Logger):
 }
 
 /** Remember what this capture cost the target when its peak was measured; best effort. */
-async function recordCost(queue: HeapcapQueue, targetId: string, result: Awaited<ReturnType<typeof runCapture>>['result'], log: Logger): Promise<void> {
+async function recordCost(queue: HeapcapQueue, targetId: string, result: RunCaptureOutput['result'], log: Logger): Promise<void> {
   const extraBytes = result.peak.actualExtraBytes;
   if (extraBytes === null || result.facts.pid === undefined) return;
   const sample = { heapUsedBytes: result.headroom.heapUsedBytes, extraBytes, pid: result.facts.pid, capturedAt: new Date().toISOString() };
@@ -223,7 +227,7 @@ async function recordCost(queue: HeapcapQueue, targetId: string, result: Awaited
 
 /** How an attempt ended, before it is written down. */
 type AttemptOutcome =
-  | { kind: 'succeeded'; timings: Record<string, number>; out: Awaited<ReturnType<typeof runCapture>> }
+  | { kind: 'succeeded'; timings: Record<string, number>; out: RunCaptureOutput | RunSamplingOutput }
   | { kind: 'failed'; error: CaptureError; abort: AbortKind | undefined; settle: SettleResult | undefined };
 
 /**
@@ -274,6 +278,7 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
           bytesStored: out.stored.bytesStored,
           sha256: out.stored.sha256,
           gzip: out.stored.gzip,
+          ...(out.kind === 'sampling-profile' ? { kind: out.kind } : {}),
           ...(out.summary.kind === 'stored' ? { summaryKey: out.summary.key } : {}),
           ...(out.summary.kind === 'failed' ? { summaryError: `${out.summary.code}: ${out.summary.message}` } : {}),
         }),
@@ -286,7 +291,7 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
     // Unrecorded: the job fails and the reconciler settles the record; the artifact is complete and stays.
     if (!recorded) throw new UnrecoverableError('internal: the capture succeeded but Redis did not take its record');
     // A scheduled capture answers "what grew since the last one?" on its record.
-    if (result?.ok === true && a.record.trigger.kind === 'schedule' && out.summary.kind === 'stored') {
+    if (result?.ok === true && a.record.trigger.kind === 'schedule' && out.kind === 'snapshot' && out.summary.kind === 'stored') {
       await recordGrowth({ queue, sink: a.deps.sink, log }, a.record, out.summary.summary);
     }
     return;

@@ -20,7 +20,7 @@ import { captureObjectKeys, documentKey, locationOfKey, locationOfRef, manifestK
 import { documentBody, parseDocument } from '../document.ts';
 import { validManifest } from '../manifest.ts';
 import { openFileArtifact } from './read.ts';
-import type { CaptureManifest } from '../manifest.ts';
+import type { ArtifactManifest } from '../manifest.ts';
 import type { ArtifactRef, ArtifactStore, OpenOptions, PutOptions, RemoveTarget, StoredArtifact } from '../types.ts';
 
 /** Options for {@link createFileSink}. */
@@ -211,7 +211,7 @@ export class FileSink implements ArtifactStore {
   }
 
   /** Writes `<capture>.manifest.json` (pretty JSON) beside the snapshot through tmp + rename; returns its key. */
-  async putManifest(ref: ArtifactRef, manifest: CaptureManifest): Promise<string> {
+  async putManifest(ref: ArtifactRef, manifest: ArtifactManifest): Promise<string> {
     const key = manifestKey(ref);
     const final = this.#path(ref, key);
     await this.#writeAtomic(final, validManifest(ref, manifest), 'manifest');

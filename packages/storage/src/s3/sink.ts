@@ -18,7 +18,7 @@ import { SnapshotDigest } from '../digest.ts';
 import { createSnapshotGzip } from '../gzip.ts';
 import { captureObjectKeys, documentKey, locationOfKey, locationOfRef, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE, type DocumentKind } from '../keys.ts';
 import { documentBody, parseDocument } from '../document.ts';
-import { validManifest, type CaptureManifest } from '../manifest.ts';
+import { validManifest, type ArtifactManifest } from '../manifest.ts';
 import { S3Janitor } from './cleanup.ts';
 import { createS3Client } from './client.ts';
 import { s3SinkConfigSchema, type S3SinkConfig, type S3SinkConfigInput } from './config.ts';
@@ -128,7 +128,7 @@ export class S3Sink implements ArtifactStore {
   }
 
   /** Writes `<capture>.manifest.json` (pretty JSON) beside the snapshot; returns its key relative to the root. */
-  async putManifest(ref: ArtifactRef, manifest: CaptureManifest): Promise<string> {
+  async putManifest(ref: ArtifactRef, manifest: ArtifactManifest): Promise<string> {
     const key = manifestKey(ref);
     const objectKey = this.#objectKey(key);
     const body = validManifest(ref, manifest);

@@ -17,7 +17,7 @@ const diffRoutes: FastifyPluginAsyncZod = async (app) => {
           '(`new`, `vanished`, `grown`, `shrunk`, `unchanged`); `retainedSizeDelta` too when both captures have a succeeded analysis. ' +
           'The first `limit` classes are answered (default 100), the rest counted in `omittedClasses`. ' +
           '409 `target_mismatch` for captures of two targets unless `force=true`; 404 `not_found` for an unknown id, `summary_missing` for a capture without a summary; ' +
-          '409 `artifact_not_available` for a capture that did not succeed. Audited.',
+          '409 `artifact_not_available` for a capture that did not succeed; 409 `not_a_snapshot` for an allocation sampling profile (only heap snapshots have summaries). Audited.',
         querystring: DiffQuerySchema,
         response: { 200: DiffResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
       },

@@ -65,7 +65,8 @@ const artifactsPlugin: FastifyPluginAsync<{ sink: ArtifactStore }> = async (app,
         kind: 'stream',
         stream,
         contentType: gz ? 'application/gzip' : 'application/json',
-        filename: `${record.id}.heapsnapshot${gz ? '.gz' : ''}`,
+        // `.heapprofile` is what Chrome DevTools' Memory tab loads a sampling profile from.
+        filename: `${record.id}.${artifact.kind === 'sampling-profile' ? 'heapprofile' : 'heapsnapshot'}${gz ? '.gz' : ''}`,
         length: gz || !artifact.gzip ? artifact.bytesStored : artifact.bytesUncompressed,
       };
     },

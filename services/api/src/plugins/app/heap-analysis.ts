@@ -42,10 +42,21 @@ declare module 'fastify' {
   }
 }
 
+/** Summaries, diffs and analyses read heap snapshots: refuse a sampling profile with a code that says so. */
+function assertSnapshot(record: CaptureRecord, role: string, what: string): void {
+  if (record.artifact?.kind !== 'sampling-profile') return;
+  throw new ApiError(
+    'not_a_snapshot',
+    `${role}capture ${record.id} is an allocation sampling profile, which has no ${what}; download it (GET /v1/captures/${record.id}/artifact) and open it in Chrome DevTools' Memory tab, or take a snapshot (options.kind "snapshot")`,
+    { captureId: record.id, kind: record.artifact.kind },
+  );
+}
+
 function summaryKeyOf(record: CaptureRecord, role: string): string {
   if (record.status !== 'succeeded' || record.artifact === null) {
     throw new ApiError('artifact_not_available', `${role}capture ${record.id} has no artifact (status ${record.status}), so no summary`, { captureId: record.id, status: record.status });
   }
+  assertSnapshot(record, role, role === '' ? 'summary' : 'summary to diff');
   const key = record.artifact.summaryKey;
   if (key === undefined) {
     const why = record.artifact.summaryError === undefined ? 'it was taken before heapcap summarized captures' : `its summary failed (${record.artifact.summaryError})`;
@@ -90,6 +101,8 @@ const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: Artifa
 
     async requestAnalysis(req, id) {
       const who = principalOf(req).name;
+      const existing = await fromQueue(() => queue.getCapture(id));
+      if (existing !== null) assertSnapshot(existing, '', 'retained-size analysis');
       const { outcome, record } = await fromQueue(() => queue.analyses.request(id, who));
       if (outcome === 'not_found' || record === null) throw new ApiError('not_found', `no capture ${id}`, { captureId: id });
       if (outcome === 'unavailable') {

@@ -21,7 +21,7 @@ const heapRoutes: FastifyPluginAsyncZod = async (app) => {
         description:
           'Written beside the snapshot while it streamed (`<captureId>.summary.json`; docs/analysis.md explains the classes). ' +
           '404 `summary_missing` when the capture has none (taken before summaries existed, or its summary failed: `artifact.summaryError` says why); ' +
-          '409 `artifact_not_available` when the capture did not succeed or its artifact expired. Audited.',
+          '409 `artifact_not_available` when the capture did not succeed or its artifact expired; 409 `not_a_snapshot` for an allocation sampling profile (`artifact.kind` `sampling-profile`), which has no summary. Audited.',
         params: CaptureParamsSchema,
         response: { 200: SummaryResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
       },
@@ -45,7 +45,7 @@ const heapRoutes: FastifyPluginAsyncZod = async (app) => {
         description:
           '202: an analysis job was queued; 200: one was already queued or running (this request joined it). ' +
           'Poll GET /v1/captures/{id}/analysis. The worker refuses snapshots above HEAPCAP_ANALYSIS_MAX_BYTES with `analysis_too_large` ' +
-          '(in `state.error`) before loading them. 409 `artifact_not_available` when there is no artifact to analyse.',
+          '(in `state.error`) before loading them. 409 `artifact_not_available` when there is no artifact to analyse; 409 `not_a_snapshot` for a sampling profile.',
         params: CaptureParamsSchema,
         response: { 200: AnalysisResponseSchema, 202: AnalysisResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
       },

@@ -1,0 +1,71 @@
+/**
+ * The sampling-profile capture job: the engine's profile into the store, then
+ * its manifest (last: its presence means the capture is complete). No
+ * summary: the per-class summary and the analyses read heap snapshots only.
+ */
+import { captureSamplingProfile, type SamplingResult } from '@heapcap/capture';
+import type { ArtifactRef, SamplingManifest, StoredArtifact } from '@heapcap/storage';
+import { HEAPCAP_VERSION } from './version.ts';
+import { artifactOf, selectionOf } from './manifest.ts';
+import { storeManifest } from './store-manifest.ts';
+import type { RunCaptureInput } from './run-capture.ts';
+
+/** What a sampling capture produced. */
+export interface RunSamplingOutput {
+  kind: 'sampling-profile';
+  manifest: SamplingManifest;
+  manifestKey: string;
+  stored: StoredArtifact;
+  result: SamplingResult<StoredArtifact>;
+  /** Sampling profiles have no summary. */
+  summary: { kind: 'off' };
+}
+
+/** How long to sample when the caller does not say (the API's default too). */
+const DEFAULT_SECONDS = 30;
+
+/** Sample the target's allocations for `samplingSeconds` into the sink and write the manifest; on any failure nothing is left behind. */
+export async function runSamplingCapture(input: RunCaptureInput): Promise<RunSamplingOutput> {
+  const ref: ArtifactRef = { captureId: input.captureId, targetId: input.targetId, startedAt: new Date(), gzip: input.gzip, kind: 'sampling-profile' };
+  const seconds = input.samplingSeconds ?? DEFAULT_SECONDS;
+  const { signal } = input;
+  const result = await captureSamplingProfile(
+    {
+      endpoint: input.endpoint,
+      durationMs: seconds * 1000,
+      ...(input.samplingIntervalBytes === undefined ? {} : { samplingIntervalBytes: input.samplingIntervalBytes }),
+      ...(signal === undefined ? {} : { signal }),
+      ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
+      // Prove the store can take the profile before sampling starts.
+      beforeSampling: () => input.sink.check(signal),
+    },
+    (profile) => input.sink.put(ref, profile, signal === undefined ? {} : { signal }),
+  );
+  const stored = result.consumed;
+  const manifest: SamplingManifest = {
+    schemaVersion: 1,
+    kind: 'sampling-profile',
+    captureId: input.captureId,
+    target: { id: input.targetId, kind: input.endpoint.kind, endpoint: result.endpoint.description, labels: input.labels ?? {} },
+    runtime: {
+      product: result.facts.product,
+      version: result.facts.version,
+      v8Version: result.facts.v8Version ?? null,
+      ...(result.facts.pid === undefined ? {} : { pid: result.facts.pid }),
+      ...(result.facts.url === undefined ? {} : { url: result.facts.url }),
+    },
+    options: { gzip: input.gzip, samplingSeconds: seconds, samplingIntervalBytes: result.samplingIntervalBytes },
+    heap: result.facts.heap,
+    timings: result.timings,
+    profile: result.profile,
+    artifact: artifactOf(stored),
+    ...(input.trigger === undefined ? {} : { trigger: input.trigger }),
+    ...(result.endpoint.selected === undefined ? {} : { selection: selectionOf(result.endpoint.selected) }),
+    inspector: result.inspector,
+    startedAt: result.startedAt.toISOString(),
+    finishedAt: result.finishedAt.toISOString(),
+    heapcapVersion: HEAPCAP_VERSION,
+  };
+  const manifestKey = await storeManifest(input.sink, ref, manifest);
+  return { kind: 'sampling-profile', manifest, manifestKey, stored, result, summary: { kind: 'off' } };
+}
