@@ -24,6 +24,15 @@ export type WatchMetric = (typeof WATCH_METRICS)[number];
 
 const DAY_S = 86_400;
 
+/** What the refinement below checks, for the OpenAPI document: the threshold's range and windowSeconds, per metric. */
+const PER_METRIC = {
+  oneOf: [
+    { properties: { metric: { const: 'heapUsedRatio' }, above: { exclusiveMinimum: 0, exclusiveMaximum: 1 } }, not: { required: ['windowSeconds'] } },
+    { properties: { metric: { enum: ['heapUsedBytes', 'rssBytes'] }, above: { exclusiveMinimum: 0 } }, not: { required: ['windowSeconds'] } },
+    { properties: { metric: { const: 'heapGrowthBytes' }, above: { exclusiveMinimum: 0 } }, required: ['windowSeconds'] },
+  ],
+};
+
 /** The condition: `metric > above`, held for `forSeconds`. */
 export const WatchWhenSchema = z
   .strictObject({
@@ -32,6 +41,7 @@ export const WatchWhenSchema = z
     forSeconds: z.number().positive('forSeconds must be more than 0 (how long the condition must hold before the rule fires)').max(DAY_S).describe('how long the condition must hold'),
     windowSeconds: z.number().positive('windowSeconds must be more than 0').max(DAY_S).optional().describe('heapGrowthBytes only: the growth is measured over this window'),
   })
+  .meta(PER_METRIC)
   .superRefine((w, ctx) => {
     if (w.metric === 'heapUsedRatio' && !(w.above > 0 && w.above < 1)) {
       ctx.addIssue({ code: 'custom', path: ['above'], message: `heapUsedRatio is heap used / heap limit: give a ratio between 0 and 1 (exclusive), e.g. 0.8, not ${w.above}` });

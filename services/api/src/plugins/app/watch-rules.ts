@@ -116,11 +116,11 @@ const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Watc
     },
     async samples(targetId, query) {
       if ((await fromQueue(() => queue.targets.get(targetId))) === null) throw new ApiError('not_found', `no target ${targetId} in the registry`, { targetId });
-      const until = query.until === undefined ? Date.now() : Date.parse(query.until);
-      const since = query.since === undefined ? until - HOUR_MS : Date.parse(query.since);
-      if (since > until) throw validationFailed([{ in: 'querystring', path: 'since', message: 'must not be after until' }]);
+      // Stream ids are milliseconds since 1970: earlier times select nothing; since after until is an empty window.
+      const until = Math.max(0, query.until === undefined ? Date.now() : Date.parse(query.until));
+      const since = Math.max(0, query.since === undefined ? until - HOUR_MS : Date.parse(query.since));
       const [stored, count, lease] = await Promise.all([
-        fromQueue(() => queue.watch.samples(targetId, since, until, query.limit)),
+        since > until ? [] : fromQueue(() => queue.watch.samples(targetId, since, until, query.limit)),
         fromQueue(() => queue.watch.sampleCount(targetId)),
         fromQueue(() => queue.watch.leaseOf(targetId)),
       ]);
