@@ -281,6 +281,8 @@ void test('the headroom gate refuses the snapshot (a real cgroup limit): the rul
   const group = await createMemoryCgroup(160 * 1024 * 1024);
   try {
     await group.moveIn(target.pid);
+    // It allocates all the time (4 MiB alive at any moment), so the profile has live samples whenever it runs.
+    await target.request('churn on', 'CHURN');
     await writeFile(join(dir.path, 'targets.yaml'), `targets:\n  - id: tight\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n`);
     const s = await serve({ HEAPCAP_WATCH_INTERVAL: '500ms', HEAPCAP_WATCH_SAMPLING_DURATION: '3s' });
     const created = await api(s, 'POST', '/v1/watch-rules', { id: 'near', target: 'tight', when: { metric: 'heapUsedBytes', above: 30 * 1024 * 1024, forSeconds: 1 }, cooldownSeconds: 3600 });
@@ -294,9 +296,6 @@ void test('the headroom gate refuses the snapshot (a real cgroup limit): the rul
     const profile = await until(async () => (await watchCaptures('near')).find((r) => r.options.kind === 'sampling'), 'the sampling profile capture', 30_000);
     assert.equal(profile.trigger.fallbackOf, refused.id);
     assert.equal(profile.trigger.ruleId, 'near');
-    // Allocate while it samples, so the profile has something to show.
-    await until(async () => ((await queue.getCapture(profile.id))?.status !== 'queued' ? true : undefined), 'the profile to start', 30_000);
-    await target.request('hold 8', 'HELD');
     const done = await until(async () => {
       const r = await queue.getCapture(profile.id);
       return r !== null && (r.status === 'succeeded' || r.status === 'failed') ? r : undefined;
