@@ -233,6 +233,7 @@ void test('samples survive a serve restart, the stream is capped, and bad rules 
     ['unknown metric', { target: 'sampled', when: { metric: 'heapFree', above: 0.8, forSeconds: 5 } }, 'when.metric'],
     ['unknown target', { target: 'nope', when: { metric: 'heapUsedRatio', above: 0.8, forSeconds: 5 } }, 'target'],
     ['growth without a window', { target: 'sampled', when: { metric: 'heapGrowthBytes', above: 1e6, forSeconds: 5 } }, 'when.windowSeconds'],
+    ['forcing the headroom gate', { target: 'sampled', when: { metric: 'heapUsedRatio', above: 0.8, forSeconds: 5 }, capture: { options: { forceHeadroom: true } } }, 'capture.options.forceHeadroom'],
     ['target and selector', { target: 'sampled', selector: { app: 'x' }, when: { metric: 'heapUsedRatio', above: 0.8, forSeconds: 5 } }, 'selector'],
   ];
   for (const [name, body, field] of bad) {

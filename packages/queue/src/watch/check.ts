@@ -3,7 +3,8 @@
  * selector may match nothing yet: replicas come and go, and a watch rule, unlike
  * a schedule, costs nothing while nothing matches), the cooldown is not shorter
  * than the watch interval, a growth window spans at least two samples and fits
- * in the samples kept, and rssBytes is not asked of a Chromium target.
+ * in the samples kept, rssBytes is not asked of a Chromium target, and the
+ * capture does not force the headroom gate.
  * Each problem names the field: the API answers 400 and creates nothing.
  */
 import { newCaptureId } from '@heapcap/config';
@@ -39,6 +40,9 @@ export function checkWatchRule(spec: WatchRuleSpec, ctx: WatchCheckContext): Wat
   }
   if (window !== undefined && window * 1000 > ctx.retentionMs) {
     issues.push({ path: 'when.windowSeconds', message: `${window} s is longer than the samples kept (${ctx.retentionMs / 1000} s, HEAPCAP_WATCH_RETENTION)` });
+  }
+  if (spec.capture?.options?.forceHeadroom === true) {
+    issues.push({ path: 'capture.options.forceHeadroom', message: 'a watch rule never forces the headroom gate: it fires near the memory limit, where a forced snapshot can get the target OOM-killed; when the gate refuses, the rule takes a sampling profile instead' });
   }
   if (spec.target !== undefined) {
     const t = ctx.targets.find((x) => x.id === spec.target);

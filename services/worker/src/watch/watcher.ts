@@ -261,11 +261,11 @@ export class Watcher {
       return watchFired(state, now, firing);
     }
     try {
-      const options = { ...rule.capture.options, kind: 'snapshot' as const };
-      const res = await queue.requestCapture({ targetId: target.id, options, trigger: this.#trigger(rule, target, sample, value) });
+      // A snapshot unless the rule asks for a sampling profile itself (capture.options.kind).
+      const res = await queue.requestCapture({ targetId: target.id, options: rule.capture.options ?? {}, trigger: this.#trigger(rule, target, sample, value) });
       firing.captureId = res.record.id;
       await this.#count('captured');
-      log.warn({ value, captureId: res.record.id, coalesced: res.coalesced }, 'watch rule fired: snapshot requested');
+      log.warn({ value, captureId: res.record.id, kind: res.record.options.kind, coalesced: res.coalesced }, `watch rule fired: ${res.record.options.kind} requested`);
     } catch (err) {
       firing.outcome = 'failed';
       firing.message = err instanceof Error ? err.message : String(err);
@@ -289,7 +289,7 @@ export class Watcher {
     const log = this.#log.child({ ruleId: rule.id, targetId: target.id, captureId: f.captureId });
     const done = (patch: Partial<Firing>): WatchTargetState => ({ ...state, lastFiring: { ...f, ...patch } });
     if (record === null || record.status === 'succeeded' || record.status === 'expired') return done({ outcome: 'captured', message: record === null ? 'the capture record is gone' : `snapshot ${record.status}` });
-    if (record.error?.code !== 'insufficient_headroom') {
+    if (record.error?.code !== 'insufficient_headroom' || record.options.kind !== 'snapshot') {
       await this.#count('failed');
       log.warn({ status: record.status, code: record.error?.code }, 'the snapshot of a watch firing did not succeed');
       return done({ outcome: 'failed', message: `snapshot ${record.status}${record.error === null ? '' : `: ${record.error.code}: ${record.error.message}`}` });
