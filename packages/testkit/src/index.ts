@@ -24,3 +24,4 @@ export { jsonLogSink, type JsonLogSink } from './log-sink.ts';
 export { commandEnv, HEAPCAP_BIN, HEAPCAP_SOURCE, REPO_ROOT, runCommand, runHeapcap, runHeapcapSource, startHeapcap, type HeapcapResult, type HeapcapRunOptions, type RunningHeapcap } from './heapcap-command.ts';
 export { assertGoodArtifact, assertSnapshotShape, assertTimingsAddUp, countObjects, loadArtifact, readManifests, type HeapSnapshotJson, type LoadedArtifact } from './snapshot-check.ts';
 export { startSlackStandIn, slackSign, slashCommandBody, type SlackStandIn, type StandInHook, type StandInPost, type WebApiAnswer } from './slack-stand-in.ts';
+export { startStubInspector, syntheticSnapshot, type StubInspector, type StubInspectorOptions, type StubInspectorStats } from './stub-inspector.ts';
