@@ -25,8 +25,7 @@
  * their string properties; the summarizer and the analysis read it), a few KB.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
+import type { AddressInfo, Socket } from 'node:net';
 import WebSocket from 'ws';
 
 export interface StubInspectorOptions {
@@ -197,7 +196,7 @@ export async function startStubInspector(options: StubInspectorOptions = {}): Pr
     res.writeHead(404).end();
   });
   const wss = new WebSocket.Server({ noServer: true, perMessageDeflate: false, maxPayload: 16 * MB });
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const m = /^\/t\/([^/?]+)$/.exec(req.url ?? '');
     if (m === null) {
       socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
