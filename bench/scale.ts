@@ -35,9 +35,8 @@ import { createWriteStream } from 'node:fs';
 import { copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createQueue, CaptureOptionsSchema, type HeapcapQueue, type Schedule } from '@heapcap/queue';
-import { commandEnv, HEAPCAP_BIN, startRedis, waitFor } from '@heapcap/testkit';
+import { commandEnv, HEAPCAP_BIN, REPO_ROOT, runHeapcap, startRedis, waitFor } from '@heapcap/testkit';
 import { Checks, printTable, type Check } from './lib/report.ts';
 import { withScratchDir } from './lib/tmp.ts';
 import { sampleCpu, type CpuSample } from './lib/thread-cpu.ts';
@@ -74,7 +73,7 @@ function params(): Params {
   };
 }
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const ROOT = REPO_ROOT;
 
 /** A child process this bench started; killed when the bench exits, whatever happens. */
 const children = new Set<ChildProcess>();
@@ -288,7 +287,7 @@ export async function scaleBench(): Promise<Check[]> {
         JSON.stringify({ targets: targetIds.map((id) => ({ id, kind: 'node', ws: `ws://127.0.0.1:${stub.port}/t/${id}`, labels: { service: 'scale', env: 'bench' } })) }),
       );
       const profDir = join(dir, 'prof');
-      const env = (i: number): Record<string, string> => ({
+      const env = (): Record<string, string> => ({
         HEAPCAP_REDIS_URL: redis.url,
         HEAPCAP_STORAGE: `file://${join(dir, 'captures')}`,
         HEAPCAP_TARGETS_FILE: targetsFile,
@@ -296,11 +295,15 @@ export async function scaleBench(): Promise<Check[]> {
         HEAPCAP_SCHEDULE_MIN_INTERVAL: `${Math.min(60, p.everyS)}s`,
         HEAPCAP_LOG_LEVEL: 'info',
         HEAPCAP_SPILL_DIR: join(dir, 'spill'),
-        ...(p.profile && i === 0 ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {}),
       });
+      // bin/heapcap builds the bundle when a source is newer; the profiled worker runs the bundle itself
+      // (node refuses --cpu-prof in NODE_OPTIONS), with bin/heapcap's flags.
+      await runHeapcap(['--help'], { timeoutMs: 300_000 });
+      const bundle = join(REPO_ROOT, 'dist/heapcap.mjs');
       for (let i = 0; i < p.workers; i++) {
         const log = createWriteStream(join(dir, `worker-${i}.log`));
-        const child = track(spawn(HEAPCAP_BIN, ['worker'], { cwd: dir, env: commandEnv(env(i)), stdio: ['ignore', 'pipe', 'pipe'] }));
+        const [cmd, args] = p.profile && i === 0 ? [process.execPath, ['--max-semi-space-size=2', '--cpu-prof', `--cpu-prof-dir=${profDir}`, bundle, 'worker']] : [HEAPCAP_BIN, ['worker']];
+        const child = track(spawn(cmd, args, { cwd: dir, env: commandEnv(env()), stdio: ['ignore', 'pipe', 'pipe'] }));
         child.stdout!.pipe(log);
         child.stderr!.pipe(log);
         workers.push(child);
@@ -309,6 +312,9 @@ export async function scaleBench(): Promise<Check[]> {
         timeoutMs: 120_000,
         intervalMs: 500,
         what: `${p.workers} workers up and ${p.targets} targets synced`,
+      }).catch(async (err: unknown) => {
+        const log = await readFile(join(dir, 'worker-0.log'), 'utf8').catch(() => '(no log)');
+        throw new Error(`${(err as Error).message}; worker 1's log ends:\n${log.slice(-3000)}`);
       });
       const workerPids = workers.map((w) => w.pid as number);
       const s0 = await sample(q, workerPids, stub.pid);
