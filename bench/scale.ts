@@ -332,6 +332,7 @@ export async function scaleBench(): Promise<Check[]> {
       }
       const rampS = (Date.now() - t0) / 1000;
       const s1 = await sample(q, workerPids, stub.pid);
+      const turns1 = await q.schedules.runCounts();
       await q.redis.call('CONFIG', 'RESETSTAT');
       const w0 = Date.now();
       console.log(`ramp: ${p.targets} schedules in ${rampS.toFixed(1)} s; window starts`);
@@ -368,6 +369,8 @@ export async function scaleBench(): Promise<Check[]> {
       const w1 = Date.now();
       const windowS = (w1 - w0) / 1000;
       const commandstats = await q.redis.info('commandstats');
+      const turns2 = await q.schedules.runCounts();
+      const workerHwmMb = await Promise.all(workerPids.map(async (pid) => Number(/VmHWM:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024));
       const recordHashes = await q.redis.zrange(q.keys.indexAll(), -50, -1);
       const hashBytes = await Promise.all(recordHashes.map((id) => q.redis.call('MEMORY', 'USAGE', q.keys.record(id), 'SAMPLES', '0') as Promise<number>));
       const stubStats = (await (await fetch(`http://127.0.0.1:${stub.port}/stats`)).json()) as { snapshots: number; unknown: Record<string, number>; overlaps: number; connections: number };
@@ -406,13 +409,18 @@ export async function scaleBench(): Promise<Check[]> {
           ['targets / schedules', `${p.targets} / ${p.targets} (every ${p.everyS} s)`],
           ['workers × concurrency', `${p.workers} × ${p.concurrency}`],
           ['offered captures/s', offered.toFixed(1)],
-          ['records created/s in the window (schedules keeping up)', (createdIn / windowS).toFixed(1)],
+          [
+            'schedule turns in the window: created / coalesced / skipped',
+            `${turns2.created - turns1.created} / ${turns2.coalesced - turns1.coalesced} / ${turns2.skipped - turns1.skipped} (coalesced: the target's previous capture was still queued, so the turn joined it)`,
+          ],
+          ['new records/s in the window', (createdIn / windowS).toFixed(1)],
           ['captures finished/s in the window (sustained)', `${rate.toFixed(1)} (${succeeded.length} succeeded, ${failed.length} failed in ${windowS.toFixed(0)} s)`],
           ['queue wait p50 / p99 / max ms (timings.queued, started in the window)', `${quantile(waits, 0.5).toFixed(0)} / ${quantile(waits, 0.99).toFixed(0)} / ${(waits[waits.length - 1] ?? NaN).toFixed(0)} (n=${waits.length})`],
           ['backlog at the end: queued records, capture jobs waiting', `${s2.byStatus['queued']}, ${s2.captureJobs['waiting']}`],
           ['Redis CPU (cores)', `${c.redis.toFixed(3)}: ${redisCpuMsPerCapture.toFixed(2)} ms per capture, ${((c.redis * 60_000) / p.targets).toFixed(2)} ms per schedule-minute`],
           ['workers CPU (cores, all threads / main threads)', `${c.workers.toFixed(2)} / ${c.workersMain.toFixed(2)}: ${workerCpuMsPerCapture.toFixed(1)} ms per capture`],
           ['workers main threads waiting for a CPU (cores)', c.workersWaitMain.toFixed(2)],
+          ['workers peak RSS MB', workerHwmMb.map((m) => m.toFixed(0)).join(', ')],
           ['stub inspector CPU (cores)', `${c.stub.toFixed(2)}: ${stubCpuMsPerCapture.toFixed(2)} ms per capture`],
           ['machine CPU busy (cores of ' + String(cpus().length) + ')', c.machine.toFixed(2)],
           ['Redis used_memory at the end', `${(s2.usedMemory / 1e6).toFixed(1)} MB`],
@@ -430,13 +438,13 @@ export async function scaleBench(): Promise<Check[]> {
         .filter((m): m is RegExpExecArray => m !== null)
         .map((m) => ({ cmd: m[1] as string, calls: Number(m[2]), usec: Number(m[3]) }))
         .sort((a, b) => b.usec - a.usec);
-      const totalUsec = cmds.reduce((a, x) => a + x.usec, 0);
-      console.log('\nRedis commands in the window (INFO commandstats; evalsha = BullMQ and heapcap Lua scripts):');
+      const redisCpuMs = c.redis * windowS * 1000;
+      console.log('\nRedis commands in the window (INFO commandstats). evalsha = the Lua scripts of BullMQ and heapcap; the commands a script calls are');
+      console.log('counted in its evalsha time AND on their own line, so the shares overlap; they are of the Redis CPU time measured over the window:');
       printTable(
-        ['command', 'calls', 'calls per capture', 'CPU ms', 'share'],
-        cmds.slice(0, 12).map((x) => [x.cmd, String(x.calls), (x.calls / finished.length).toFixed(1), (x.usec / 1000).toFixed(0), `${((100 * x.usec) / totalUsec).toFixed(1)}%`]),
+        ['command', 'calls', 'calls per capture', 'CPU ms', 'of Redis CPU'],
+        cmds.slice(0, 12).map((x) => [x.cmd, String(x.calls), (x.calls / finished.length).toFixed(1), (x.usec / 1000).toFixed(0), `${((100 * x.usec) / 1000 / redisCpuMs).toFixed(1)}%`]),
       );
-      console.log(`Redis: ${(totalUsec / 1000).toFixed(0)} ms inside commands, ${(c.redis * windowS * 1000).toFixed(0)} ms of CPU (the rest: networking, event loop); ${(cmds.reduce((a, x) => a + x.calls, 0) / finished.length).toFixed(0)} commands per capture`);
 
       // What saturates first.
       const ncpu = cpus().length;
