@@ -440,7 +440,8 @@ export async function scaleBench(): Promise<Check[]> {
         .sort((a, b) => b.usec - a.usec);
       const redisCpuMs = c.redis * windowS * 1000;
       console.log('\nRedis commands in the window (INFO commandstats). evalsha = the Lua scripts of BullMQ and heapcap; the commands a script calls are');
-      console.log('counted in its evalsha time AND on their own line, so the shares overlap; they are of the Redis CPU time measured over the window:');
+      console.log('counted in its evalsha time AND on their own line, so the shares overlap. CPU ms is time inside the command (wall: on a loaded host');
+      console.log('it includes time Redis waited for a CPU), shown against the Redis CPU time measured over the window:');
       printTable(
         ['command', 'calls', 'calls per capture', 'CPU ms', 'of Redis CPU'],
         cmds.slice(0, 12).map((x) => [x.cmd, String(x.calls), (x.calls / finished.length).toFixed(1), (x.usec / 1000).toFixed(0), `${((100 * x.usec) / 1000 / redisCpuMs).toFixed(1)}%`]),
