@@ -390,7 +390,6 @@ export async function scaleBench(): Promise<Check[]> {
         .sort((a, b) => a - b);
       const c = cores(s1, s2);
       const rate = finished.length / windowS;
-      const perMin = 60 / p.everyS;
       const redisCpuMsPerCapture = (c.redis * 1000) / rate;
       const workerCpuMsPerCapture = (c.workers * 1000) / rate;
       const stubCpuMsPerCapture = (c.stub * 1000) / rate;

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { after, test } from 'node:test';
 import { assertSnapshotShape, countObjects, loadArtifact, readManifests, runHeapcap, startStubInspector, tmpDir } from '../src/index.ts';
 
-test('bin/heapcap capture of a stub target stores a valid snapshot and summary', async () => {
+void test('bin/heapcap capture of a stub target stores a valid snapshot and summary', async () => {
   const stub = await startStubInspector({ objects: 50 });
   const out = await tmpDir('heapcap-stub');
   after(async () => {
