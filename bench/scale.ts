@@ -5,7 +5,8 @@
  *   npm run bench -- scale                                   # defaults below
  *   npm run bench -- scale --targets=10000 --workers=2 --concurrency=16 --seconds=120 --profile
  *
- * (env: BENCH_SCALE_TARGETS, _WORKERS, _CONCURRENCY, _SECONDS, _EVERY, _OBJECTS, _PROFILE=1)
+ * (env: BENCH_SCALE_TARGETS, _WORKERS, _CONCURRENCY, _SECONDS, _EVERY, _OBJECTS, _SEMI_SPACE, _PROFILE=1;
+ * --semi-space=MB runs the workers with that young generation instead of bin/heapcap's 2 MiB)
  *
  * The targets are one stub inspector process (bench/lib/stub-server.ts) that
  * answers every CDP method the capture engine sends with a ~7 KB snapshot, so
@@ -48,13 +49,15 @@ interface Params {
   seconds: number;
   everyS: number;
   objects: number;
+  /** Workers' --max-semi-space-size in MiB; 0: bin/heapcap's own (2). */
+  semiSpaceMb: number;
   profile: boolean;
 }
 
 /** `--name=value` from argv (bench/run.ts passes its arguments through), else BENCH_SCALE_NAME, else the default. */
 function param(name: string, fallback: number): number {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const raw = arg?.slice(name.length + 3) ?? process.env[`BENCH_SCALE_${name.toUpperCase()}`];
+  const raw = arg?.slice(name.length + 3) ?? process.env[`BENCH_SCALE_${name.toUpperCase().replace(/-/g, '_')}`];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name}=${raw}: expected a positive number`);
@@ -69,6 +72,7 @@ function params(): Params {
     seconds: param('seconds', 120),
     everyS: param('every', 60),
     objects: Math.round(param('objects', 100)),
+    semiSpaceMb: process.argv.some((a) => a.startsWith('--semi-space=')) || process.env['BENCH_SCALE_SEMI_SPACE'] !== undefined ? Math.round(param('semi-space', 2)) : 0,
     profile: process.argv.includes('--profile') || process.env['BENCH_SCALE_PROFILE'] === '1',
   };
 }
@@ -272,7 +276,7 @@ export async function scaleBench(): Promise<Check[]> {
   const offered = p.targets / p.everyS;
   console.log(
     `scale: ${p.targets} targets every ${p.everyS} s (${offered.toFixed(1)} captures/s offered), ${p.workers} workers × concurrency ${p.concurrency}, ` +
-      `window ${p.seconds} s after a ${p.everyS} s ramp; ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+      `window ${p.seconds} s after a ${p.everyS} s ramp${p.semiSpaceMb > 0 ? `, workers with --max-semi-space-size=${p.semiSpaceMb}` : ''}; ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
   );
   return withScratchDir('scale', async (dir) => {
     const redis = await startRedis();
@@ -302,7 +306,9 @@ export async function scaleBench(): Promise<Check[]> {
       const bundle = join(REPO_ROOT, 'dist/heapcap.mjs');
       for (let i = 0; i < p.workers; i++) {
         const log = createWriteStream(join(dir, `worker-${i}.log`));
-        const [cmd, args] = p.profile && i === 0 ? [process.execPath, ['--max-semi-space-size=2', '--cpu-prof', `--cpu-prof-dir=${profDir}`, bundle, 'worker']] : [HEAPCAP_BIN, ['worker']];
+        const profiled = p.profile && i === 0;
+        const flags = [`--max-semi-space-size=${p.semiSpaceMb || 2}`, ...(profiled ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])];
+        const [cmd, args] = profiled || p.semiSpaceMb > 0 ? [process.execPath, [...flags, bundle, 'worker']] : [HEAPCAP_BIN, ['worker']];
         const child = track(spawn(cmd, args, { cwd: dir, env: commandEnv(env()), stdio: ['ignore', 'pipe', 'pipe'] }));
         child.stdout!.pipe(log);
         child.stderr!.pipe(log);
