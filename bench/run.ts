@@ -1,7 +1,9 @@
 /**
  * Runs the benches of this workspace in sequence, or the ones named:
  *
- *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|api|headroom-model|summary|redis-footprint|watch-session|sampling ...]
+ *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|api|headroom-model|summary|redis-footprint|watch-session|sampling|scale ...] [--name=value ...]
+ *
+ * `--name=value` arguments are left for the benches to read (bench/scale.ts: --targets=10000 …).
  *
  * Exits non-zero when any bench check failed (each failure is printed as
  * `FAIL [bench] ...` and summarised at the end) or a bench crashed.
@@ -39,12 +41,13 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   'redis-footprint': async () => (await import('./redis-footprint.ts')).redisFootprintBench,
   'watch-session': async () => (await import('./watch-session.ts')).watchSessionBench,
   sampling: async () => (await import('./sampling.ts')).samplingBench,
+  scale: async () => (await import('./scale.ts')).scaleBench,
 };
 
 // Ctrl-C / SIGTERM: exit through process.exit so the test kit's exit hook kills every target we started.
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
 
-const names = process.argv.slice(2);
+const names = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 for (const n of names) {
   if (!(n in BENCHES)) {
     console.error(`unknown bench "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);

@@ -25,3 +25,4 @@ export { commandEnv, HEAPCAP_BIN, HEAPCAP_SOURCE, REPO_ROOT, runCommand, runHeap
 export { assertGoodArtifact, assertSnapshotShape, assertTimingsAddUp, countObjects, loadArtifact, readManifests, type HeapSnapshotJson, type LoadedArtifact } from './snapshot-check.ts';
 export { startSlackStandIn, slackSign, slashCommandBody, type SlackStandIn, type StandInHook, type StandInPost, type WebApiAnswer } from './slack-stand-in.ts';
 export { samplingProfilerRunning } from './sampling-probe.ts';
+export { startStubInspector, syntheticSnapshot, type StubInspector, type StubInspectorOptions, type StubInspectorStats } from './stub-inspector.ts';
