@@ -124,8 +124,7 @@ export async function captureSamplingProfile<T>(options: SamplingOptions, consum
     await session.send('HeapProfiler.startSampling', { samplingInterval: intervalBytes });
 
     enter('sampling');
-    // Cancel or a target that dies ends the wait early.
-    await Promise.race([sleep(options.durationMs, signal), session.closed()]);
+    await samplingWindow(options.durationMs, session, signal);
 
     enter('stop');
     const { profile } = await session.send('HeapProfiler.stopSampling');
@@ -158,6 +157,22 @@ export async function captureSamplingProfile<T>(options: SamplingOptions, consum
     const inspector = await release(session, endpoint, enabled);
     if (inspector.openedByHeapcap && !inspector.closed) error.message += `; ${leftOpenText(inspector)}`;
     throw error;
+  }
+}
+
+/**
+ * Wait out the sampling window; a cancel or a target that dies ends it early.
+ * The timer goes with it: a pending 10-minute timer would keep a CLI process
+ * alive after its capture had failed.
+ */
+async function samplingWindow(ms: number, session: CdpSession, signal: AbortSignal | undefined): Promise<void> {
+  const done = new AbortController();
+  const sleeping = sleep(ms, signal === undefined ? done.signal : AbortSignal.any([signal, done.signal]));
+  try {
+    await Promise.race([sleeping, session.closed()]);
+  } finally {
+    done.abort();
+    await sleeping.catch(() => undefined);
   }
 }
 

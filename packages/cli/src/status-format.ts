@@ -10,7 +10,7 @@ interface RecordView {
   coalesced?: number;
   error?: { code: string; message: string; hint?: string } | null;
   timings?: Record<string, number> | null;
-  artifact?: { location: string; bytesStored: number } | null;
+  artifact?: { location: string; bytesStored: number; kind?: string } | null;
   createdAt?: string;
   finishedAt?: string | null;
 }
@@ -23,9 +23,10 @@ export function formatRecord(r: RecordView): string {
   if (r.error) lines.push(`  error     ${r.error.code}: ${r.error.message}${r.error.hint ? `\n  check     ${r.error.hint}` : ''}`);
   if (r.timings) {
     const t = r.timings;
-    const order = ['queued', 'connect', 'preflight', 'warm', 'enable', 'gc', 'generate', 'serialize', 'sink', 'total'];
+    // Snapshot phases, then a sampling profile's (start, sampling, stop): a record has one set.
+    const order = ['queued', 'connect', 'preflight', 'warm', 'enable', 'gc', 'generate', 'serialize', 'start', 'sampling', 'stop', 'sink', 'total'];
     lines.push(`  timings   ${order.filter((k) => t[k] !== undefined).map((k) => `${k} ${Math.round(t[k]!)} ms`).join(', ')}`);
   }
-  if (r.artifact) lines.push(`  artifact  ${r.artifact.location} (${formatMiB(r.artifact.bytesStored)} stored)`);
+  if (r.artifact) lines.push(`  artifact  ${r.artifact.location} (${formatMiB(r.artifact.bytesStored)} stored${r.artifact.kind === 'sampling-profile' ? ', allocation sampling profile' : ''})`);
   return lines.join('\n');
 }

@@ -110,3 +110,24 @@ void test('bad sampling input is refused with invalid_input before the target is
     assert.deepEqual(await listFiles(out), []);
   }
 });
+
+void test('the target dies mid-sampling: target_closed at once (not after the window), exit 3, no file', { timeout: 180_000 }, async () => {
+  const doomed = await startNodeTarget({ script: fixturePath('allocator.cjs') });
+  const out = join(work.path, 'closed');
+  const child = spawn(HEAPCAP_BIN, ['capture', '--node', `127.0.0.1:${doomed.port}`, '--sampling', '120s', '--out', out], { env: commandEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  try {
+    await waitFor(() => samplingProfilerRunning(doomed.wsUrl!), { timeoutMs: 120_000, intervalMs: 100, what: 'heapcap to start sampling' });
+    const killedAt = performance.now();
+    await doomed.kill('SIGKILL');
+    assert.equal(await exited, EXIT.target, `exit code; stderr:\n${stderr}`);
+    assert.ok(performance.now() - killedAt < 15_000, `the window is not waited out (${Math.round(performance.now() - killedAt)} ms; stderr: ${stderr})`);
+    assert.match(stderr, /^target_closed: /m);
+    assert.deepEqual(await listFiles(out), []);
+  } finally {
+    child.kill('SIGKILL');
+    await doomed.kill();
+  }
+});

@@ -1,5 +1,5 @@
 /** The manifest written beside each snapshot, built from a capture's result (schema: @heapcap/storage's CaptureManifestSchema). */
-import type { CaptureResult, EndpointSpec, WarmMode } from '@heapcap/capture';
+import type { CaptureResult, EndpointSpec, RuntimeFacts, WarmMode } from '@heapcap/capture';
 import type { CaptureManifest, StoredArtifact } from '@heapcap/storage';
 import { HEAPCAP_VERSION } from './version.ts';
 import type { Summary } from '@heapcap/analysis';
@@ -29,13 +29,7 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
     schemaVersion: 1,
     captureId: input.captureId,
     target: input.target,
-    runtime: {
-      product: result.facts.product,
-      version: result.facts.version,
-      v8Version: result.facts.v8Version ?? null,
-      ...(result.facts.pid === undefined ? {} : { pid: result.facts.pid }),
-      ...(result.facts.url === undefined ? {} : { url: result.facts.url }),
-    },
+    runtime: runtimeOf(result.facts),
     options: { warm: input.warmMode, gc: result.gc, gzip: input.gzip, ...result.flags },
     warm: result.warm,
     heap: result.facts.heap,
@@ -72,6 +66,17 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
     startedAt: result.startedAt.toISOString(),
     finishedAt: result.finishedAt.toISOString(),
     heapcapVersion: HEAPCAP_VERSION,
+  };
+}
+
+/** The manifest's `runtime`: product, versions, pid (Node), URL (Chromium). */
+export function runtimeOf(facts: RuntimeFacts): CaptureManifest['runtime'] {
+  return {
+    product: facts.product,
+    version: facts.version,
+    v8Version: facts.v8Version ?? null,
+    ...(facts.pid === undefined ? {} : { pid: facts.pid }),
+    ...(facts.url === undefined ? {} : { url: facts.url }),
   };
 }
 

@@ -7,7 +7,7 @@
 import { pipeline, type Readable } from 'node:stream';
 import { SummaryTee, type SummaryOptions } from '@heapcap/analysis';
 import { captureHeapSnapshot, type CaptureOptions, type CaptureProgress, type CaptureResult, type EndpointSpec, type SamplingProgress, type SnapshotTransport, type WarmMode } from '@heapcap/capture';
-import { CaptureError, toCaptureError } from '@heapcap/errors';
+import { toCaptureError } from '@heapcap/errors';
 import type { ArtifactRef, ArtifactStore, CaptureManifest, StoredArtifact } from '@heapcap/storage';
 import { buildManifest, type CaptureManifestInput, type CaptureSummaryOutcome } from './manifest.ts';
 import { storeManifest } from './store-manifest.ts';

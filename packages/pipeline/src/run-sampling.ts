@@ -6,7 +6,7 @@
 import { captureSamplingProfile, type SamplingResult } from '@heapcap/capture';
 import type { ArtifactRef, SamplingManifest, StoredArtifact } from '@heapcap/storage';
 import { HEAPCAP_VERSION } from './version.ts';
-import { artifactOf, selectionOf } from './manifest.ts';
+import { artifactOf, runtimeOf, selectionOf } from './manifest.ts';
 import { storeManifest } from './store-manifest.ts';
 import type { RunCaptureInput } from './run-capture.ts';
 
@@ -47,13 +47,7 @@ export async function runSamplingCapture(input: RunCaptureInput): Promise<RunSam
     kind: 'sampling-profile',
     captureId: input.captureId,
     target: { id: input.targetId, kind: input.endpoint.kind, endpoint: result.endpoint.description, labels: input.labels ?? {} },
-    runtime: {
-      product: result.facts.product,
-      version: result.facts.version,
-      v8Version: result.facts.v8Version ?? null,
-      ...(result.facts.pid === undefined ? {} : { pid: result.facts.pid }),
-      ...(result.facts.url === undefined ? {} : { url: result.facts.url }),
-    },
+    runtime: runtimeOf(result.facts),
     options: { gzip: input.gzip, samplingSeconds: seconds, samplingIntervalBytes: result.samplingIntervalBytes },
     heap: result.facts.heap,
     timings: result.timings,

@@ -136,3 +136,21 @@ void test('a message that breaks a limit is sent as its text alone', () => {
   assert.equal(message.text, 'result');
   assert.deepEqual(checkMessage({ text: 'x', blocks: [{ type: 'header', text: { type: 'plain_text', text: 'h'.repeat(151) } }] }), ['blocks[0] (header): text has 151, the limit is 150']);
 });
+
+void test('the result of a sampling profile says so and downloads as .heapprofile', () => {
+  const m = captureMessage(
+    record({
+      options: { ...record().options, kind: 'sampling', samplingSeconds: 30 },
+      artifact: { ...record().artifact!, key: 'checkout-api/2026/01/01/x.heapprofile.gz', kind: 'sampling-profile', bytesUncompressed: 40_000 },
+    }),
+    link,
+    { inChannel: true },
+  );
+  fits(m);
+  const json = JSON.stringify(m);
+  assert.match(json, /checkout-api: sampling profile succeeded/);
+  assert.match(json, /\*Sampling profile\*/);
+  assert.match(json, /Download the sampling profile>/);
+  assert.match(json, /-o 01J7ZHH716228KMD1V49A92AEZ\.heapprofile /);
+  assert.doesNotMatch(json, /heap snapshot/);
+});

@@ -8,6 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
+import { triggerMain } from '@heapcap/cli';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, test } from 'node:test';
@@ -158,4 +160,24 @@ void test('bad sampling options are 400 validation_failed naming the field', { t
       JSON.stringify(res.body.error),
     );
   }
+});
+
+void test('heapcap trigger --sampling asks the API for a sampling profile; a bad duration is refused before any request', { timeout: 120_000 }, async () => {
+  const collect = (): { stream: PassThrough; text: () => string } => {
+    const stream = new PassThrough();
+    let text = '';
+    stream.on('data', (d: Buffer) => (text += d.toString()));
+    return { stream, text: () => text };
+  };
+  const env = { HEAPCAP_API_URL: serve.url };
+  const out = collect();
+  const err = collect();
+  assert.equal(await triggerMain(['alloc', '--sampling', '1s', '--wait', '60', '--json'], env, { stdout: out.stream, stderr: err.stream }), 0, err.text());
+  const body = JSON.parse(out.text()) as CaptureBody;
+  assert.equal(body.capture.status, 'succeeded');
+  assert.equal(body.capture.options.kind, 'sampling');
+  assert.equal(body.capture.artifact?.kind, 'sampling-profile');
+  const bad = collect();
+  assert.equal(await triggerMain(['alloc', '--sampling', '0s'], env, { stdout: collect().stream, stderr: bad.stream }), 2);
+  assert.match(bad.text(), /invalid_input: --sampling "0s" must be whole seconds from 1s to 600s/);
 });

@@ -67,7 +67,7 @@ function facts(record: CaptureRecord): string[] {
   const out = [`*Target*\n\`${record.targetId}\``, `*Status*\n${statusPhrase(record)}`];
   const a = record.artifact;
   if (a !== null) {
-    out.push(`*Snapshot*\n${size(a.bytesUncompressed)}`, `*Stored*\n${size(a.bytesStored)}${a.gzip ? ' (gzip)' : ''}`);
+    out.push(`*${a.kind === 'sampling-profile' ? 'Sampling profile' : 'Snapshot'}*\n${size(a.bytesUncompressed)}`, `*Stored*\n${size(a.bytesStored)}${a.gzip ? ' (gzip)' : ''}`);
   }
   out.push(`*Capture*\n\`${record.id}\``);
   const labels = Object.entries(record.labels).map(([k, v]) => `${k}=${v}`);
@@ -76,13 +76,21 @@ function facts(record: CaptureRecord): string[] {
   return out;
 }
 
+/** What the capture takes: a heap snapshot, or an allocation sampling profile (options.kind). */
+function kindName(record: CaptureRecord): string {
+  return record.options.kind === 'sampling' ? 'sampling profile' : 'heap snapshot';
+}
+
 function linkBlocks(record: CaptureRecord, link: ResultLink): KnownBlock[] {
   const sized = record.artifact === null ? '' : ` (${size(record.artifact.bytesUncompressed)} JSON)`;
+  // A sampling profile loads in DevTools' Memory tab as `.heapprofile`.
+  const profile = record.artifact?.kind === 'sampling-profile';
+  const [what, extension] = profile ? ['sampling profile', 'heapprofile'] : ['snapshot', 'heapsnapshot'];
   const note =
     link.kind === 'presigned'
       ? `:warning: Anyone holding this link can download the snapshot until it expires${link.expiresInSeconds === undefined ? '' : ` (in ${duration(link.expiresInSeconds * 1000)})`}; it contains whatever the process held, secrets included.`
-      : `Needs a heapcap token with \`artifacts:read\`: \`curl -H "Authorization: Bearer $TOKEN" -o ${record.id}.heapsnapshot '${escapeMrkdwn(link.url)}'\``;
-  return [section(`:arrow_down: <${linkTarget(link.url)}|Download the snapshot>${sized}`), context(note)];
+      : `Needs a heapcap token with \`artifacts:read\`: \`curl -H "Authorization: Bearer $TOKEN" -o ${record.id}.${extension} '${escapeMrkdwn(link.url)}'\``;
+  return [section(`:arrow_down: <${linkTarget(link.url)}|Download the ${what}>${sized}`), context(note)];
 }
 
 function errorBlocks(record: CaptureRecord): KnownBlock[] {
@@ -99,7 +107,7 @@ function errorBlocks(record: CaptureRecord): KnownBlock[] {
 /** The message of a capture: the final result (in channel) or its current state (`status`). */
 export function captureMessage(record: CaptureRecord, link: ResultLink | null, options: { inChannel: boolean }): SlackMessage {
   const blocks: KnownBlock[] = [
-    header(`${ICON[record.status]} ${record.targetId}: heap snapshot ${record.status}`),
+    header(`${ICON[record.status]} ${record.targetId}: ${kindName(record)} ${record.status}`),
     section(askedBy(record), facts(record)),
     ...errorBlocks(record),
   ];
@@ -109,6 +117,6 @@ export function captureMessage(record: CaptureRecord, link: ResultLink | null, o
   if (terminal) blocks.push(actions(`heapcap_result_${record.id}`, button('Capture again', CAPTURE_AGAIN_ACTION, record.targetId, record.status === 'succeeded' ? undefined : 'primary')));
   const [verb, when] = record.finishedAt !== null ? ['finished', record.finishedAt] : record.startedAt !== null ? ['started', record.startedAt] : ['asked', record.createdAt];
   blocks.push(context(`heapcap · capture \`${record.id}\` · ${verb} ${slackDate(when)}`));
-  const text = `${record.targetId}: heap snapshot ${record.status}${record.artifact === null ? '' : ` (${size(record.artifact.bytesUncompressed)})`}${record.error === null || record.status === 'succeeded' ? '' : ` — ${record.error.code}`}`;
+  const text = `${record.targetId}: ${kindName(record)} ${record.status}${record.artifact === null ? '' : ` (${size(record.artifact.bytesUncompressed)})`}${record.error === null || record.status === 'succeeded' ? '' : ` — ${record.error.code}`}`;
   return { text, blocks, response_type: options.inChannel ? 'in_channel' : 'ephemeral', replace_original: false };
 }
