@@ -148,11 +148,12 @@ export async function captureSamplingProfile<T>(options: SamplingOptions, consum
     const error = toCaptureError(err);
     error.phase ??= clock.current;
     error.timings ??= clock.timings();
-    if (sampling) {
-      // The point of this file: a cancelled or failed capture leaves no profiler running in the target.
+    // The point of this file: a cancelled or failed capture leaves no profiler running in a target
+    // that is still there (one whose session closed has dropped its profiler with it).
+    if (sampling && session?.state === 'open') {
       const stopped = await stopQuietly(session);
       Object.assign(error, { details: { ...error.details, samplingStopped: stopped } });
-      if (!stopped) error.message += '; heapcap could not stop the sampling profiler (it stops when the target drops the inspector session, which heapcap closed)';
+      if (!stopped) error.message += '; heapcap could not stop the sampling profiler (it stops when the target drops the inspector session, which heapcap closes now)';
     }
     const inspector = await release(session, endpoint, enabled);
     if (inspector.openedByHeapcap && !inspector.closed) error.message += `; ${leftOpenText(inspector)}`;
@@ -177,8 +178,8 @@ async function samplingWindow(ms: number, session: CdpSession, signal: AbortSign
 }
 
 /** stopSampling, never throws; true when the target confirmed it. */
-async function stopQuietly(session: CdpSession | undefined): Promise<boolean> {
-  if (session === undefined || session.state !== 'open' || !session.responsive) return false;
+async function stopQuietly(session: CdpSession): Promise<boolean> {
+  if (!session.responsive) return false;
   try {
     await session.send('HeapProfiler.stopSampling', undefined, STOP_AFTER_FAILURE_MS);
     return true;
