@@ -118,6 +118,11 @@ void describe('captures without a worker', () => {
       '/v1/schedules/{id}/resume',
       '/v1/targets',
       '/v1/targets/{id}',
+      '/v1/targets/{id}/samples',
+      '/v1/watch-rules',
+      '/v1/watch-rules/{id}',
+      '/v1/watch-rules/{id}/pause',
+      '/v1/watch-rules/{id}/resume',
       '/v1/workers',
     ]);
     assert.deepEqual(Object.keys(doc.paths['/v1/schedules/{id}'] ?? {}).sort(), ['delete', 'get', 'put']);
