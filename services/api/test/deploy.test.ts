@@ -105,6 +105,8 @@ void describe('deployment files', () => {
     const health = /^HEALTHCHECK .*'(\/[a-z]+)'/m.exec(text);
     assert.ok(health !== null && PROBE_PATHS.has(health[1]!), 'HEALTHCHECK probes /healthz or /readyz');
     assert.match(text, /^USER node$/m);
+    // The image must not hide the AWS SDK's runtime warning (services/serve/test/runtime.test.ts: none on Node 22).
+    assert.doesNotMatch(text, /^[^#]*AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED/m);
   });
 
   for (const overlay of ['deploy/k8s', 'deploy/k8s/overlays/sidecar']) {
