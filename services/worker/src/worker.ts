@@ -124,12 +124,13 @@ export class CaptureWorker {
     };
     // Not fatal when Redis is slow at start: the heartbeat timer tries again.
     await this.#beat().catch((err: unknown) => this.#log.warn({ err }, 'first heartbeat failed; will try again'));
+    // Beating from now on: starting the consumers below (a Redis connection each) can outlast the heartbeat's TTL.
+    this.#beatTimer = setInterval(() => void this.#tick(), t.heartbeatIntervalMs);
+    this.#beatTimer.unref();
     await this.#consumePlacement(undefined);
     for (const p of this.placements) if (p !== '*') await this.#consumePlacement(p);
     await this.#followPlacements();
     for (const consumer of this.#followUps) await consumer.start();
-    this.#beatTimer = setInterval(() => void this.#tick(), t.heartbeatIntervalMs);
-    this.#beatTimer.unref();
     this.#log.info({ concurrency: t.concurrency, workerId: this.id, placements: this.placements, queues: [...this.#workers.keys(), ...this.#hunts.keys()], prefix: queue.keys.prefix }, 'worker started');
   }
 
