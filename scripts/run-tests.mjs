@@ -3,13 +3,15 @@
 // real targets, browsers and servers, and this machine has two cores.
 //
 // Two runtimes, as the code ships:
-// - the service's files (services/*, and every package the image bundles for
-//   api/worker/serve) run on Node 22, the runtime of deploy/Dockerfile's image;
+// - the service's files (services/* and every package but the three below:
+//   analysis, config, queue, slack, storage) run on Node 22, the runtime of
+//   deploy/Dockerfile's image;
 //   its bin directory goes first on PATH, so `bin/heapcap serve` (which execs
 //   `node`) and every child spawned through process.execPath run on it too;
 // - the CLI's files (packages/cli, packages/capture, packages/testkit) run on
 //   the Node that runs this script: the machine's (20 here), the CLI's floor
-//   (`engines` >=20 at the workspace root).
+//   (`engines` >=20 at the workspace root). capture is the worker's too: the
+//   worker's tests run it on Node 22.
 // Node targets keep the runtime each test names: testkit's 'system' is the
 // Node that runs this script (HEAPCAP_TEST_NODE_SYSTEM), '22' and '18' come
 // from npm's `node` package, whatever runtime the test file itself runs on.
