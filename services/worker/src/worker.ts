@@ -9,8 +9,8 @@
  * without a placement) plus one per placement it was started with (`*`: every
  * placement that has had jobs, looked up again at each heartbeat), and
  * likewise one leak-hunt consumer per placement (a hunt connects to its
- * target like a capture). The heartbeat announces the worker in Redis and fails the captures of
- * placements nobody consumes any more.
+ * target like a capture). The heartbeat announces the worker in Redis and
+ * fails the captures and hunts of placements nobody consumes any more.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
