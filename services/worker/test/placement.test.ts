@@ -179,8 +179,10 @@ void test('a * worker runs the hunts of placed targets too', async () => {
   const hh = h;
   await placedTarget(hh, 'on-z', 'z');
   await worker(hh, 'worker-q', 'q');
-  const star = await hh.startWorker();
+  // In its own process, like the others: a hunt's report is synchronous CPU, and in this
+  // process it would also hold the target's proxy and the test's own timers.
+  await worker(hh, 'worker-star', '*');
   const done = await huntEnded(hh, (await hunt(hh, 'on-z')).id);
   assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
-  assert.equal(done.worker, star.id);
+  assert.equal(done.worker, 'worker-star');
 });
