@@ -63,7 +63,7 @@ void describe('summary and analysis agree with memlab', { timeout: 900_000 }, ()
   });
 
   for (const node of ['system', '22'] as NodeVersion[]) {
-    void test(`a Node ${node === 'system' ? process.versions.node : node} target`, async () => {
+    void test(`a Node ${node} target`, async () => {
       let target: NodeTarget | undefined;
       try {
         target = await startNodeTarget({ node, script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '5' } });

@@ -49,7 +49,7 @@
  *     queued → an `analysis` job (ANALYSIS_QUEUE, AnalysisJobSchema) was added; pending → one is queued or running
  *
  * Leak hunts
- *   q.leakHunts.create({ targetId, intervalMs, reason?, requestedBy }) → LeakHuntRecord (a `leak-hunt` job on LEAK_HUNT_QUEUE)
+ *   q.leakHunts.create({ targetId, intervalMs, reason?, requestedBy }) → LeakHuntRecord (a `leak-hunt` job on leakHuntQueueName(target's placement); failed at once when no live worker consumes it)
  *   q.leakHunts.get(id) · put(hunt)   (the worker writes a running hunt's progress)
  *
  * Pins, schedules and retention
@@ -85,7 +85,7 @@ export { loadTargetsFile, TargetRegistry, type RegisteredTarget } from './regist
 export { TargetLocks } from './locks.ts';
 export { AuditLog, type AuditInput, type AuditEntry } from './audit.ts';
 export { CaptureAnalyses, type AnalysisRequestOutcome } from './analyses.ts';
-export { LeakHunts, LeakHuntRecordSchema, LeakHuntJobSchema, LEAK_HUNT_QUEUE, LEAK_HUNT_JOB, LEAK_HUNT_STATUSES, type LeakHuntRecord, type LeakHuntJob } from './leak-hunts.ts';
+export { LeakHunts, leakHuntQueueName, LeakHuntRecordSchema, LeakHuntJobSchema, LEAK_HUNT_QUEUE, LEAK_HUNT_JOB, LEAK_HUNT_STATUSES, type LeakHuntRecord, type LeakHuntJob } from './leak-hunts.ts';
 export {
   GrowthSchema,
   GrowthClassSchema,
@@ -168,6 +168,6 @@ export { metricValue, step as watchStep, fired as watchFired, initialState as in
 export { HostPortSchema, WsUrlSchema } from './address.ts';
 export { textSchema, isWellFormed } from './text.ts';
 export { PlacementSchema, WorkerPlacementsSchema, type WorkerPlacements } from './placement.ts';
-export { captureQueueName, coversPlacement } from './routing.ts';
+export { captureQueueName, coversPlacement, placedQueueName } from './routing.ts';
 export { WorkerDirectory, WorkerInfoSchema, type WorkerInfo } from './workers.ts';
 export { noWorkerError } from './no-worker.ts';

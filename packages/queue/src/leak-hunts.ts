@@ -3,6 +3,13 @@
  * session (V8 keeps object ids only while nothing clears them), then the
  * three-snapshot report. A hunt is a JSON document in Redis (kept 30 days)
  * and a `leak-hunt` job on a queue of its own; the worker runs it.
+ *
+ * A hunt connects to the target like a capture, so it follows the target's
+ * placement the same way (placement.ts): a placed target's hunt goes to
+ * `heapcap-leak-hunts.at.<placement>`, which only workers of that placement
+ * (or `*`) consume, and fails at once with `no_worker_for_target` when no
+ * live worker consumes it. Analyses read stored artifacts, not targets: they
+ * stay on one shared queue.
  */
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
@@ -11,6 +18,9 @@ import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
 import { LazyProducer } from './producer.ts';
 import { QueueError } from './errors.ts';
+import { placedQueueName } from './routing.ts';
+import { WorkerDirectory } from './workers.ts';
+import { noWorkerError } from './no-worker.ts';
 
 export const LEAK_HUNT_QUEUE = 'heapcap-leak-hunts';
 export const LEAK_HUNT_JOB = 'leak-hunt';
@@ -26,6 +36,10 @@ export const LeakHuntRecordSchema = z.strictObject({
   intervalMs: z.number().int().positive(),
   reason: z.string().optional(),
   requestedBy: z.string(),
+  /** The target's placement when the hunt was created: only a worker of it runs the hunt. */
+  placement: z.string().optional(),
+  /** The id of the worker that runs (or ran) the hunt (GET /v1/workers). */
+  worker: z.string().optional(),
   status: z.enum(LEAK_HUNT_STATUSES),
   /** What the worker is doing: `baseline`, `wait`, `target`, `wait-final`, `final`, `report`. */
   phase: z.string().nullable(),
@@ -46,44 +60,93 @@ export type LeakHuntRecord = z.infer<typeof LeakHuntRecordSchema>;
 export const LeakHuntJobSchema = z.strictObject({ huntId: IdSchema });
 export type LeakHuntJob = z.infer<typeof LeakHuntJobSchema>;
 
+/** The BullMQ queue of a placement's leak hunts (`heapcap-leak-hunts` for none). */
+export function leakHuntQueueName(placement: string | undefined | null): string {
+  return placedQueueName(LEAK_HUNT_QUEUE, placement);
+}
+
+/** What a hunt needs to know of its target: that it is registered, and its placement. */
+export type HuntTargetLookup = (id: string) => Promise<{ placement?: string | undefined } | null>;
+
 /** Hunts: create (and enqueue), read, update. */
 export class LeakHunts {
   readonly #ctx: QueueContext;
-  readonly #targetExists: (id: string) => Promise<boolean>;
-  readonly #producer: LazyProducer<LeakHuntJob>;
+  readonly #lookup: HuntTargetLookup;
+  /** Producers by queue name (the shared one and each placement's), opened on first use. */
+  readonly #producers = new Map<string, LazyProducer<LeakHuntJob>>();
 
-  constructor(ctx: QueueContext, targetExists: (id: string) => Promise<boolean>) {
+  constructor(ctx: QueueContext, lookup: HuntTargetLookup) {
     this.#ctx = ctx;
-    this.#targetExists = targetExists;
-    this.#producer = new LazyProducer(ctx, LEAK_HUNT_QUEUE);
+    this.#lookup = lookup;
   }
 
-  /** The producer of `leak-hunt` jobs (created on first use). */
-  get bull(): Queue<LeakHuntJob, void, string> {
-    return this.#producer.bull;
+  /** The producer of `leak-hunt` jobs of `placement` (the shared queue for none; created on first use). */
+  queueFor(placement?: string | null): Queue<LeakHuntJob, void, string> {
+    const name = leakHuntQueueName(placement);
+    let producer = this.#producers.get(name);
+    if (producer === undefined) {
+      producer = new LazyProducer(this.#ctx, name);
+      this.#producers.set(name, producer);
+    }
+    return producer.bull;
   }
 
-  /** Create a hunt of a registered target and queue its job. Throws QueueError `target_not_found`. */
+  /**
+   * Create a hunt of a registered target and queue its job on the target's
+   * placement's queue. A placed target without a live worker of its placement
+   * gets a hunt that is failed at once (`no_worker_for_target`), not one left
+   * queued. Throws QueueError `target_not_found`.
+   */
   async create(input: { targetId: string; intervalMs: number; reason?: string | undefined; requestedBy: string }): Promise<LeakHuntRecord> {
-    if (!(await this.#targetExists(input.targetId))) throw new QueueError('target_not_found', `target "${input.targetId}" is not registered`, { targetId: input.targetId });
+    const target = await this.#lookup(input.targetId);
+    if (target === null) throw new QueueError('target_not_found', `target "${input.targetId}" is not registered`, { targetId: input.targetId });
+    const { placement } = target;
     const hunt: LeakHuntRecord = {
       id: newCaptureId(),
       targetId: input.targetId,
       intervalMs: input.intervalMs,
       ...(input.reason === undefined ? {} : { reason: input.reason }),
       requestedBy: input.requestedBy,
+      ...(placement === undefined ? {} : { placement }),
       status: 'queued',
       phase: null,
       snapshots: [],
       createdAt: new Date().toISOString(),
     };
+    if (placement !== undefined) {
+      if (!(await new WorkerDirectory(this.#ctx).noteAndCheck(placement))) {
+        const failed: LeakHuntRecord = { ...hunt, status: 'failed', finishedAt: new Date().toISOString(), error: noWorkerError(placement) };
+        await this.#write(failed);
+        return failed;
+      }
+    }
     await this.#write(hunt);
     await withRedisDeadline(
-      this.bull.add(LEAK_HUNT_JOB, { huntId: hunt.id }, { jobId: hunt.id, removeOnComplete: { age: 24 * 3600, count: 1_000 }, removeOnFail: { age: 7 * 24 * 3600, count: 1_000 } }),
+      this.queueFor(placement).add(LEAK_HUNT_JOB, { huntId: hunt.id }, { jobId: hunt.id, removeOnComplete: { age: 24 * 3600, count: 1_000 }, removeOnFail: { age: 7 * 24 * 3600, count: 1_000 } }),
       this.#ctx.settings.redisTimeoutMs,
       'enqueue leak hunt',
     );
     return hunt;
+  }
+
+  /**
+   * Fail the queued and running hunts of `placement` (no live worker consumes
+   * it: the caller checked) with no_worker_for_target and drop their jobs, as
+   * HeapcapQueue.failOrphanedPlacements does for captures. Returns their ids.
+   */
+  async failOrphaned(placement: string): Promise<string[]> {
+    const jobs = await withRedisDeadline(this.queueFor(placement).getJobs(['waiting', 'prioritized', 'delayed', 'active'], 0, 999), this.#ctx.settings.redisTimeoutMs, 'orphaned hunts');
+    const failed: string[] = [];
+    for (const job of jobs) {
+      const hunt = job.id === undefined ? null : await this.get(job.id);
+      if (hunt !== null && (hunt.status === 'queued' || hunt.status === 'running')) {
+        await this.put({ ...hunt, status: 'failed', finishedAt: new Date().toISOString(), error: noWorkerError(placement) });
+        failed.push(hunt.id);
+      }
+      // An active job stays locked until its dead worker's lock expires; a later pass removes it.
+      await job.remove().catch(() => undefined);
+    }
+    return failed;
   }
 
   /** The hunt, or null. */
@@ -98,7 +161,7 @@ export class LeakHunts {
   }
 
   async close(): Promise<void> {
-    await this.#producer.close();
+    await Promise.all([...this.#producers.values()].map((p) => p.close()));
   }
 
   async #write(hunt: LeakHuntRecord): Promise<void> {

@@ -118,7 +118,7 @@ export class HeapcapQueue {
     this.headroom = new HeadroomHistory(this.#ctx);
     this.schedules = new ScheduleStore(this.#ctx);
     this.analyses = new CaptureAnalyses(this.#ctx);
-    this.leakHunts = new LeakHunts(this.#ctx, async (id) => (await this.targets.get(id)) !== null);
+    this.leakHunts = new LeakHunts(this.#ctx, async (id) => (await this.targets.get(id))?.target ?? null);
   }
 
   #runDeps(): RunDeps {
@@ -139,9 +139,9 @@ export class HeapcapQueue {
   }
 
   /**
-   * Fail the queued (and orphaned running) captures of every placement no live
-   * worker consumes, with no_worker_for_target: a worker that died leaves its
-   * placement's jobs with nobody to run them or to recover them as stalled.
+   * Fail the queued (and orphaned running) captures and leak hunts of every
+   * placement no live worker consumes, with no_worker_for_target: a worker that
+   * died leaves its placement's jobs with nobody to run them or to recover them as stalled.
    * Run by every worker on its heartbeat and by the API. Returns the failed ids.
    */
   async failOrphanedPlacements(): Promise<string[]> {
@@ -160,6 +160,7 @@ export class HeapcapQueue {
         // An active job stays locked until its dead worker's lock expires; a later pass removes it.
         await job.remove().catch(() => undefined);
       }
+      failed.push(...(await this.leakHunts.failOrphaned(placement)));
     }
     return failed;
   }

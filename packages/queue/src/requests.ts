@@ -7,7 +7,6 @@ import { QueueError } from './errors.ts';
 import { newCaptureId } from '@heapcap/config';
 import { enqueueCapture } from './jobs.ts';
 import { AttemptRecorder } from './attempts.ts';
-import { coversPlacement } from './routing.ts';
 import { getCapture } from './records.ts';
 import { WorkerDirectory } from './workers.ts';
 import { decodeRecord, encodeRecord } from './record-codec.ts';
@@ -146,10 +145,7 @@ export async function requestCapture(
  * takes) and return it; otherwise note the placement (its queue now exists) and return null.
  */
 async function failIfNoWorker(ctx: QueueContext, record: CaptureRecord, placement: string): Promise<CaptureRecord | null> {
-  const directory = new WorkerDirectory(ctx);
-  await directory.notePlacement(placement);
-  const live = await directory.list();
-  if (live.some((w) => coversPlacement(w.placements, placement))) return null;
+  if (await new WorkerDirectory(ctx).noteAndCheck(placement)) return null;
   await new AttemptRecorder(ctx).abandon(record.id, record.targetId, noWorkerError(placement));
   return (await getCapture(ctx, record.id)) ?? record;
 }

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { withRedisDeadline } from './connection.ts';
 import type { QueueContext } from './context.ts';
+import { coversPlacement } from './routing.ts';
 
 /** What a worker announces. */
 export const WorkerInfoSchema = z.strictObject({
@@ -62,6 +63,12 @@ export class WorkerDirectory {
   async notePlacement(placement: string): Promise<void> {
     const { redis, keys, settings } = this.#ctx;
     await withRedisDeadline(redis.sadd(keys.placements(), placement), settings.redisTimeoutMs, 'placements');
+  }
+
+  /** Note `placement` (a job of it is about to be enqueued) and say whether a live worker consumes it. */
+  async noteAndCheck(placement: string): Promise<boolean> {
+    await this.notePlacement(placement);
+    return (await this.list()).some((w) => coversPlacement(w.placements, placement));
   }
 
   /** Every placement that ever had a job. */

@@ -1,4 +1,4 @@
-export { nodeBinary, v8VersionOf, childEnv } from './node-bin.ts';
+export { nodeBinary, systemNode, v8VersionOf, childEnv } from './node-bin.ts';
 export type { NodeVersion } from './node-bin.ts';
 export { startNodeTarget } from './node-target.ts';
 export type { NodeTarget, NodeTargetOptions, ExitStatus } from './node-target.ts';

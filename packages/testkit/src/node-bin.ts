@@ -5,16 +5,21 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** Node versions the tests run targets on: the system Node (20 here) and npm's `node@22` / `node@18`. */
+/**
+ * Node versions the tests run targets on: the system Node (20 here) and npm's `node@22` / `node@18`.
+ * 'system' is the Node that started scripts/run-tests.mjs (HEAPCAP_TEST_NODE_SYSTEM), not
+ * necessarily the one running the test file: the service's tests run on Node 22, their targets
+ * stay where the tests put them.
+ */
 export type NodeVersion = 'system' | '22' | '18';
 
 // One lookup per version and process: `npx -y node@22` costs ~1 s when cached
 // in ~/.npm/_npx and a download otherwise.
 const cache = new Map<NodeVersion, Promise<string>>();
 
-/** Absolute path of a Node binary: process.execPath for 'system', else via env override or `npx -y node@V`. */
+/** Absolute path of a Node binary: HEAPCAP_TEST_NODE_SYSTEM (else process.execPath) for 'system', else via env override or `npx -y node@V`. */
 export function nodeBinary(version: NodeVersion): Promise<string> {
-  if (version === 'system') return Promise.resolve(process.execPath);
+  if (version === 'system') return Promise.resolve(systemNode());
   let found = cache.get(version);
   if (!found) {
     found = resolveNpmNode(version);
@@ -23,6 +28,11 @@ export function nodeBinary(version: NodeVersion): Promise<string> {
     cache.set(version, found);
   }
   return found;
+}
+
+/** The machine's Node: the one run-tests.mjs runs on (it passes HEAPCAP_TEST_NODE_SYSTEM), else this process's. */
+export function systemNode(): string {
+  return process.env.HEAPCAP_TEST_NODE_SYSTEM || process.execPath;
 }
 
 async function resolveNpmNode(version: '22' | '18'): Promise<string> {

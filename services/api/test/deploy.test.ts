@@ -16,6 +16,9 @@ import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { parseConfig } from '@heapcap/config';
 import { startRedis, tmpDir, type RedisServer, type TmpDir } from '@heapcap/testkit';
+import { pino } from 'pino';
+import { createQueue, Keys, loadTargetsFile } from '@heapcap/queue';
+import { CaptureWorker } from '@heapcap/worker';
 import { startHarness, type Harness } from './harness.ts';
 import { kubernetesValidate, kustomizeBuild } from './deploy-tools.ts';
 
@@ -93,6 +96,83 @@ void describe('deployment files', () => {
     }
   });
 
+  void it('docker-compose.yml: Redis with AOF, MinIO and its bucket, api, worker and two demo targets; health checks and depends_on conditions; the targets file names the demo targets', async () => {
+    type Svc = { image?: string; build?: unknown; command?: string[]; environment?: Record<string, string>; healthcheck?: { test: string[] }; depends_on?: Record<string, { condition?: string }>; restart?: string; networks?: string[] | Record<string, { ipv4_address?: string } | null>; volumes?: string[] };
+    const compose = parseYaml(readFileSync(at('docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, Svc> };
+    const svcs = compose.services;
+    for (const name of ['redis', 'minio', 'minio-init', 'api', 'worker', 'demo-target', 'demo-page']) assert.ok(svcs[name] !== undefined, `compose service ${name}`);
+    const oneShot = new Set(Object.entries(svcs).filter(([, s]) => s.restart === 'no').map(([n]) => n));
+    assert.deepEqual([...oneShot], ['minio-init']);
+    for (const [name, svc] of Object.entries(svcs)) {
+      if (!oneShot.has(name)) assert.ok((svc.healthcheck?.test.length ?? 0) > 1, `${name} has a health check`);
+      for (const [dep, { condition } = {}] of Object.entries(svc.depends_on ?? {})) {
+        assert.ok(svcs[dep] !== undefined, `${name} depends on ${dep}, which is not a service`);
+        assert.equal(condition, oneShot.has(dep) ? 'service_completed_successfully' : 'service_healthy', `${name} depends_on ${dep}`);
+      }
+    }
+    // Redis: AOF, so queued captures and records survive a restart (docs/operations.md).
+    assert.ok(svcs['redis']!.command!.join(' ').includes('--appendonly yes'), 'redis runs with --appendonly yes');
+    // The bucket minio-init creates is HEAPCAP_STORAGE's, and the services wait for it.
+    const workerEnv = Object.fromEntries(Object.entries(svcs['worker']!.environment ?? {}).map(([k, v]) => [k, String(v)]));
+    const config = assertConfig(workerEnv, 'docker-compose.yml worker');
+    assert.equal(config.storage.kind, 's3');
+    const bucket = config.storage.kind === 's3' ? config.storage.bucket : '';
+    assert.match(svcs['minio-init']!.command!.join(' '), new RegExp(`mc mb --ignore-existing local/${bucket}(\\s|$)`));
+    for (const name of ['api', 'worker']) {
+      assert.deepEqual(Object.keys(svcs[name]!.depends_on ?? {}).sort(), ['minio-init', 'redis'], `${name} waits for Redis and the bucket`);
+    }
+
+    // Every target of the compose targets file is a compose service on the worker's targets network, at its fixed address and port.
+    const targets = await loadTargetsFile(at('deploy/heapcap.targets.yaml'));
+    assert.deepEqual(targets.map((t) => [t.id, t.kind]).sort(), [['demo-leaky-service', 'node'], ['demo-page', 'chromium']]);
+    const workerNetworks = Array.isArray(svcs['worker']!.networks) ? svcs['worker']!.networks : Object.keys(svcs['worker']!.networks ?? {});
+    assert.ok(workerNetworks.includes('targets'), 'the worker is on the targets network');
+    const onTargets = (name: string): string | undefined => {
+      const nets = svcs[name]!.networks;
+      return Array.isArray(nets) || nets === undefined ? undefined : (nets['targets'] ?? undefined)?.ipv4_address;
+    };
+    const node = targets.find((t) => t.kind === 'node');
+    const page = targets.find((t) => t.kind === 'chromium');
+    assert.ok(node?.kind === 'node' && page?.kind === 'chromium');
+    assert.equal(node.inspect, `${onTargets('demo-target')}:9229`);
+    assert.ok(svcs['demo-target']!.command!.includes('--inspect=0.0.0.0:9229'), 'demo-target inspector on 9229');
+    assert.equal(page.browser, `${onTargets('demo-page')}:9222`);
+    const pageCommand = svcs['demo-page']!.command!.join(' ');
+    assert.match(pageCommand, /socat TCP-LISTEN:9222,\S* TCP:127\.0\.0\.1:(\d+) & exec chromium .*--remote-debugging-port=\1 /);
+    const url = /\s(file:\/\/\S+)$/.exec(pageCommand)?.[1] ?? '';
+    assert.match(url, new RegExp(page.select?.urlPattern ?? '^$'), `the page the demo opens (${url}) matches the target's urlPattern`);
+    assert.ok(svcs['demo-page']!.volumes?.some((v) => v.startsWith('./examples/demo-page:/demo:')), 'the demo page is mounted');
+    assert.ok(svcs['demo-page']!.healthcheck!.test.join(' ').includes('http://127.0.0.1:9222/json/version'), 'demo-page health check goes through the forwarded port');
+    assert.ok(svcs['demo-target']!.healthcheck!.test.join(' ').includes(`http://127.0.0.1:${svcs['demo-target']!.environment?.['PORT']}/`), 'demo-target health check on its PORT');
+  });
+
+  void it("docker-compose.yml: the worker's health check passes exactly while a worker of its host beats in Redis", async () => {
+    const compose = parseYaml(readFileSync(at('docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, { healthcheck?: { test: string[] }; environment?: Record<string, string> }> };
+    const [cmd, ...args] = compose.services['worker']!.healthcheck!.test.slice(1);
+    assert.equal(cmd, 'node');
+    const script = args.at(-1)!;
+    // The key pattern is the worker's heartbeat key under the default prefix (compose sets none).
+    assert.ok(script.includes(`"KEYS ${new Keys('heapcap').worker('')}"`), `the check reads ${new Keys('heapcap').worker('')}<host>-*`);
+    const check = (): number | null => spawnSync(cmd!, args, { env: { ...process.env, HEAPCAP_REDIS_URL: redis.url }, timeout: 10_000 }).status;
+    const queue = createQueue({ redisUrl: redis.url });
+    try {
+      assert.equal(check(), 1, 'no worker: unhealthy');
+      // Another host's worker does not make this one healthy.
+      await queue.workers.beat({ id: 'elsewhere-1-abcdef', placements: ['*'], version: 'test', host: 'elsewhere', pid: 1, inFlight: 0, startedAt: new Date().toISOString(), lastSeenAt: new Date().toISOString() }, 10_000);
+      assert.equal(check(), 1, "another host's worker: unhealthy");
+      // The id a worker gives itself (CaptureWorker: <hostname>-<pid>-<random>).
+      const worker = new CaptureWorker({ queue, sink: h.sink, log: pino({ level: 'silent' }), tuning: { concurrency: 1 } });
+      await worker.start();
+      try {
+        assert.equal(check(), 0, 'a live worker on this host: healthy');
+      } finally {
+        await worker.close(2_000);
+      }
+    } finally {
+      await queue.close();
+    }
+  });
+
   void it('deploy/Dockerfile: Node 22 runtime, the entry point is bin/heapcap, its command, port and health check match', () => {
     const text = readFileSync(at('deploy/Dockerfile'), 'utf8');
     const froms = [...text.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
@@ -105,6 +185,8 @@ void describe('deployment files', () => {
     const health = /^HEALTHCHECK .*'(\/[a-z]+)'/m.exec(text);
     assert.ok(health !== null && PROBE_PATHS.has(health[1]!), 'HEALTHCHECK probes /healthz or /readyz');
     assert.match(text, /^USER node$/m);
+    // The image must not hide the AWS SDK's runtime warning (services/serve/test/runtime.test.ts: none on Node 22).
+    assert.doesNotMatch(text, /^[^#]*AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED/m);
   });
 
   for (const overlay of ['deploy/k8s', 'deploy/k8s/overlays/sidecar']) {

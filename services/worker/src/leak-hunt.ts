@@ -20,13 +20,13 @@ import { join } from 'node:path';
 import { leakHunt } from '@heapcap/analysis';
 import { CdpSession, resolveEndpoint, sleep } from '@heapcap/capture';
 import { CaptureError, toCaptureError } from '@heapcap/errors';
-import { LEAK_HUNT_QUEUE, LeakHuntJobSchema, type LeakHuntJob, type LeakHuntRecord } from '@heapcap/queue';
+import { leakHuntQueueName, LeakHuntJobSchema, type LeakHuntJob, type LeakHuntRecord } from '@heapcap/queue';
 import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
 import { startLease } from './lease.ts';
 import { targetToEndpoint } from './target-endpoint.ts';
 
-/** What a hunt needs (the same as the analysis: its size limit applies to each snapshot). */
-export type LeakHuntWorkerDeps = FollowUpDeps;
+/** What a hunt needs (the same as the analysis: its size limit applies to each snapshot), and the id the hunt record names. */
+export type LeakHuntWorkerDeps = FollowUpDeps & { workerId?: string | undefined };
 
 const SNAPSHOT_TIMEOUT_MS = 30 * 60_000;
 const LEASE_MS = 30_000;
@@ -62,7 +62,7 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
     return failed;
   }
   if (found === null || found.status !== 'queued') return found;
-  let hunt: LeakHuntRecord = { ...found, status: 'running', startedAt: new Date().toISOString() };
+  let hunt: LeakHuntRecord = { ...found, status: 'running', startedAt: new Date().toISOString(), ...(deps.workerId === undefined ? {} : { worker: deps.workerId }) };
   const save = async (patch: Partial<LeakHuntRecord>): Promise<void> => {
     hunt = { ...hunt, ...patch };
     await queue.leakHunts.put(hunt);
@@ -128,7 +128,43 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
   return hunt;
 }
 
-/** The consumer of `leak-hunt` jobs; `stop` aborts a running hunt (recorded as failed: cancelled). */
-export function leakHuntConsumer(deps: LeakHuntWorkerDeps, stop: AbortSignal): JobConsumer<LeakHuntJob> {
-  return new JobConsumer({ queue: deps.queue, log: deps.log, name: LEAK_HUNT_QUEUE, schema: LeakHuntJobSchema, concurrency: deps.concurrency, run: (job) => runLeakHunt(deps, job.huntId, stop) });
+/**
+ * At most `size` hunts at a time in this process, whichever placement's queue
+ * their jobs came from. A job waiting here keeps its BullMQ lock (renewed while
+ * it is active) and its hunt stays `queued`.
+ */
+export class HuntSlots {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  /** Run `fn` in a slot. */
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free -= 1;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      // Hand the slot straight to the next waiter, or give it back.
+      const next = this.#waiting.shift();
+      if (next === undefined) this.#free += 1;
+      else next();
+    }
+  }
+}
+
+/**
+ * The consumer of the `leak-hunt` jobs of `placement` (the shared queue for
+ * none; a placement's queue takes one at a time even when the analysis
+ * concurrency is 0); `stop` aborts a running hunt (recorded as failed: cancelled). The
+ * consumers of one process share `slots`.
+ */
+export function leakHuntConsumer(deps: LeakHuntWorkerDeps, stop: AbortSignal, slots: HuntSlots, placement?: string): JobConsumer<LeakHuntJob> {
+  // Only this placement's workers can run its hunts: HEAPCAP_ANALYSIS_CONCURRENCY=0 (meant for workers near
+  // their targets, which placed workers are) must not leave them queued for ever.
+  const concurrency = placement === undefined ? deps.concurrency : Math.max(1, deps.concurrency);
+  return new JobConsumer({ queue: deps.queue, log: deps.log, name: leakHuntQueueName(placement), schema: LeakHuntJobSchema, concurrency, run: (job) => slots.run(() => runLeakHunt(deps, job.huntId, stop)) });
 }

@@ -7,22 +7,23 @@
  *
  * Affinity: one BullMQ Worker per consumed queue: the shared one (targets
  * without a placement) plus one per placement it was started with (`*`: every
- * placement that has had jobs, looked up again at each heartbeat). The
- * heartbeat announces the worker in Redis and fails the captures of
- * placements nobody consumes any more.
+ * placement that has had jobs, looked up again at each heartbeat), and
+ * likewise one leak-hunt consumer per placement (a hunt connects to its
+ * target like a capture). The heartbeat announces the worker in Redis and
+ * fails the captures and hunts of placements nobody consumes any more.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { CAPTURE_QUEUE, captureQueueName, reconcileCaptures, type HeapcapQueue, type WorkerInfo } from '@heapcap/queue';
+import { CAPTURE_QUEUE, captureQueueName, leakHuntQueueName, reconcileCaptures, type HeapcapQueue, type WorkerInfo } from '@heapcap/queue';
 import { HEAPCAP_VERSION } from '@heapcap/pipeline';
 import type { ArtifactStore } from '@heapcap/storage';
 import type { HeapcapConfig } from '@heapcap/config';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
 import { createProcessor } from './processor.ts';
 import { analysisConsumer } from './analysis.ts';
-import { leakHuntConsumer } from './leak-hunt.ts';
+import { HuntSlots, leakHuntConsumer } from './leak-hunt.ts';
 
 export interface CaptureWorkerDeps {
   queue: HeapcapQueue;
@@ -64,19 +65,25 @@ export class CaptureWorker {
   #offCancel: (() => void) | undefined;
   #reconcileTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
-  /** Analyses and leak hunts: after-capture jobs, consumed beside the captures. */
+  /** Analyses: after-capture jobs, consumed beside the captures (one shared queue: they read storage, not targets). */
   readonly #followUps: { start(): Promise<void>; close(): Promise<void> }[];
+  /** Leak hunts connect to targets: one consumer per consumed placement, like the captures; by queue name. */
+  readonly #hunts = new Map<string, { start(): Promise<void>; close(): Promise<void> }>();
+  readonly #huntDeps: Parameters<typeof leakHuntConsumer>[0];
+  readonly #huntSlots: HuntSlots;
   readonly #stopHunts = new AbortController();
 
   constructor(deps: CaptureWorkerDeps) {
     this.#deps = deps;
     this.tuning = { ...DEFAULT_TUNING, ...deps.tuning };
     this.#log = deps.log;
-    const analysis = deps.analysis ?? { maxBytes: 2_000_000_000, concurrency: 1 };
-    const jobDeps = { queue: deps.queue, sink: deps.sink, log: deps.log, tempDir: deps.spillDir, ...analysis };
-    this.#followUps = [analysisConsumer(jobDeps), leakHuntConsumer(jobDeps, this.#stopHunts.signal)];
     this.placements = deps.placements ?? ['*'];
     this.id = deps.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const analysis = deps.analysis ?? { maxBytes: 2_000_000_000, concurrency: 1 };
+    const jobDeps = { queue: deps.queue, sink: deps.sink, log: deps.log, tempDir: deps.spillDir, ...analysis };
+    this.#followUps = [analysisConsumer(jobDeps)];
+    this.#huntDeps = { ...jobDeps, workerId: this.id };
+    this.#huntSlots = new HuntSlots(Math.max(1, analysis.concurrency));
   }
 
   /** Captures running in this process now. */
@@ -117,13 +124,24 @@ export class CaptureWorker {
     };
     // Not fatal when Redis is slow at start: the heartbeat timer tries again.
     await this.#beat().catch((err: unknown) => this.#log.warn({ err }, 'first heartbeat failed; will try again'));
-    await this.#consume(CAPTURE_QUEUE);
-    for (const p of this.placements) if (p !== '*') await this.#consume(captureQueueName(p));
-    await this.#followPlacements();
-    for (const consumer of this.#followUps) await consumer.start();
+    // Beating from now on: starting the consumers below (a Redis connection each) can outlast the heartbeat's TTL.
     this.#beatTimer = setInterval(() => void this.#tick(), t.heartbeatIntervalMs);
     this.#beatTimer.unref();
-    this.#log.info({ concurrency: t.concurrency, workerId: this.id, placements: this.placements, queues: [...this.#workers.keys()], prefix: queue.keys.prefix }, 'worker started');
+    await this.#consumePlacement(undefined);
+    for (const p of this.placements) if (p !== '*') await this.#consumePlacement(p);
+    await this.#followPlacements();
+    for (const consumer of this.#followUps) await consumer.start();
+    this.#log.info({ concurrency: t.concurrency, workerId: this.id, placements: this.placements, queues: [...this.#workers.keys(), ...this.#hunts.keys()], prefix: queue.keys.prefix }, 'worker started');
+  }
+
+  /** Consume `placement`'s captures and leak hunts (the shared queues for none): everything that connects to its targets. */
+  async #consumePlacement(placement: string | undefined): Promise<void> {
+    await this.#consume(placement === undefined ? CAPTURE_QUEUE : captureQueueName(placement));
+    const name = leakHuntQueueName(placement);
+    if (this.#hunts.has(name) || this.#state !== 'running') return;
+    const consumer = leakHuntConsumer(this.#huntDeps, this.#stopHunts.signal, this.#huntSlots, placement);
+    this.#hunts.set(name, consumer);
+    await consumer.start();
   }
 
   /** Start a BullMQ worker on `name` unless one runs. */
@@ -152,7 +170,7 @@ export class CaptureWorker {
   /** A `*` worker also consumes every placement queue that exists. */
   async #followPlacements(): Promise<void> {
     if (!this.placements.includes('*')) return;
-    for (const p of await this.#deps.queue.workers.placements()) await this.#consume(captureQueueName(p));
+    for (const p of await this.#deps.queue.workers.placements()) await this.#consumePlacement(p);
   }
 
   #info(): WorkerInfo {
@@ -184,7 +202,7 @@ export class CaptureWorker {
       await this.#beat();
       await this.#followPlacements();
       const failed = await this.#deps.queue.failOrphanedPlacements();
-      if (failed.length > 0) this.#log.warn({ failed }, 'failed captures of placements without a live worker');
+      if (failed.length > 0) this.#log.warn({ failed }, 'failed captures and leak hunts of placements without a live worker');
     } catch (err) {
       this.#log.warn({ err }, 'heartbeat failed; will try again');
     }
@@ -217,7 +235,7 @@ export class CaptureWorker {
       ['stop cancel listener', async () => this.#offCancel?.()],
       ['drain captures', () => Promise.all([...this.#workers.values()].map((w) => this.#drain(w, timeoutMs)))],
       ['stop leak hunts', async () => this.#stopHunts.abort()],
-      ['close analyses and leak hunts', () => Promise.all(this.#followUps.map((c) => c.close()))],
+      ['close analyses and leak hunts', () => Promise.all([...this.#followUps, ...this.#hunts.values()].map((c) => c.close()))],
       ['close connection', async () => this.#connection?.disconnect()],
     ];
     for (const [name, step] of steps) {

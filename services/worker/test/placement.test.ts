@@ -3,12 +3,13 @@
  * Redis and real Node targets: each capture runs on its placement's worker
  * (the record names it), a placement without a worker fails fast with
  * no_worker_for_target, and killing worker a fails a's running and queued
- * captures and leaves a without a live worker.
+ * captures and leaves a without a live worker. Leak hunts connect to targets
+ * too and follow the same placements.
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
-import { coversPlacement, type CaptureRecord } from '@heapcap/queue';
+import { coversPlacement, type CaptureRecord, type LeakHuntRecord } from '@heapcap/queue';
 import { createHarness, type Harness, type TestTarget } from './helpers/harness.ts';
 import { startWorkerProcess, type WorkerProcess } from './helpers/worker-process.ts';
 
@@ -124,4 +125,64 @@ void test('a * worker takes placed targets too, and unplaced targets run on plac
   const z = await hh.queue.waitForCapture((await capture(hh, 'on-z')).id, 60_000);
   assert.equal(z?.status, 'succeeded', JSON.stringify(z?.error));
   assert.equal(z?.worker, star.id);
+});
+
+function hunt(hh: Harness, targetId: string, intervalMs = 200): Promise<LeakHuntRecord> {
+  return hh.queue.leakHunts.create({ targetId, intervalMs, requestedBy: 'oncall' });
+}
+
+function huntEnded(hh: Harness, id: string, timeoutMs = 60_000): Promise<LeakHuntRecord> {
+  return waitFor(async () => {
+    const r = await hh.queue.leakHunts.get(id);
+    return r?.status === 'succeeded' || r?.status === 'failed' ? r : undefined;
+  }, { timeoutMs, intervalMs: 50, what: `leak hunt ${id} to end` });
+}
+
+void test('leak hunts follow the placement: only its worker connects; none → no_worker_for_target; its worker dies → the hunt fails', async () => {
+  h = await createHarness(redis.url);
+  const hh = h;
+  const ta = await placedTarget(hh, 'on-a', 'a');
+  await worker(hh, 'worker-b', 'b');
+
+  // Only b lives. b consumes the unplaced hunts, never a's: the hunt fails at once and nobody connects to the target.
+  const t0 = Date.now();
+  const orphan = await hunt(hh, 'on-a');
+  assert.equal(orphan.status, 'failed');
+  assert.equal(orphan.placement, 'a');
+  assert.equal(orphan.error?.code, 'no_worker_for_target');
+  assert.match(orphan.error?.hint ?? '', /HEAPCAP_WORKER_PLACEMENTS=a/);
+  assert.ok(Date.now() - t0 < 3_000);
+  assert.equal((await hh.queue.leakHunts.get(orphan.id))?.status, 'failed');
+
+  const a = await worker(hh, 'worker-a', 'a');
+  for (let i = 0; i < 2; i++) {
+    const done = await huntEnded(hh, (await hunt(hh, 'on-a')).id);
+    assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    assert.equal(done.worker, 'worker-a', "the hunt ran on its placement's worker");
+    assert.deepEqual(done.snapshots.map((s) => s.name), ['baseline', 'target', 'final']);
+  }
+  assert.equal(ta.proxy.snapshotsCompleted(), 6, 'every snapshot went through the target, none failed');
+
+  // Worker a dies while its hunt waits between snapshots: b's heartbeat sweep fails the hunt.
+  const waiting = await hunt(hh, 'on-a', 120_000);
+  await waitFor(async () => (await hh.queue.leakHunts.get(waiting.id))?.phase === 'wait' || undefined, { timeoutMs: 60_000, intervalMs: 20, what: 'the hunt on a to wait between snapshots' });
+  await a.kill('SIGKILL');
+  const killedAt = Date.now();
+  const failed = await huntEnded(hh, waiting.id, 15_000);
+  assert.equal(failed.status, 'failed');
+  assert.equal(failed.error?.code, 'no_worker_for_target');
+  assert.ok(Date.now() - killedAt < 10_000, `failed ${Date.now() - killedAt} ms after the kill`);
+});
+
+void test('a * worker runs the hunts of placed targets too', async () => {
+  h = await createHarness(redis.url);
+  const hh = h;
+  await placedTarget(hh, 'on-z', 'z');
+  await worker(hh, 'worker-q', 'q');
+  // In its own process, like the others: a hunt's report is synchronous CPU, and in this
+  // process it would also hold the target's proxy and the test's own timers.
+  await worker(hh, 'worker-star', '*');
+  const done = await huntEnded(hh, (await hunt(hh, 'on-z')).id);
+  assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  assert.equal(done.worker, 'worker-star');
 });

@@ -44,7 +44,7 @@ const workersPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sweepIntervalMs?:
   const timer = setInterval(() => {
     queue.failOrphanedPlacements().then(
       (failed) => {
-        if (failed.length > 0) app.log.warn({ failed }, 'failed captures of placements without a live worker');
+        if (failed.length > 0) app.log.warn({ failed }, 'failed captures and leak hunts of placements without a live worker');
       },
       (err: unknown) => app.log.debug({ err }, 'orphan sweep failed; will try again'),
     );
