@@ -1,5 +1,6 @@
 /** The gzip stage every sink puts between the digest and the store. */
 import { createGzip, type Gzip } from 'node:zlib';
+import { releaseAfterGzip } from './chunk-release.ts';
 
 /**
  * Level 2, chosen by measurement: on a 2-core host the sink shares the second
@@ -29,7 +30,12 @@ import { createGzip, type Gzip } from 'node:zlib';
  */
 export const SNAPSHOT_GZIP_LEVEL = 2;
 
-/** A zlib Gzip stream at the level the sink can sustain while the target serializes. */
+/**
+ * A zlib Gzip stream at the level the sink can sustain while the target
+ * serializes. It gives each input chunk back to the engine's block pool once
+ * consumed (chunk-release.ts): put it after every other stage that reads the
+ * uncompressed bytes.
+ */
 export function createSnapshotGzip(): Gzip {
-  return createGzip({ level: SNAPSHOT_GZIP_LEVEL });
+  return releaseAfterGzip(createGzip({ level: SNAPSHOT_GZIP_LEVEL }));
 }
