@@ -89,7 +89,7 @@ export const s3SinkConfigSchema = z
     credentials: credentialsSchema.optional(),
     sse: sseSchema.optional(),
     storageClass: z.enum(S3_STORAGE_CLASSES).optional(),
-    /** Multipart part size; the sink holds at most (queueSize + 2) × partSizeBytes of snapshot bytes live (see s3-upload.ts). */
+    /** Multipart part size; the sink holds at most (queueSize + 1) part buffers of this size, reused (see s3/upload.ts). */
     partSizeBytes: z
       .number()
       .int()
