@@ -4,11 +4,12 @@
  * as it is now:
  * - before: chrome-remote-interface (`ws` 7, UTF-8 validated in JavaScript,
  *   every message parsed whole), the engine's old chunk handler (chunk
- *   string → UTF-8 Buffer, head/tail kept as strings), SnapshotStream, sha256,
+ *   string → UTF-8 Buffer, head/tail kept as strings), the old SnapshotStream
+ *   (one Buffer per chunk: snapshot-stream-before.ts), sha256,
  *   gzip level 4, a file;
  * - after: the engine's transport (`ws` 8, native UTF-8 validation, chunk
- *   frames decoded from their bytes), SnapshotStream, sha256, the sink's gzip
- *   (level 2), a file.
+ *   frames decoded from their bytes), SnapshotStream (reused 1 MiB blocks),
+ *   sha256, the sink's gzip (level 2, giving blocks back), a file.
  * Prints {"cpuMs", "gcMs", "bytes", "spilledBytes", "wallMs"}: CPU of all
  * threads (gzip runs on libuv's pool) and the main thread's GC pauses.
  *
@@ -20,6 +21,7 @@ import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { SnapshotStream } from '@heapcap/capture';
+import { SnapshotStream as SnapshotStreamBefore } from './snapshot-stream-before.ts';
 import { CdpTransport } from '@heapcap/capture';
 import { SnapshotDigest } from '@heapcap/storage';
 import { createSnapshotGzip } from '@heapcap/storage';
@@ -44,7 +46,8 @@ gcObserver.observe({ entryTypes: ['gc'] });
 
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
-const stream = new SnapshotStream();
+// Before: the stream as it was (one Buffer per chunk), so the comparison includes its change.
+const stream = variant === 'before' ? new SnapshotStreamBefore() : new SnapshotStream();
 const consuming = pipeline(stream, new SnapshotDigest(), variant === 'before' ? createGzip({ level: 4 }) : createSnapshotGzip(), createWriteStream(out));
 if (variant === 'before') {
   const cdp = createRequire(import.meta.url)('chrome-remote-interface') as Cri;
