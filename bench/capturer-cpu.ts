@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { createGzip } from 'node:zlib';
 import { decodeChunkFrame, isChunkFrame } from '@heapcap/capture';
 import { SnapshotDigest } from '@heapcap/storage';
-import { SNAPSHOT_GZIP_LEVEL } from '@heapcap/storage';
+import { SNAPSHOT_GZIP_LEVEL, SNAPSHOT_GZIP_WINDOW_BITS } from '@heapcap/storage';
 import { loadChunkFrames, recordSnapshotFrames } from './lib/frames.ts';
 import { Checks, mb, median, printTable, ratio, type Check } from './lib/report.ts';
 import { heapHolderTarget, withTarget } from './lib/targets.ts';
@@ -163,9 +163,9 @@ export async function capturerCpuBench(): Promise<Check[]> {
     const digest = (): Promise<void> => pipeline(Readable.from(chunks), new SnapshotDigest(), sink());
     await measure('sha256 + header parse (SnapshotDigest, unchanged)', digest, digest);
     await measure(
-      `gzip (level 4 → level ${SNAPSHOT_GZIP_LEVEL}), on libuv's pool`,
+      `gzip (level 4 → level ${SNAPSHOT_GZIP_LEVEL}, windowBits ${SNAPSHOT_GZIP_WINDOW_BITS}), on libuv's pool`,
       () => pipeline(Readable.from(chunks), createGzip({ level: 4 }), sink()),
-      () => pipeline(Readable.from(chunks), createGzip({ level: SNAPSHOT_GZIP_LEVEL }), sink()),
+      () => pipeline(Readable.from(chunks), createGzip({ level: SNAPSHOT_GZIP_LEVEL, windowBits: SNAPSHOT_GZIP_WINDOW_BITS }), sink()),
     );
 
     console.log(`\nthe whole hot path against the replayed frames at ${RATE_MB_PER_S} MB/s, ${REPS}× each, alternating`);

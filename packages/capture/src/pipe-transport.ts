@@ -149,16 +149,53 @@ export async function readPipeSnapshot(
   snapshotMs: number,
   onBytes: (chunk: Buffer) => void,
 ): Promise<{ bytes: number }> {
-  const readFd = openSync(pipe.path, constants.O_RDONLY | constants.O_NONBLOCK);
-  let holdFd: number | undefined = openSync(pipe.path, constants.O_WRONLY | constants.O_NONBLOCK);
+  const fifo = openFifoReader(pipe.path, onBytes);
+  try {
+    let written: { ok: boolean; why?: string };
+    try {
+      written = await evaluate<{ ok: boolean; why?: string }>(session, writeExpression(pipe.path, flags), snapshotMs);
+    } catch (err) {
+      // Say what the target was doing: the evaluate is its writeHeapSnapshot().
+      if (err instanceof CaptureError && err.code === 'protocol_timeout') {
+        throw new CaptureError('protocol_timeout', `the target's writeHeapSnapshot() (pipe transport) got no answer within ${snapshotMs} ms`, { hint: err.hint, cause: err });
+      }
+      throw err;
+    }
+    fifo.release();
+    if (!written.ok) throw new CaptureError('protocol_error', `the target could not write its snapshot: ${written.why ?? 'unknown'}`);
+    await fifo.ended;
+    return { bytes: fifo.bytes };
+  } finally {
+    fifo.close();
+  }
+}
+
+/** The read side of the FIFO, open before the writer comes. */
+export interface FifoReader {
+  /** Resolves at end-of-file after the writer closed it (and `release` was called or bytes came); rejects on a read error. */
+  readonly ended: Promise<void>;
+  /** Bytes read so far. */
+  readonly bytes: number;
+  /** Drop our own write end (done by the first bytes too): end-of-file can come now. */
+  release(): void;
+  /** Close everything (idempotent). */
+  close(): void;
+}
+
+/**
+ * Opens the FIFO at `path` for reading and feeds every read to `onBytes`.
+ * Every read lands in one buffer (a FIFO gives at most 64 KiB per read) and
+ * `onBytes` copies what it keeps: no Buffer is allocated per read.
+ */
+export function openFifoReader(path: string, onBytes: (chunk: Buffer) => void): FifoReader {
+  const readFd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  let holdFd: number | undefined = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
   const release = (): void => {
     if (holdFd === undefined) return;
     closeSync(holdFd);
     holdFd = undefined;
   };
   let bytes = 0;
-  // Every read lands in this one buffer (a FIFO gives at most 64 KiB per read) and
-  // `onBytes` copies what it keeps: no Buffer is allocated per read.
   // `onread` is honoured by the constructor (Node ≥ 12), though @types/node lists it for connect() only.
   const options: SocketConstructorOpts & { onread: OnReadOpts } = {
     fd: readFd,
@@ -181,23 +218,15 @@ export async function readPipeSnapshot(
   });
   // Observed at once: a transport error must not surface as an unhandled rejection while the target writes.
   ended.catch(() => undefined);
-  try {
-    let written: { ok: boolean; why?: string };
-    try {
-      written = await evaluate<{ ok: boolean; why?: string }>(session, writeExpression(pipe.path, flags), snapshotMs);
-    } catch (err) {
-      // Say what the target was doing: the evaluate is its writeHeapSnapshot().
-      if (err instanceof CaptureError && err.code === 'protocol_timeout') {
-        throw new CaptureError('protocol_timeout', `the target's writeHeapSnapshot() (pipe transport) got no answer within ${snapshotMs} ms`, { hint: err.hint, cause: err });
-      }
-      throw err;
-    }
-    release();
-    if (!written.ok) throw new CaptureError('protocol_error', `the target could not write its snapshot: ${written.why ?? 'unknown'}`);
-    await ended;
-    return { bytes };
-  } finally {
-    release();
-    socket.destroy();
-  }
+  return {
+    ended,
+    get bytes() {
+      return bytes;
+    },
+    release,
+    close(): void {
+      release();
+      socket.destroy();
+    },
+  };
 }
