@@ -53,6 +53,12 @@ const BLOCK_BYTES = 1024 * 1024;
 /** Free blocks kept beyond the ceiling's worth: what the stages downstream hold at once. */
 const SPARE_BLOCKS = 8;
 
+/** A block being filled, and how much of it is used. */
+interface Fill {
+  block: Buffer | undefined;
+  len: number;
+}
+
 /** A Readable of snapshot JSON bytes with a bounded memory buffer that spills to a temp file. */
 export class SnapshotStream extends Readable {
   readonly #ceiling: number;
@@ -62,17 +68,15 @@ export class SnapshotStream extends Readable {
   #mem: Buffer[] = [];
   /** Bytes in #mem and #cur. */
   #memBytes = 0;
-  /** The block being filled in memory mode, and how much of it is used. */
-  #cur: Buffer | undefined;
-  #curLen = 0;
+  /** The block being filled in memory mode. */
+  readonly #cur: Fill = { block: undefined, len: 0 };
   #spilling = false;
   /** The spill file's descriptor, opened on the first spill. */
   #fd: number | undefined;
   /** Bytes written to the spill file since the last return to memory. */
   #written = 0;
   /** Spilled bytes not yet written (newer than the file's). */
-  #stage: Buffer | undefined;
-  #stageLen = 0;
+  readonly #stage: Fill = { block: undefined, len: 0 };
   #readPos = 0;
   #readInFlight = false;
   #wantsData = false;
@@ -132,7 +136,7 @@ export class SnapshotStream extends Readable {
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
     this.#mem = [];
     this.#memBytes = 0;
-    this.#cur = this.#stage = undefined;
+    this.#cur.block = this.#stage.block = undefined;
     this.#pool.close();
     const fd = this.#fd;
     this.#fd = undefined;
@@ -146,24 +150,28 @@ export class SnapshotStream extends Readable {
 
   /** Copies into the current block; full blocks join the queue. */
   #toMemory(bytes: Buffer): void {
-    let from = 0;
-    while (from < bytes.length) {
-      const cur = (this.#cur ??= this.#pool.take());
-      const n = bytes.copy(cur, this.#curLen, from);
+    this.#append(this.#cur, bytes, () => this.#sealCurrent());
+  }
+
+  /** Copies `bytes` into `fill`'s block (one from the pool when it has none); `full` takes each block that fills up. */
+  #append(fill: Fill, bytes: Buffer, full: () => void): void {
+    for (let from = 0; from < bytes.length; ) {
+      const block = (fill.block ??= this.#pool.take());
+      const n = bytes.copy(block, fill.len, from);
       from += n;
-      this.#curLen += n;
-      if (this.#curLen === cur.length) this.#sealCurrent();
+      fill.len += n;
+      if (fill.len === block.length) full();
     }
   }
 
   /** The current block (older than anything that follows) joins the queue as it is. */
   #sealCurrent(): void {
-    const cur = this.#cur;
-    if (cur === undefined) return;
-    if (this.#curLen > 0) this.#mem.push(this.#pool.lend(cur, this.#curLen));
-    else this.#pool.put(cur);
-    this.#cur = undefined;
-    this.#curLen = 0;
+    const { block, len } = this.#cur;
+    if (block === undefined) return;
+    if (len > 0) this.#mem.push(this.#pool.lend(block, len));
+    else this.#pool.put(block);
+    this.#cur.block = undefined;
+    this.#cur.len = 0;
   }
 
   #spill(bytes: Buffer): void {
@@ -173,28 +181,21 @@ export class SnapshotStream extends Readable {
       this.#spilling = true;
     }
     this.#fd ??= this.#openSpillFile();
-    let from = 0;
-    while (from < bytes.length) {
-      const stage = (this.#stage ??= this.#pool.take());
-      const n = bytes.copy(stage, this.#stageLen, from);
-      from += n;
-      this.#stageLen += n;
-      if (this.#stageLen === stage.length) this.#flushStage();
-    }
+    this.#append(this.#stage, bytes, () => this.#flushStage());
     this.stats.spilledBytes += bytes.length;
   }
 
   /** Writes the staged bytes at the end of the spill file; the block is reused. */
   #flushStage(): void {
-    const stage = this.#stage;
+    const { block, len } = this.#stage;
     const fd = this.#fd;
-    if (stage === undefined || fd === undefined || this.#stageLen === 0) return;
+    if (block === undefined || fd === undefined || len === 0) return;
     let written = 0;
-    while (written < this.#stageLen) {
-      written += writeSync(fd, stage, written, this.#stageLen - written, this.#written + written);
+    while (written < len) {
+      written += writeSync(fd, block, written, len - written, this.#written + written);
     }
-    this.#written += this.#stageLen;
-    this.#stageLen = 0;
+    this.#written += len;
+    this.#stage.len = 0;
   }
 
   #openSpillFile(): number {
@@ -221,10 +222,9 @@ export class SnapshotStream extends Readable {
         if (this.#readInFlight) return;
         // Caught up with the file: the staged bytes are the newest spilled ones. Then back to memory,
         // reusing the file from the start.
-        const stage = this.#stage;
-        const staged = this.#stageLen;
-        this.#stage = undefined;
-        this.#stageLen = 0;
+        const { block: stage, len: staged } = this.#stage;
+        this.#stage.block = undefined;
+        this.#stage.len = 0;
         this.#spilling = false;
         this.#readPos = this.#written = 0;
         if (stage !== undefined && staged > 0) {
@@ -234,7 +234,7 @@ export class SnapshotStream extends Readable {
         if (stage !== undefined) this.#pool.put(stage);
       }
       if (this.#producerDone) {
-        if (this.#curLen > 0) {
+        if (this.#cur.len > 0) {
           // The last, partial block (its bytes stay counted until it is pushed).
           this.#sealCurrent();
           continue;
