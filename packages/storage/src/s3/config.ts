@@ -4,7 +4,7 @@
  * file only says what a valid sink configuration is and what its defaults are.
  */
 import { z } from 'zod';
-import { bucketProblem, S3_STORAGE_CLASSES } from '@heapcap/config';
+import { bucketProblem, defaultS3QueueSize, S3_STORAGE_CLASSES } from '@heapcap/config';
 import { CaptureError } from '@heapcap/errors';
 
 const MiB = 1024 * 1024;
@@ -96,14 +96,15 @@ export const s3SinkConfigSchema = z
       .min(S3_MIN_PART_SIZE)
       .max(5 * 1024 * MiB)
       .default(8 * MiB),
-    /** Parts uploaded concurrently. */
-    queueSize: z.number().int().min(1).max(16).default(4),
+    /** Parts uploaded concurrently; unset: derived from the part size (@heapcap/config's defaultS3QueueSize). */
+    queueSize: z.number().int().min(1).max(16).optional(),
     retry: retrySchema.prefault({}),
     timeouts: timeoutsSchema.prefault({}),
   })
   .strict()
   .transform(({ kind: _kind, ...c }) => ({
     ...c,
+    queueSize: c.queueSize ?? defaultS3QueueSize(c.partSizeBytes),
     region: c.region ?? (c.endpoint !== undefined ? 'us-east-1' : undefined),
     forcePathStyle: c.forcePathStyle ?? c.endpoint !== undefined,
   }));
