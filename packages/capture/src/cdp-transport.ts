@@ -62,6 +62,8 @@ export class CdpTransport extends EventEmitter {
   #nextId = 1;
   #closed = false;
   #chunkSink: ((bytes: Buffer) => void) | undefined;
+  /** Where chunk frames are decoded (the sink copies what it keeps). */
+  #scratch = Buffer.alloc(0);
   #dropReason: string | undefined;
 
   private constructor(ws: WebSocket) {
@@ -106,7 +108,8 @@ export class CdpTransport extends EventEmitter {
 
   /**
    * Deliver `HeapProfiler.addHeapSnapshotChunk` as the snapshot's bytes instead
-   * of as an event (undefined: back to events). The Buffer is the caller's.
+   * of as an event (undefined: back to events). The Buffer is valid only during
+   * the call (it is reused for the next chunk): copy what you keep.
    */
   setChunkSink(sink: ((bytes: Buffer) => void) | undefined): void {
     this.#chunkSink = sink;
@@ -148,7 +151,9 @@ export class CdpTransport extends EventEmitter {
     if (this.#dropReason !== undefined) return;
     const sink = this.#chunkSink;
     if (sink !== undefined && isChunkFrame(data)) {
-      const bytes = decodeChunkFrame(data);
+      // Grown to the largest frame seen (100 KiB chunks on V8 ≤ 12, 1 MiB on later V8), then reused.
+      if (this.#scratch.length < data.length) this.#scratch = Buffer.allocUnsafeSlow(data.length);
+      const bytes = decodeChunkFrame(data, this.#scratch);
       if (bytes !== undefined) {
         sink(bytes);
         return;

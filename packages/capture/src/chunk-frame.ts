@@ -43,14 +43,16 @@ export function isChunkFrame(frame: Buffer): boolean {
  * The chunk's snapshot bytes (UTF-8), exactly `Buffer.from(JSON.parse(frame).params.chunk)`;
  * undefined when the frame only looked like a chunk (then parse it whole).
  * Uses `frame` as scratch space; its bytes are as they were when it returns.
+ * With `into` (at least as long as the frame), the common ASCII case is
+ * decoded into it and a view of it is returned: no Buffer per chunk.
  */
-export function decodeChunkFrame(frame: Buffer): Buffer | undefined {
+export function decodeChunkFrame(frame: Buffer, into?: Buffer): Buffer | undefined {
   const start = PREFIX.length;
   const end = frame.length - SUFFIX.length;
   try {
     // ASCII without `\u` escapes decodes to ASCII, where Latin-1 and UTF-8 are the same
     // bytes and every conversion is a copy; slices can then be cut between any two escapes.
-    if (isAscii(frame) && frame.indexOf(BACKSLASH_U, start) < 0) return decodeAsciiSlices(frame, start, end);
+    if (isAscii(frame) && frame.indexOf(BACKSLASH_U, start) < 0) return decodeAsciiSlices(frame, start, end, into);
     const chunk: unknown = JSON.parse(frame.toString('utf8', start - 1, end + 1));
     return typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : undefined;
   } catch {
@@ -59,9 +61,9 @@ export function decodeChunkFrame(frame: Buffer): Buffer | undefined {
 }
 
 /** Decodes the string body `frame[start, end)` slice by slice into one Buffer; throws on invalid JSON. */
-function decodeAsciiSlices(frame: Buffer, start: number, end: number): Buffer {
+function decodeAsciiSlices(frame: Buffer, start: number, end: number, into: Buffer | undefined): Buffer {
   // The decoded text is never longer than its escaped form.
-  const out = Buffer.allocUnsafe(end - start);
+  const out = into !== undefined && into.length >= end - start ? into : Buffer.allocUnsafe(end - start);
   let length = 0;
   for (let from = start; from < end; ) {
     let to = Math.min(from + SLICE, end);

@@ -1,6 +1,6 @@
 /** @heapcap/capture — the CDP heap snapshot engine. */
 export { CaptureError, ERROR_CODES, isCaptureError, toCaptureError, type ErrorCode, type CaptureErrorOptions } from './errors.ts';
-export { type SnapshotTransport, type TransportReport } from './pipe-transport.ts';
+export { openFifoReader, type FifoReader, type SnapshotTransport, type TransportReport } from './pipe-transport.ts';
 export { captureHeapSnapshot, releaseInspector, DEFAULT_TIMEOUTS, type CaptureOptions, type CaptureResult, type CaptureProgress, type CaptureTimeouts, type SnapshotFlags } from './capture.ts';
 export { PHASES, PhaseClock, type Phase, type PhaseTimings } from './clock.ts';
 export { formatMiB, MIB } from './units.ts';

@@ -20,7 +20,7 @@
 import { execFile } from 'node:child_process';
 import { constants, openSync, closeSync } from 'node:fs';
 import { chown, mkdtemp, rm, stat } from 'node:fs/promises';
-import { Socket } from 'node:net';
+import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -46,6 +46,9 @@ export interface PipeSetup {
 }
 
 const run = promisify(execFile);
+
+/** The read buffer: a Linux FIFO holds 64 KiB, so no read returns more. */
+const PIPE_READ_BYTES = 64 * 1024;
 
 /**
  * Evaluated in the target: who it runs as and what it sees at `dir`. One
@@ -130,7 +133,8 @@ export async function removePipe(pipe: PipeSetup): Promise<void> {
 
 /**
  * Read the FIFO while the target writes its snapshot into it. `onBytes` sees
- * every buffer in order. Resolves once the target's call returned and every
+ * every read in order; the buffer is reused for the next read, so it must copy
+ * what it keeps. Resolves once the target's call returned and every
  * byte was read; rejects with the target's error or the transport's.
  *
  * The read end is opened non-blocking and read through libuv's pipe handle
@@ -145,26 +149,7 @@ export async function readPipeSnapshot(
   snapshotMs: number,
   onBytes: (chunk: Buffer) => void,
 ): Promise<{ bytes: number }> {
-  const readFd = openSync(pipe.path, constants.O_RDONLY | constants.O_NONBLOCK);
-  let holdFd: number | undefined = openSync(pipe.path, constants.O_WRONLY | constants.O_NONBLOCK);
-  const release = (): void => {
-    if (holdFd === undefined) return;
-    closeSync(holdFd);
-    holdFd = undefined;
-  };
-  const socket = new Socket({ fd: readFd, readable: true, writable: false });
-  let bytes = 0;
-  const ended = new Promise<void>((resolve, reject) => {
-    socket.on('data', (chunk: Buffer) => {
-      if (bytes === 0) release();
-      bytes += chunk.length;
-      onBytes(chunk);
-    });
-    socket.once('end', resolve);
-    socket.once('error', reject);
-  });
-  // Observed at once: a transport error must not surface as an unhandled rejection while the target writes.
-  ended.catch(() => undefined);
+  const fifo = openFifoReader(pipe.path, onBytes);
   try {
     let written: { ok: boolean; why?: string };
     try {
@@ -176,12 +161,72 @@ export async function readPipeSnapshot(
       }
       throw err;
     }
-    release();
+    fifo.release();
     if (!written.ok) throw new CaptureError('protocol_error', `the target could not write its snapshot: ${written.why ?? 'unknown'}`);
-    await ended;
-    return { bytes };
+    await fifo.ended;
+    return { bytes: fifo.bytes };
   } finally {
-    release();
-    socket.destroy();
+    fifo.close();
   }
+}
+
+/** The read side of the FIFO, open before the writer comes. */
+export interface FifoReader {
+  /** Resolves at end-of-file after the writer closed it (and `release` was called or bytes came); rejects on a read error. */
+  readonly ended: Promise<void>;
+  /** Bytes read so far. */
+  readonly bytes: number;
+  /** Drop our own write end (done by the first bytes too): end-of-file can come now. */
+  release(): void;
+  /** Close everything (idempotent). */
+  close(): void;
+}
+
+/**
+ * Opens the FIFO at `path` for reading and feeds every read to `onBytes`.
+ * Every read lands in one buffer (a FIFO gives at most 64 KiB per read) and
+ * `onBytes` copies what it keeps: no Buffer is allocated per read.
+ */
+export function openFifoReader(path: string, onBytes: (chunk: Buffer) => void): FifoReader {
+  const readFd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  let holdFd: number | undefined = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+  const release = (): void => {
+    if (holdFd === undefined) return;
+    closeSync(holdFd);
+    holdFd = undefined;
+  };
+  let bytes = 0;
+  // `onread` is honoured by the constructor (Node ≥ 12), though @types/node lists it for connect() only.
+  const options: SocketConstructorOpts & { onread: OnReadOpts } = {
+    fd: readFd,
+    readable: true,
+    writable: false,
+    onread: {
+      buffer: Buffer.allocUnsafeSlow(PIPE_READ_BYTES),
+      callback: (n: number, buf: Uint8Array): boolean => {
+        if (bytes === 0) release();
+        bytes += n;
+        onBytes(Buffer.from(buf.buffer, buf.byteOffset, n));
+        return true;
+      },
+    },
+  };
+  const socket = new Socket(options);
+  const ended = new Promise<void>((resolve, reject) => {
+    socket.once('end', resolve);
+    socket.once('error', reject);
+  });
+  // Observed at once: a transport error must not surface as an unhandled rejection while the target writes.
+  ended.catch(() => undefined);
+  return {
+    ended,
+    get bytes() {
+      return bytes;
+    },
+    release,
+    close(): void {
+      release();
+      socket.destroy();
+    },
+  };
 }

@@ -140,7 +140,8 @@ export class CdpSession {
 
   /**
    * Receive `HeapProfiler.addHeapSnapshotChunk` as the snapshot's bytes (UTF-8)
-   * instead of as events: decoded from the frame without a message object.
+   * instead of as events: decoded from the frame without a message object, into
+   * a buffer reused for the next chunk (copy what you keep).
    * One receiver at a time; returns the function that removes it.
    */
   onSnapshotChunk(handler: (bytes: Buffer) => void): () => void {

@@ -70,7 +70,8 @@ void describe('CdpTransport', { timeout: 60_000 }, () => {
       const bytes: Buffer[] = [];
       const progress: unknown[] = [];
       t.on('HeapProfiler.reportHeapSnapshotProgress', (p: unknown) => progress.push(p));
-      t.setChunkSink((b) => bytes.push(b));
+      // The transport reuses its buffer: keep copies.
+      t.setChunkSink((b) => bytes.push(Buffer.from(b)));
       await t.send('HeapProfiler.takeHeapSnapshot');
       assert.deepEqual(Buffer.concat(bytes), Buffer.from(text, 'utf8'));
       assert.deepEqual(progress, [{ done: 1, total: 1 }]);

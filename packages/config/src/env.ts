@@ -29,9 +29,10 @@ const EnvSchema = z.object({
   HEAPCAP_S3_SSE: z.enum(['AES256', 'aws:kms']).optional(),
   HEAPCAP_S3_KMS_KEY_ID: z.string().min(1).optional(),
   HEAPCAP_S3_STORAGE_CLASS: z.enum(S3_STORAGE_CLASSES).optional(),
-  /** Multipart part size in MiB (min 5); memory held by one upload is part size × queue size. */
+  /** Multipart part size in MiB (min 5); memory held by one upload is part size × (queue size + 1). */
   HEAPCAP_S3_PART_SIZE_MB: z.coerce.number().int().min(5).max(512).default(8),
-  HEAPCAP_S3_QUEUE_SIZE: z.coerce.number().int().min(1).max(16).default(4),
+  /** Unset: derived from the part size (defaultS3QueueSize: 2 for 8 MiB parts). */
+  HEAPCAP_S3_QUEUE_SIZE: z.coerce.number().int().min(1).max(16).optional(),
   /** The target registry (YAML or JSON). */
   HEAPCAP_TARGETS_FILE: z.string().min(1).default('./heapcap.targets.yaml'),
   /** API tokens; unset means only `heapcap serve --dev` runs. */

@@ -2,5 +2,5 @@
 export { parseConfig, parseConfigAtEntry, ConfigError, DEFAULT_API_URL, type HeapcapConfig, type ScheduleSettings, type WatchSettings } from './env.ts';
 export { DurationSchema, formatDuration, parseDuration } from './duration.ts';
 export { ID_PATTERN, IdSchema, newCaptureId } from './ids.ts';
-export { bucketProblem, S3_STORAGE_CLASSES, parseStorageUrl, type StorageConfig, type FileStorageConfig, type S3StorageConfig, type S3Settings } from './storage.ts';
+export { bucketProblem, defaultS3QueueSize, S3_STORAGE_CLASSES, parseStorageUrl, type StorageConfig, type FileStorageConfig, type S3StorageConfig, type S3Settings } from './storage.ts';
 export { DEFAULT_SLACK_API_URL, publicUrlOf, type SlackConfig } from './slack.ts';

@@ -45,6 +45,20 @@ const IPV4_RE = /^\d+\.\d+\.\d+\.\d+$/;
 // artifact in GLACIER / DEEP_ARCHIVE needs a restore before anyone can open it.
 // MinIO accepts STANDARD and REDUCED_REDUNDANCY.
 /** The S3 storage classes heapcap accepts (HEAPCAP_S3_STORAGE_CLASS and the S3 store's config). */
+/**
+ * Parts an upload sends at once when HEAPCAP_S3_QUEUE_SIZE is not set: as many
+ * as keep its part buffers (one more than the queue: the part being filled)
+ * within 24 MiB, 1 to 4. 8 MiB parts: 2 at once (24 MiB); 5 MiB: 3 (20 MiB);
+ * 16 MiB and more: 1. The capturing process's memory is its ~75 MB, the
+ * engine's 32 MiB memory buffer and these (bench/rss.ts: < 150 MB into MinIO);
+ * gzipped snapshots leave at 10-20 MB/s, which two 8 MiB parts in flight carry
+ * easily, and a slower store only grows the spill file.
+ */
+export function defaultS3QueueSize(partSizeBytes: number): number {
+  const budget = 24 * 1024 * 1024;
+  return Math.max(1, Math.min(4, Math.floor(budget / partSizeBytes) - 1));
+}
+
 export const S3_STORAGE_CLASSES = ['STANDARD', 'STANDARD_IA', 'ONEZONE_IA', 'INTELLIGENT_TIERING', 'GLACIER_IR', 'REDUCED_REDUNDANCY'] as const;
 
 /** Why `bucket` is not a valid S3 bucket name, or undefined when it is. */
@@ -85,7 +99,7 @@ export function parseStorageUrl(value: string, s3: S3Settings = {}): StorageConf
       sse: s3.sse === undefined ? undefined : s3.sse === 'AES256' ? { kind: 'AES256' } : { kind: 'aws:kms', kmsKeyId: s3.kmsKeyId ?? '' },
       storageClass: s3.storageClass,
       partSizeBytes: s3.partSizeBytes ?? 8 * 1024 * 1024,
-      queueSize: s3.queueSize ?? 4,
+      queueSize: s3.queueSize ?? defaultS3QueueSize(s3.partSizeBytes ?? 8 * 1024 * 1024),
     };
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) && !value.startsWith('file://')) {

@@ -85,7 +85,8 @@ void test('S3 defaults: path style and us-east-1 with an endpoint; AWS chain dec
   assert.equal(minio.storage.forcePathStyle, true);
   assert.equal(minio.storage.sse, undefined);
   assert.equal(minio.storage.partSizeBytes, 8 * MiB);
-  assert.equal(minio.storage.queueSize, 4);
+  // Unset: derived from the part size (part buffers within 24 MiB).
+  assert.equal(minio.storage.queueSize, 2);
 
   // A bucket in eu-west-1 with AWS_REGION=eu-west-1: a hard-coded us-east-1 here would send it to the wrong region.
   const aws = parseConfig({ HEAPCAP_STORAGE: 's3://captures/p', HEAPCAP_S3_SSE: 'AES256' });

@@ -21,7 +21,8 @@ void test('s3 URLs: bucket, prefix without outer slashes, settings passed throug
   assert.equal(c.region, 'us-east-1');
   assert.equal(c.forcePathStyle, true);
   assert.equal(c.partSizeBytes, 5 * 1024 * 1024);
-  assert.equal(c.queueSize, 4);
+  // Derived from the part size: 4 buffers of 5 MiB stay within 24 MiB.
+  assert.equal(c.queueSize, 3);
   const bare = parseStorageUrl('s3://bucket');
   assert.equal(bare.kind === 's3' && bare.prefix, '');
 });

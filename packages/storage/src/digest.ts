@@ -24,8 +24,9 @@ export class SnapshotDigest extends Transform {
     this.#hash.update(chunk);
     this.#bytes += chunk.length;
     if (this.#header === undefined && this.#headBytes < HEADER_LIMIT) {
-      this.#head.push(chunk);
-      this.#headBytes += chunk.length;
+      // A copy: the chunk's block is reused once the sink has consumed it.
+      this.#head.push(Buffer.from(chunk.subarray(0, HEADER_LIMIT - this.#headBytes)));
+      this.#headBytes += Math.min(chunk.length, HEADER_LIMIT - this.#headBytes);
       if (this.#headBytes >= this.#nextTryAt || this.#headBytes >= HEADER_LIMIT) {
         this.#nextTryAt = this.#headBytes * 2;
         this.#tryHeader(false);

@@ -1,5 +1,6 @@
 /** The gzip stage every sink puts between the digest and the store. */
 import { createGzip, type Gzip } from 'node:zlib';
+import { releaseAfterGzip } from './chunk-release.ts';
 
 /**
  * Level 2, chosen by measurement: on a 2-core host the sink shares the second
@@ -25,11 +26,36 @@ import { createGzip, type Gzip } from 'node:zlib';
  * less CPU than level 4 for ~8% more bytes stored; level 1 is no cheaper and
  * larger. End to end (a 525 MB capture into a directory, load 5-6) the capturer
  * used 3.3-4.0 CPU-s at level 2 against 4.0-6.3 at level 4.
- * memLevel 9 and 64 KiB chunks: no reliable gain, so zlib's defaults stay.
+ * memLevel 9 and 64 KiB chunks: no reliable gain.
+ *
+ * The window, though: Node's zlib is Chromium's, whose fast match finder
+ * (hashing with CRC32 instructions) only runs with windows of 8 KiB and more.
+ * At 4 KiB (windowBits 12) the classic one runs instead, and on snapshot JSON
+ * it is both cheaper and better: gzipSync of the first 200 MB of a 517 MB
+ * snapshot (Node 20.20; load ~12 on 2 cores, best of 2, CPU-s per GB of input,
+ * ratio): level 2 3.31-3.53 and 5.81×; windowBits 13 2.61 and 6.43×;
+ * windowBits 12 2.57 and 6.64×; windowBits 11 2.86 and 7.02×; windowBits 10
+ * 3.47 and 7.35×; level 1 at windowBits 12 2.54 and 6.54×. Node 22.23: level 2
+ * 3.49 and 5.81×, windowBits 12 2.75 and 6.64×. The output is ordinary gzip
+ * (any reader accepts any window) and zlib needs 4 × less memory for it.
+ * bench/gzip-level.ts compares the settings.
+ *
+ * Output in 256 KiB pieces instead of zlib's 16 KiB: each full output buffer
+ * is a round trip to libuv's pool and a Buffer, ~4,000 of them per 66 MB of
+ * output. The same pipe-transport replay of a 517 MB snapshot (bench/lib/
+ * replay-capture.ts, 5 runs alternating, load ~2.5): median 2.48 CPU-s with
+ * 16 KiB, 2.18 with 256 KiB (−12%). The bytes are the same either way.
  */
 export const SNAPSHOT_GZIP_LEVEL = 2;
+/** 4 KiB window: see above. */
+export const SNAPSHOT_GZIP_WINDOW_BITS = 12;
 
-/** A zlib Gzip stream at the level the sink can sustain while the target serializes. */
+/**
+ * A zlib Gzip stream at the level the sink can sustain while the target
+ * serializes. It gives each input chunk back to the engine's block pool once
+ * consumed (chunk-release.ts): put it after every other stage that reads the
+ * uncompressed bytes.
+ */
 export function createSnapshotGzip(): Gzip {
-  return createGzip({ level: SNAPSHOT_GZIP_LEVEL });
+  return releaseAfterGzip(createGzip({ level: SNAPSHOT_GZIP_LEVEL, windowBits: SNAPSHOT_GZIP_WINDOW_BITS, chunkSize: 256 * 1024 }));
 }

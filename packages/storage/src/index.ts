@@ -16,4 +16,4 @@ export type { S3SinkConfig, S3SinkConfigInput } from './s3/config.ts';
 export function createStore(config: StorageConfig): ArtifactStore {
   return config.kind === 'file' ? createFileSink({ dir: config.dir }) : createS3Sink(config);
 }
-export { createSnapshotGzip, SNAPSHOT_GZIP_LEVEL } from './gzip.ts';
+export { createSnapshotGzip, SNAPSHOT_GZIP_LEVEL, SNAPSHOT_GZIP_WINDOW_BITS } from './gzip.ts';

@@ -6,11 +6,15 @@ import { parseS3Url, s3SinkConfigSchema } from '../src/s3/config.ts';
 
 const MiB = 1024 * 1024;
 
-void test('defaults: 8 MiB parts × 4, retry budget, path style and us-east-1 with an endpoint', () => {
+void test('defaults: 8 MiB parts × 2 (part buffers within 24 MiB), retry budget, path style and us-east-1 with an endpoint', () => {
   const c = s3SinkConfigSchema.parse({ bucket: 'captures', endpoint: 'http://127.0.0.1:9000' });
   assert.equal(c.prefix, '');
   assert.equal(c.partSizeBytes, 8 * MiB);
-  assert.equal(c.queueSize, 4);
+  assert.equal(c.queueSize, 2);
+  // The queue follows the part size unless it is set.
+  assert.equal(s3SinkConfigSchema.parse({ bucket: 'captures', partSizeBytes: 5 * MiB }).queueSize, 3);
+  assert.equal(s3SinkConfigSchema.parse({ bucket: 'captures', partSizeBytes: 64 * MiB }).queueSize, 1);
+  assert.equal(s3SinkConfigSchema.parse({ bucket: 'captures', partSizeBytes: 64 * MiB, queueSize: 6 }).queueSize, 6);
   assert.equal(c.region, 'us-east-1');
   assert.equal(c.forcePathStyle, true);
   assert.deepEqual(c.retry, { maxAttempts: 20, baseDelayMs: 200, maxDelayMs: 5000, budgetMs: 60_000, checkBudgetMs: 10_000 });

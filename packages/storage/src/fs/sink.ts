@@ -15,6 +15,7 @@ import { SnapshotDigest } from '../digest.ts';
 import { CreatedDirs, DIR_MODE, openInDir, pruneEmptyDirs } from './dirs.ts';
 import { errnoCode, fsStorageError, type FsOp } from './errors.ts';
 import { createSnapshotGzip } from '../gzip.ts';
+import { releaseAfterWrite } from '../chunk-release.ts';
 import { ID_PATTERN } from '@heapcap/config';
 import { captureObjectKeys, documentKey, locationOfKey, locationOfRef, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE, type CaptureLocation, type DocumentKind } from '../keys.ts';
 import { documentBody, parseDocument } from '../document.ts';
@@ -177,7 +178,8 @@ export class FileSink implements ArtifactStore {
       leftover = tmp;
       // autoClose off: the fd must outlive 'finish' for the fsync; closeStream() closes it (and the handle).
       out = handle.createWriteStream({ autoClose: false });
-      const stages = ref.gzip ? [source, digest, createSnapshotGzip(), out] : [source, digest, out];
+      // The last stage to read the snapshot's bytes gives the engine's blocks back (chunk-release.ts).
+      const stages = ref.gzip ? [source, digest, createSnapshotGzip(), out] : [source, digest, releaseAfterWrite(out)];
       watch = watchFirstFailure(stages);
       await pipeline(stages, signal === undefined ? {} : { signal });
       await handle.sync();

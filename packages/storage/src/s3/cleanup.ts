@@ -98,7 +98,7 @@ export class S3Janitor {
           new AbortMultipartUploadCommand({ Bucket: task.bucket, Key: task.key, UploadId: task.uploadId }),
         );
       } catch (err) {
-        // Already aborted (by lib-storage, or an earlier attempt whose answer was lost).
+        // Already aborted (by an earlier attempt whose answer was lost).
         if (!isNoSuchUpload(err)) throw err;
       }
     } else {

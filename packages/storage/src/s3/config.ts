@@ -4,7 +4,7 @@
  * file only says what a valid sink configuration is and what its defaults are.
  */
 import { z } from 'zod';
-import { bucketProblem, S3_STORAGE_CLASSES } from '@heapcap/config';
+import { bucketProblem, defaultS3QueueSize, S3_STORAGE_CLASSES } from '@heapcap/config';
 import { CaptureError } from '@heapcap/errors';
 
 const MiB = 1024 * 1024;
@@ -89,21 +89,22 @@ export const s3SinkConfigSchema = z
     credentials: credentialsSchema.optional(),
     sse: sseSchema.optional(),
     storageClass: z.enum(S3_STORAGE_CLASSES).optional(),
-    /** Multipart part size; the sink holds at most (queueSize + 2) × partSizeBytes of snapshot bytes live (see s3-upload.ts). */
+    /** Multipart part size; the sink holds at most (queueSize + 1) part buffers of this size, reused (see s3/upload.ts). */
     partSizeBytes: z
       .number()
       .int()
       .min(S3_MIN_PART_SIZE)
       .max(5 * 1024 * MiB)
       .default(8 * MiB),
-    /** Parts uploaded concurrently. */
-    queueSize: z.number().int().min(1).max(16).default(4),
+    /** Parts uploaded concurrently; unset: derived from the part size (@heapcap/config's defaultS3QueueSize). */
+    queueSize: z.number().int().min(1).max(16).optional(),
     retry: retrySchema.prefault({}),
     timeouts: timeoutsSchema.prefault({}),
   })
   .strict()
   .transform(({ kind: _kind, ...c }) => ({
     ...c,
+    queueSize: c.queueSize ?? defaultS3QueueSize(c.partSizeBytes),
     region: c.region ?? (c.endpoint !== undefined ? 'us-east-1' : undefined),
     forcePathStyle: c.forcePathStyle ?? c.endpoint !== undefined,
   }));

@@ -1,30 +1,29 @@
 /**
- * Streams a source through transforms into one S3 object with lib-storage's
- * multipart `Upload`, all or nothing.
+ * Streams a source through transforms into one S3 object as a multipart
+ * upload (a single PutObject when it fits in one part), all or nothing.
  *
- * Memory bound: `Upload` slices the body into `partSize` Buffers. Each of
- * its `queueSize` uploaders holds one part (in flight, or its last one while it
- * waits for the next); its chunker holds the chunks of the part being
- * assembled and, for a moment, their concatenation. While all uploaders are
- * busy it stops reading, so backpressure reaches the source (the engine's
- * spill-to-disk buffer absorbs it). So at most (queueSize + 2) × partSize of
- * snapshot bytes are live: 48 MiB with the defaults (4 × 8 MiB), plus three
- * 16 KiB stream buffers and gzip's state. Measured (s3-memory.test.ts, 160 MiB
- * through 4 × 5 MiB, full GC + synchronous ArrayBuffer sweep per sample): 20.3
- * MiB live. Dead parts wait for V8's GC and its background sweeper, so the
- * process's `arrayBuffers` reading peaked at 48–78 MiB in the same run without
- * forced GC: budget RSS for ~2.5× the live bound.
- * A retried part is re-sent from its Buffer; retries cost no memory.
+ * Memory bound: the bytes are copied into part buffers of `partSize`, at most
+ * `queueSize` uploading and one filling; a buffer is reused once its part is
+ * stored, so a capture allocates at most queueSize + 1 of them whatever its
+ * size. While every slot is busy the loop stops reading, so backpressure
+ * reaches the source (the engine's spill-to-disk buffer absorbs it).
+ * A retried part is re-sent from its buffer; retries cost no memory.
  *
- * Failure handling, beyond lib-storage's own `leavePartsOnError: false`:
- * - lib-storage keeps feeding the other uploaders after one part failed, and
- *   does not pass its abort signal to in-flight requests. The client is wrapped
- *   so that the first failed request (already retried by the SDK until the
- *   budget) aborts the others and the upload at once.
+ * Why not lib-storage's `Upload`: its chunker keeps every incoming chunk until
+ * a part is full, then concatenates them into a new Buffer (and the next part
+ * starts from a view of that one). For a capture that is partSize of chunks
+ * plus partSize of copy per part, all garbage for the GC to find later: into
+ * MinIO the capturing process peaked at 156-165 MB RSS with it (bench/rss.ts),
+ * against 150 MB allowed. It also gave no way to hand the engine's blocks back
+ * (chunk-release.ts) when the object is not gzipped.
+ *
+ * Failure handling:
+ * - the first failed request (already retried by the SDK until the budget)
+ *   aborts the others and the upload at once;
  * - the upload id is recorded from CreateMultipartUpload (which is never
  *   aborted mid-flight, so its id is never lost), and after every in-flight
  *   request has settled it is aborted explicitly (S3Janitor: retried in the
- *   background if the store is down right now).
+ *   background if the store is down right now);
  * - a PutObject / CompleteMultipartUpload that was cut off may still have
  *   completed on the server, so the key is deleted too.
  */
@@ -32,12 +31,14 @@ import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   PutObjectCommand,
+  UploadPartCommand,
+  type CompletedPart,
   type PutObjectCommandInput,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { CaptureError, toCaptureError } from '@heapcap/errors';
+import { releaseSnapshotChunk } from '../chunk-release.ts';
 import type { S3Janitor } from './cleanup.ts';
 import { toStorageError, type S3ErrorContext } from './errors.ts';
 
@@ -66,7 +67,7 @@ type Send = (command: unknown, options?: Record<string, unknown>) => Promise<unk
  * queued on the janitor because the store is unreachable).
  */
 export async function streamToS3(job: StreamJob): Promise<void> {
-  const { source, signal, ctx } = job;
+  const { source, signal, ctx, params } = job;
   // Aborts every request of this upload except CreateMultipartUpload.
   const internal = new AbortController();
   const inflight = new Set<Promise<unknown>>();
@@ -75,69 +76,51 @@ export async function streamToS3(job: StreamJob): Promise<void> {
   let storageFailure: unknown;
   let sourceError: unknown;
   let tearingDown = false;
-  let upload: Upload | undefined;
-
-  const stop = (): void => {
-    if (!internal.signal.aborted) internal.abort();
-    void upload?.abort();
-  };
-  const onSourceError = (err: unknown): void => {
-    // Errors we inject while tearing down come back from the source; they are not its own.
-    if (!tearingDown) sourceError ??= err;
-  };
-  source.on('error', onSourceError);
-
-  // A Proxy instead of a second S3Client: same connection pool and config; only
-  // `send` is observed (lib-storage reads `config` and calls `send`, nothing else).
-  const realSend = job.client.send.bind(job.client) as unknown as Send;
-  const tracked = new Proxy(job.client, {
-    get(target, prop) {
-      if (prop !== 'send') return Reflect.get(target, prop, target) as unknown;
-      const send: Send = (command, options) => {
-        const isCreate = command instanceof CreateMultipartUploadCommand;
-        if (command instanceof PutObjectCommand || command instanceof CompleteMultipartUploadCommand) objectMayExist = true;
-        const sent = realSend(command, isCreate ? options : { ...options, abortSignal: internal.signal });
-        inflight.add(sent);
-        sent.then(
-          (out) => {
-            if (isCreate) uploadId = (out as { UploadId?: string }).UploadId;
-          },
-          (err: unknown) => {
-            if (internal.signal.aborted) return;
-            // The SDK already retried this request until the budget: the store is failing.
-            storageFailure ??= err;
-            stop();
-          },
-        ).finally(() => inflight.delete(sent));
-        return sent;
-      };
-      return send;
-    },
-  });
-
   let pipelineError: unknown;
   const body = pipeline([source, ...job.transforms], (err) => {
     pipelineError = err ?? undefined;
   }) as unknown as Readable;
 
-  const onAbort = (): void => stop();
+  const stop = (reason: unknown): void => {
+    // What we inject into the streams from here on is not the source's own error.
+    tearingDown = true;
+    if (!internal.signal.aborted) internal.abort();
+    if (!body.destroyed) {
+      body.once('error', () => undefined);
+      body.destroy(reason instanceof Error ? reason : new Error(String(reason)));
+    }
+  };
+  const onSourceError = (err: unknown): void => {
+    if (!tearingDown) sourceError ??= err;
+  };
+  source.on('error', onSourceError);
+
+  const realSend = job.client.send.bind(job.client) as unknown as Send;
+  const send = <T>(command: unknown, abortable = true): Promise<T> => {
+    if (command instanceof PutObjectCommand || command instanceof CompleteMultipartUploadCommand) objectMayExist = true;
+    const sent = realSend(command, abortable ? { abortSignal: internal.signal } : {}) as Promise<T>;
+    inflight.add(sent);
+    sent
+      .then(undefined, (err: unknown) => {
+        if (internal.signal.aborted) return;
+        // The SDK already retried this request until the budget: the store is failing.
+        storageFailure ??= err;
+        stop(err);
+      })
+      .finally(() => inflight.delete(sent));
+    return sent;
+  };
+
+  const onAbort = (): void => stop(signal?.reason ?? new Error('cancelled'));
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     if (signal?.aborted) throw signal.reason;
-    upload = new Upload({
-      client: tracked,
-      params: { ...job.params, Body: body },
-      partSize: job.partSize,
-      queueSize: job.queueSize,
-      leavePartsOnError: false,
-    });
-    await upload.done();
-    // Upload read the body to its end, so the pipeline has finished.
+    await uploadParts();
     if (pipelineError !== undefined) throw pipelineError;
   } catch (err) {
     tearingDown = true;
     const failure = classify(err);
-    stop();
+    stop(failure);
     // Release every stage now (pipeline would also do it, but a tick later).
     // The error is ours; the no-op listener keeps a stage nobody listens to any
     // more (pipeline already finished) from turning it into an uncaught error.
@@ -149,13 +132,95 @@ export async function streamToS3(job: StreamJob): Promise<void> {
     // Let every request of this upload settle (the aborted ones settle at once)
     // so no part can land after the abort below.
     while (inflight.size > 0) await Promise.allSettled([...inflight]);
-    const { Bucket, Key } = job.params;
+    const { Bucket, Key } = params;
     if (uploadId !== undefined) await job.janitor.run({ kind: 'abort-multipart', bucket: Bucket, key: Key, uploadId });
     if (objectMayExist) await job.janitor.run({ kind: 'delete-object', bucket: Bucket, key: Key });
     throw failure;
   } finally {
     signal?.removeEventListener('abort', onAbort);
     source.off('error', onSourceError);
+  }
+
+  /** Reads `body` into part buffers and uploads them, at most queueSize at once; then completes. */
+  async function uploadParts(): Promise<void> {
+    const { Bucket, Key } = params;
+    const { partSize, queueSize } = job;
+    // As lib-storage did: with the SDK's default checksums, parts carry a CRC32 the completion repeats.
+    const crc32 = (await job.client.config.requestChecksumCalculation()) === 'WHEN_SUPPORTED';
+    const free: Buffer[] = [];
+    const running = new Set<Promise<void>>();
+    const completed: CompletedPart[] = [];
+    let created: Promise<string> | undefined;
+    let part: Buffer | undefined;
+    let filled = 0;
+    let partNumber = 0;
+    const check = (): void => {
+      if (internal.signal.aborted) throw storageFailure ?? signal?.reason ?? new Error('the upload was stopped');
+    };
+    const submit = async (buf: Buffer, length: number): Promise<void> => {
+      while (running.size >= queueSize) {
+        await Promise.race(running);
+        check();
+      }
+      created ??= send<{ UploadId?: string }>(
+        new CreateMultipartUploadCommand({ ...params, ...(crc32 ? { ChecksumAlgorithm: 'CRC32' as const } : {}) }),
+        false,
+      ).then((out) => {
+        if (out.UploadId === undefined) throw new Error('CreateMultipartUpload returned no UploadId');
+        uploadId = out.UploadId;
+        return out.UploadId;
+      });
+      const id = await created;
+      check();
+      const number = ++partNumber;
+      const sent = send<{ ETag?: string; ChecksumCRC32?: string }>(
+        new UploadPartCommand({ Bucket, Key, UploadId: id, PartNumber: number, Body: length === buf.length ? buf : buf.subarray(0, length), ContentLength: length }),
+      ).then(
+        (out) => {
+          if (out.ETag === undefined) {
+            storageFailure ??= new Error(`part ${number} came back without an ETag`);
+            stop(storageFailure);
+            return;
+          }
+          completed.push({ PartNumber: number, ETag: out.ETag, ...(out.ChecksumCRC32 === undefined ? {} : { ChecksumCRC32: out.ChecksumCRC32 }) });
+          // Stored: the buffer takes the next part.
+          free.push(buf);
+        },
+        () => undefined, // recorded by send()
+      );
+      const settled = sent.finally(() => running.delete(settled));
+      running.add(settled);
+    };
+
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      for (let from = 0; from < chunk.length; ) {
+        part ??= free.pop() ?? Buffer.allocUnsafeSlow(partSize);
+        const n = chunk.copy(part, filled, from);
+        from += n;
+        filled += n;
+        if (filled === partSize) {
+          const full = part;
+          part = undefined;
+          filled = 0;
+          await submit(full, partSize);
+        }
+      }
+      // Copied: an engine block (no gzip) can be refilled.
+      releaseSnapshotChunk(chunk);
+      check();
+    }
+    check();
+    if (partNumber === 0) {
+      // Everything fits in one part: one PutObject.
+      const whole = part === undefined ? Buffer.alloc(0) : part.subarray(0, filled);
+      await send(new PutObjectCommand({ ...params, Body: whole, ContentLength: filled }));
+      return;
+    }
+    if (part !== undefined && filled > 0) await submit(part, filled);
+    while (running.size > 0) await Promise.race(running);
+    check();
+    completed.sort((a, b) => (a.PartNumber ?? 0) - (b.PartNumber ?? 0));
+    await send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId: uploadId, MultipartUpload: { Parts: completed } }));
   }
 
   function classify(err: unknown): CaptureError {
