@@ -257,6 +257,9 @@ void test('samples survive a serve restart, the stream is capped, and bad rules 
   await until(async () => (await queue.watch.sampleCount('sampled')) === 15 && (await api<{ items: { t: number }[] }>(first, 'GET', '/v1/targets/sampled/samples')).body.items[0]!.t > taken.items[0]!.t, 'the oldest sample to roll off');
   assert.equal((await api<{ items: unknown[] }>(first, 'GET', '/v1/targets/sampled/samples')).body.items.length, 15);
 
+  // Paused before the restart, so that the new process does not sample (and roll the oldest off) before we read.
+  assert.equal((await api(first, 'POST', '/v1/watch-rules/never/pause')).status, 200);
+  await until(async () => (await queue.watch.leaseOf('sampled')) === null, 'the watcher to let the target go');
   await first.stop();
   const stoppedAt = Date.now();
   const kept = (await queue.watch.samples('sampled', 0, stoppedAt, 100)).map((x) => x.sample.t);
@@ -265,6 +268,7 @@ void test('samples survive a serve restart, the stream is capped, and bad rules 
   const served = await api<{ items: { t: number }[] }>(second, 'GET', `/v1/targets/sampled/samples?since=${new Date(kept[0]!).toISOString()}&until=${new Date(stoppedAt).toISOString()}`);
   assert.equal(served.status, 200);
   assert.deepEqual(served.body.items.map((x) => x.t), kept, 'the samples taken before the restart are served after it');
+  assert.equal((await api(second, 'POST', '/v1/watch-rules/never/resume')).status, 200);
   // And sampling carries on.
   await until(async () => (await api<{ items: unknown[] }>(second, 'GET', `/v1/targets/sampled/samples?since=${new Date(stoppedAt).toISOString()}`)).body.items.length > 0, 'a sample after the restart');
   const unknown = await api<{ error: { code: string } }>(second, 'GET', '/v1/targets/nope/samples');
