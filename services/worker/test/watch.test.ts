@@ -217,7 +217,7 @@ void test('two serve processes: one samples the target, the rule fires once; SIG
   }
 });
 
-void test('samples survive a serve restart, the stream is capped, and bad rules are refused with the field', async () => {
+void test('samples survive a serve restart, the stream is capped, a moved target is followed, and bad rules are refused with the field', async () => {
   const target = await growable();
   await writeFile(join(dir.path, 'targets.yaml'), `targets:\n  - id: sampled\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n    labels: { app: sampled }\n  - id: other\n    kind: node\n    inspect: 127.0.0.1:1\n    labels: { app: other }\n`);
   // Keep 3 s at 200 ms: 15 samples.
@@ -271,6 +271,15 @@ void test('samples survive a serve restart, the stream is capped, and bad rules 
   assert.equal((await api(second, 'POST', '/v1/watch-rules/never/resume')).status, 200);
   // And sampling carries on.
   await until(async () => (await api<{ items: unknown[] }>(second, 'GET', `/v1/targets/sampled/samples?since=${new Date(stoppedAt).toISOString()}`)).body.items.length > 0, 'a sample after the restart');
+  // The registry entry moves (here: behind a CDP proxy): the watcher follows it at its next sample.
+  const proxy = await startCdpProxy(target.wsUrl!);
+  try {
+    const moved = await api(second, 'PUT', '/v1/targets/sampled', { id: 'sampled', kind: 'node', ws: proxy.url, labels: { app: 'sampled' } });
+    assert.equal(moved.status, 200, JSON.stringify(moved.body));
+    await until(async () => proxy.calls('Runtime.getHeapUsage') >= 2, 'samples through the new address');
+  } finally {
+    await proxy.close();
+  }
   const unknown = await api<{ error: { code: string } }>(second, 'GET', '/v1/targets/nope/samples');
   assert.equal(unknown.status, 404);
   await api(second, 'DELETE', '/v1/watch-rules/never');

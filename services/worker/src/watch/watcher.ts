@@ -74,7 +74,8 @@ export class Watcher {
   readonly id: string;
   readonly #deps: WatcherDeps;
   readonly #log: Logger;
-  readonly #samplers = new Map<string, MemorySampler>();
+  /** Per target: its sampler, and the endpoint it was made for. */
+  readonly #samplers = new Map<string, { key: string; sampler: MemorySampler }>();
   /** When each held target was last sampled here (ms). */
   readonly #lastSampled = new Map<string, number>();
   /** Targets with a sample (and its rule steps) in flight. */
@@ -167,18 +168,21 @@ export class Watcher {
     const s = this.#samplers.get(targetId);
     this.#samplers.delete(targetId);
     this.#lastSampled.delete(targetId);
-    await s?.close();
+    await s?.sampler.close();
   }
 
-  #sampler(target: Target): MemorySampler {
-    let s = this.#samplers.get(target.id);
-    if (s === undefined) {
-      const { intervalMs } = this.#deps.settings;
-      // A sample must finish inside its interval; a target paused by a snapshot answers late.
-      s = new MemorySampler(targetToEndpoint(target), this.#deps.sessionMode ?? 'persistent', { connectMs: Math.min(5_000, intervalMs), commandMs: Math.min(5_000, intervalMs) });
-      this.#samplers.set(target.id, s);
-    }
-    return s;
+  /** The target's sampler; a new one when the registry entry now points elsewhere (the old session is closed). */
+  async #sampler(target: Target): Promise<MemorySampler> {
+    const endpoint = targetToEndpoint(target);
+    const key = JSON.stringify(endpoint);
+    const current = this.#samplers.get(target.id);
+    if (current !== undefined && current.key === key) return current.sampler;
+    await current?.sampler.close();
+    const { intervalMs } = this.#deps.settings;
+    // A sample must finish inside its interval; a target paused by a snapshot answers late.
+    const sampler = new MemorySampler(endpoint, this.#deps.sessionMode ?? 'persistent', { connectMs: Math.min(5_000, intervalMs), commandMs: Math.min(5_000, intervalMs) });
+    this.#samplers.set(target.id, { key, sampler });
+    return sampler;
   }
 
   async #sampleAndStep(w: Watched): Promise<void> {
@@ -186,7 +190,7 @@ export class Watcher {
     const id = w.target.id;
     let sample: WatchSample;
     try {
-      sample = await this.#sampler(w.target).sample();
+      sample = await (await this.#sampler(w.target)).sample();
       if (this.#failing.delete(id)) this.#log.info({ targetId: id }, 'watched target answers again');
     } catch (err) {
       if (!this.#failing.has(id)) this.#log.warn({ targetId: id, err: err instanceof Error ? err.message : String(err) }, 'could not sample a watched target; will keep trying at each interval');
