@@ -1,7 +1,7 @@
 /**
  * Watch sampling: one long-lived CDP session per target, or a new session per
- * sample? Measured on a busy HTTP target (a Node.js server doing a little JSON
- * work per request under autocannon with 8 connections): the target's CPU per
+ * sample? Measured on a busy HTTP target (bench/lib/http-target.cjs: 200 order
+ * objects built and serialized per request, under autocannon with 8 connections): the target's CPU per
  * request and its p50/p99 latency with no sampler, with a persistent-session
  * sampler and with a connect-per-sample sampler, both sampling every 100 ms
  * (150 times the default rate, so that the cost stands out of the noise).
@@ -11,12 +11,10 @@
  * Run: npm run bench -- watch-session
  */
 import { createRequire } from 'node:module';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { MemorySampler, type SessionMode } from '@heapcap/capture';
 import { startNodeTarget, type NodeTarget } from '@heapcap/testkit';
 import { cpuDeltaMs, sampleCpu } from './lib/thread-cpu.ts';
-import { withScratchDir } from './lib/tmp.ts';
 import { Checks, median, printTable, type Check } from './lib/report.ts';
 
 const requireHere = createRequire(import.meta.url);
@@ -30,17 +28,6 @@ const ROUNDS = 3;
 const DURATION_S = 8;
 const SAMPLE_EVERY_MS = 100;
 
-const SERVER = `
-const http = require('node:http');
-const server = http.createServer((req, res) => {
-  const items = [];
-  for (let i = 0; i < 200; i++) items.push({ id: i, name: 'item-' + i, price: i * 1.5, tags: ['a', 'b'] });
-  const body = JSON.stringify({ items });
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(body);
-});
-server.listen(0, '127.0.0.1', () => { console.log('PORT ' + server.address().port); console.log('READY'); });
-`;
 
 type Mode = 'none' | SessionMode;
 
@@ -79,12 +66,11 @@ async function measure(target: NodeTarget, port: number, mode: Mode): Promise<Ru
 
 export async function watchSessionBench(): Promise<Check[]> {
   const checks = new Checks('watch-session');
-  await withScratchDir('heapcap-watch-session', async (dir) => {
-    const script = join(dir, 'server.cjs');
-    await writeFile(script, SERVER);
-    const target = await startNodeTarget({ script });
+  {
+    // The sampling bench's busy HTTP target (bench/lib/http-target.cjs).
+    const target = await startNodeTarget({ script: fileURLToPath(new URL('./lib/http-target.cjs', import.meta.url)) });
     try {
-      const port = Number(/PORT (\d+)/.exec(target.stdoutText())![1]);
+      const port = Number(/HTTP_PORT (\d+)/.exec(target.stdoutText())![1]);
       await autocannon({ url: `http://127.0.0.1:${port}/`, connections: 8, duration: 2 }); // warm the JIT
       const runs: Run[] = [];
       for (let round = 0; round < ROUNDS; round++) {
@@ -122,6 +108,6 @@ export async function watchSessionBench(): Promise<Check[]> {
     } finally {
       await target.kill('SIGKILL');
     }
-  });
+  }
   return checks.list;
 }
