@@ -1,20 +1,21 @@
 /**
- * The CDP wire: JSON-RPC over one WebSocket (`ws` 8), plus a fast path for
- * snapshot chunks. `CdpSession` (session.ts) is the typed API on top of it,
- * with deadlines and typed errors; nothing else should talk to the socket.
+ * The CDP wire: JSON-RPC over one WebSocket (ws-client.ts), plus a fast path
+ * for snapshot chunks. `CdpSession` (session.ts) is the typed API on top of
+ * it, with deadlines and typed errors; nothing else should talk to the socket.
  *
  * Why not chrome-remote-interface: it pins `ws` 7, which validates UTF-8 in
  * JavaScript unless an optional native addon is installed (the bundled CLI
  * has none), and it hands every message over as a string that it parses whole
  * and emits three times. A snapshot is ~5,000-10,000 such messages of
- * 100 KiB-1 MiB. Here `ws` 8 validates UTF-8 natively (`buffer.isUtf8`) and a
- * chunk frame is recognised by its bytes and only its string is parsed
- * (chunk-frame.ts). We used no other part of it (protocol download, domain
- * helpers).
+ * 100 KiB-1 MiB. Here a chunk frame is recognised by its bytes and only its
+ * string is parsed (chunk-frame.ts), in a message buffer the WebSocket client
+ * reuses; every other message is checked for UTF-8 natively (`isUtf8`) and
+ * parsed whole. We used no other part of it (protocol download, domain helpers).
  */
+import { isUtf8 } from 'node:buffer';
 import { EventEmitter } from 'node:events';
-import WebSocket from 'ws';
 import { decodeChunkFrame, isChunkFrame } from './chunk-frame.ts';
+import { WsClient, WsState } from './ws-client.ts';
 
 /** The socket closed (or never opened) while a command was pending. */
 export class CdpClosedError extends Error {
@@ -57,7 +58,7 @@ const MAX_PAYLOAD = 64 * 1024 * 1024;
  * params, and `disconnect` once when the socket closes (whoever closed it).
  */
 export class CdpTransport extends EventEmitter {
-  readonly #ws: WebSocket;
+  readonly #ws: WsClient;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #closed = false;
@@ -66,44 +67,25 @@ export class CdpTransport extends EventEmitter {
   #scratch = Buffer.alloc(0);
   #dropReason: string | undefined;
 
-  private constructor(ws: WebSocket) {
+  private constructor(ws: WsClient) {
     super();
     this.#ws = ws;
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!isBinary) this.#onMessage(data);
-    });
-    ws.on('close', () => this.#onClose());
-    // After open, errors are followed by 'close'; that is where pending calls fail.
-    ws.on('error', () => undefined);
+    // After open, socket errors are followed by the close; that is where pending calls fail.
+    ws.listen(
+      (data, isText) => {
+        if (isText) this.#onMessage(data);
+      },
+      () => this.#onClose(),
+    );
   }
 
-  /** Open a WebSocket to `url`; rejects with the socket's error (refused, 404, bad handshake). */
-  static open(url: string): Promise<CdpTransport> {
-    return new Promise((resolve, reject) => {
-      let ws: WebSocket;
-      try {
-        ws = new WebSocket(url, {
-          // The inspector does not compress; a browser would, at its own CPU cost per chunk.
-          perMessageDeflate: false,
-          maxPayload: MAX_PAYLOAD,
-          followRedirects: false,
-        });
-      } catch (err) {
-        reject(err instanceof Error ? err : new Error(String(err)));
-        return;
-      }
-      const onError = (err: Error): void => {
-        ws.off('open', onOpen);
-        ws.terminate();
-        reject(err);
-      };
-      const onOpen = (): void => {
-        ws.off('error', onError);
-        resolve(new CdpTransport(ws));
-      };
-      ws.once('open', onOpen);
-      ws.once('error', onError);
-    });
+  /**
+   * Open a WebSocket to `url`; rejects with the socket's error (refused, 404, bad
+   * handshake), or when the upgrade takes longer than `timeoutMs`.
+   */
+  static async open(url: string, timeoutMs?: number): Promise<CdpTransport> {
+    // The inspector does not compress; no extension is asked for.
+    return new CdpTransport(await WsClient.open(url, { maxPayload: MAX_PAYLOAD, ...(timeoutMs === undefined ? {} : { timeoutMs }) }));
   }
 
   /**
@@ -117,7 +99,7 @@ export class CdpTransport extends EventEmitter {
 
   /** Send a command; resolves with its result, rejects with CdpProtocolError or CdpClosedError. */
   send(method: string, params: object = {}): Promise<unknown> {
-    if (this.#closed || this.#ws.readyState !== WebSocket.OPEN) {
+    if (this.#closed || this.#ws.readyState !== WsState.Open) {
       return Promise.reject(new CdpClosedError(`the WebSocket is closed; ${method} was not sent`));
     }
     const id = this.#nextId++;
@@ -134,15 +116,14 @@ export class CdpTransport extends EventEmitter {
   /** Close the socket; resolves once it is closed (at most CLOSE_GRACE_MS after the close frame). */
   close(): Promise<void> {
     const ws = this.#ws;
-    if (ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+    if (ws.readyState === WsState.Closed) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS);
-      ws.once('close', () => {
+      this.once('disconnect', () => {
         clearTimeout(timer);
         resolve();
       });
-      if (ws.readyState === WebSocket.OPEN) ws.close();
-      else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      ws.close();
     });
   }
 
@@ -160,6 +141,11 @@ export class CdpTransport extends EventEmitter {
       }
     }
     let message: { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
+    // RFC 6455: a text message that is not UTF-8 fails the connection.
+    if (!isUtf8(data)) {
+      this.#drop('the target sent a text message that is not valid UTF-8');
+      return;
+    }
     try {
       message = JSON.parse(data.toString('utf8')) as typeof message;
     } catch {
@@ -197,11 +183,17 @@ export class CdpTransport extends EventEmitter {
     this.#ws.terminate();
   }
 
+  /** Why the connection was dropped, by this side or by the WebSocket client. */
+  get #why(): string | undefined {
+    return this.#dropReason ?? this.#ws.dropReason;
+  }
+
   #onClose(): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#chunkSink = undefined;
-    const err = new CdpClosedError(this.#dropReason === undefined ? 'the WebSocket closed' : `the connection was dropped: ${this.#dropReason}`);
+    const why = this.#why;
+    const err = new CdpClosedError(why === undefined ? 'the WebSocket closed' : `the connection was dropped: ${why}`);
     for (const pending of this.#pending.values()) pending.reject(err);
     this.#pending.clear();
     this.emit('disconnect');

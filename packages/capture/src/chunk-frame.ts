@@ -20,7 +20,7 @@
  * it into its caller: slower, and at the mercy of the JIT. The Buffer is sized
  * for the escaped text, so it holds up to ~7% more than its length.
  */
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 
 const PREFIX = Buffer.from('{"method":"HeapProfiler.addHeapSnapshotChunk","params":{"chunk":"', 'latin1');
 const SUFFIX = Buffer.from('"}}', 'latin1');
@@ -53,6 +53,8 @@ export function decodeChunkFrame(frame: Buffer, into?: Buffer): Buffer | undefin
     // ASCII without `\u` escapes decodes to ASCII, where Latin-1 and UTF-8 are the same
     // bytes and every conversion is a copy; slices can then be cut between any two escapes.
     if (isAscii(frame) && frame.indexOf(BACKSLASH_U, start) < 0) return decodeAsciiSlices(frame, start, end, into);
+    // Not UTF-8: the generic path refuses the message (toString would replace the bad bytes silently).
+    if (!isUtf8(frame)) return undefined;
     const chunk: unknown = JSON.parse(frame.toString('utf8', start - 1, end + 1));
     return typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : undefined;
   } catch {

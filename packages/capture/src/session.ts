@@ -74,7 +74,7 @@ export class CdpSession {
   /** Open a session to an inspector WebSocket URL. */
   static async connect(url: string, options: SessionOptions): Promise<CdpSession> {
     const shown = redactInspectorUrl(url);
-    const opening: Promise<RawClient> = CdpTransport.open(url);
+    const opening: Promise<RawClient> = CdpTransport.open(url, options.connectTimeoutMs);
     let client: RawClient;
     try {
       client = await withDeadline(
