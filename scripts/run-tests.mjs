@@ -70,7 +70,9 @@ if (only.length === 0) {
 }
 
 const isCli = (f) => CLI_RUNTIME_DIRS.some((d) => f.startsWith(d));
-const base = { ...process.env, HEAPCAP_LOG_LEVEL: process.env.HEAPCAP_LOG_LEVEL ?? 'warn', HEAPCAP_TEST_NODE_SYSTEM: process.env.HEAPCAP_TEST_NODE_SYSTEM ?? process.execPath };
+// HEAPCAP_NICE=0: at nice 10 (the default) beside the CPU hogs of a loaded CI machine every heapcap
+// process the tests start would crawl; packages/cli/test/cpu-priority.test.ts checks the default.
+const base = { ...process.env, HEAPCAP_LOG_LEVEL: process.env.HEAPCAP_LOG_LEVEL ?? 'warn', HEAPCAP_NICE: process.env.HEAPCAP_NICE ?? '0', HEAPCAP_TEST_NODE_SYSTEM: process.env.HEAPCAP_TEST_NODE_SYSTEM ?? process.execPath };
 const groups = [];
 const serviceFiles = files.filter((f) => !isCli(f));
 if (serviceFiles.length > 0) {

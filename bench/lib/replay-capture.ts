@@ -7,12 +7,14 @@
  *   string → UTF-8 Buffer, head/tail kept as strings), the old SnapshotStream
  *   (one Buffer per chunk: snapshot-stream-before.ts), sha256,
  *   gzip level 4, a file;
- * - after: the engine's transport (`ws` 8, native UTF-8 validation, chunk
- *   frames decoded from their bytes), SnapshotStream (reused 1 MiB blocks),
+ * - after: the engine's transport (its own WebSocket client reading into
+ *   reused buffers, chunk frames decoded from their bytes into a reused
+ *   buffer), SnapshotStream (reused 1 MiB blocks),
  *   sha256, the sink's gzip (level 2, giving blocks back), a file.
  * - pipe: what a local Node target uses since the pipe transport: the
  *   snapshot's bytes through a FIFO (written by lib/fifo-writer.ts at the same
- *   pace, in another process), read by the engine's FIFO reader, then as after.
+ *   pace, in another process), read by the engine's FIFO reader (its own
+ *   thread), then as after.
  * Prints {"cpuMs", "gcMs", "bytes", "spilledBytes", "wallMs"}: CPU of all
  * threads (gzip runs on libuv's pool) and the main thread's GC pauses.
  *

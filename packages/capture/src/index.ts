@@ -19,6 +19,7 @@ export { headroomLines, decisionText } from './headroom-text.ts';
 export type { PeakReport } from './headroom-peak.ts';
 export { MEMORY_MODELS, modelFamily, modelFor, estimateExtraBytes, type MemoryModel, type MemoryModelOverride, type ModelFamily } from './memory-model.ts';
 export { CdpTransport } from './cdp-transport.ts';
+export { lowerCpuPriority, type CpuPriorityReport } from './cpu-priority.ts';
 export { decodeChunkFrame, isChunkFrame } from './chunk-frame.ts';
 export { MemorySampler, type MemorySample, type SessionMode, type SamplerTimeouts } from './memory-sampler.ts';
 export { captureSamplingProfile, SAMPLING_PHASES, DEFAULT_SAMPLING_INTERVAL_BYTES, type SamplingOptions, type SamplingResult, type SamplingPhase, type SamplingProgress, type SamplingTimings, type SamplingProfileStats } from './sampling.ts';

@@ -1,6 +1,6 @@
 /** `heapcap capture`: one capture straight from the command line (no Redis, no service). */
 import { CaptureError, toCaptureError } from '@heapcap/errors';
-import { formatMiB, headroomLines, preflightOnly, releaseInspector } from '@heapcap/capture';
+import { formatMiB, headroomLines, lowerCpuPriority, preflightOnly, releaseInspector } from '@heapcap/capture';
 import { newCaptureId } from '@heapcap/config';
 import { createFileSink, type ArtifactStore } from '@heapcap/storage/file';
 import type { StorageConfig } from '@heapcap/config';
@@ -35,6 +35,8 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
     return exitCodeFor(error.code);
   }
 
+  // The target gets the CPU first while it is paused (cpu-priority.ts).
+  lowerCpuPriority(config.nice);
   // SIGINT/SIGTERM cancel cleanly: the sink removes its temp file or aborts its upload.
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals): void => controller.abort(new Error(`received ${sig}`));

@@ -92,6 +92,12 @@ const EnvSchema = z.object({
   /** Where the pipe's FIFO is made (default: the OS temp dir); the target must see the same directory. */
   HEAPCAP_PIPE_DIR: z.string().min(1).optional(),
   /**
+   * The nice value `heapcap capture`, `serve` and `worker` lower themselves to,
+   * so that a paused target on the same host gets the CPU first (0: leave the
+   * priority alone). See packages/capture/src/cpu-priority.ts.
+   */
+  HEAPCAP_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  /**
    * The shortest schedule interval the API accepts. A snapshot pauses the
    * target for seconds; a schedule tighter than a minute is nearly always a
    * typo. Tests lower it (e.g. `1s`).
@@ -155,6 +161,8 @@ export interface HeapcapConfig {
   analysisConcurrency: number;
   /** How snapshot bytes travel (HEAPCAP_SNAPSHOT_TRANSPORT). */
   snapshotTransport: 'auto' | 'cdp' | 'pipe';
+  /** Nice value the capturing processes lower themselves to (0: unchanged). */
+  nice: number;
   pipeDir: string | undefined;
   /** The API base URL for the client commands. */
   apiUrl: string;
@@ -261,6 +269,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     analysisMaxBytes: e.HEAPCAP_ANALYSIS_MAX_BYTES,
     analysisConcurrency: e.HEAPCAP_ANALYSIS_CONCURRENCY,
     snapshotTransport: e.HEAPCAP_SNAPSHOT_TRANSPORT,
+    nice: e.HEAPCAP_NICE,
     pipeDir: e.HEAPCAP_PIPE_DIR,
     apiUrl: e.HEAPCAP_API_URL,
     token: e.HEAPCAP_TOKEN,

@@ -1,4 +1,5 @@
 /** The worker as a service part: started on the shared bootstrap, closed within its drain limit. */
+import { lowerCpuPriority } from '@heapcap/capture';
 import type { ServiceContext, ServiceDefinition } from '@heapcap/service';
 import { startSchedulerPart } from './scheduler/part.ts';
 import { startSlackDeliveryPart } from './slack.ts';
@@ -13,6 +14,9 @@ import { workerFromConfig, type CaptureWorker } from './worker.ts';
  * response_url only).
  */
 export async function startWorkerPart(ctx: ServiceContext): Promise<CaptureWorker> {
+  // A process that captures yields the CPU to paused targets on its host (cpu-priority.ts).
+  const priority = lowerCpuPriority(ctx.config.nice);
+  if (priority.nice > 0) ctx.log.info({ nice: priority.nice, threads: priority.lowered, ...(priority.failed === undefined ? {} : { failed: priority.failed }) }, 'capturing at a lower CPU priority than the targets');
   await startSlackDeliveryPart(ctx);
   const worker = workerFromConfig(ctx.config, ctx.queue, ctx.store, ctx.log);
   // Registered before start: a worker that started half-way still closes.
