@@ -22,6 +22,7 @@ import { analyzeSnapshotFile } from '@heapcap/analysis';
 import { toCaptureError } from '@heapcap/errors';
 import { ANALYSIS_QUEUE, AnalysisJobSchema, type AnalysisJob, type AnalysisState } from '@heapcap/queue';
 import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
+import { scratchPrefix } from './temp-files.ts';
 
 /** What the analysis needs (the same as a leak hunt). */
 export type AnalysisWorkerDeps = FollowUpDeps;
@@ -57,7 +58,7 @@ export async function runAnalysis(deps: AnalysisWorkerDeps, captureId: string): 
   }
   await queue.analyses.setState(captureId, { ...requested, status: 'running' });
   const started = performance.now();
-  const file = join(deps.tempDir ?? tmpdir(), `heapcap-analysis-${captureId}-${randomUUID()}.heapsnapshot${artifact.gzip ? '.gz' : ''}`);
+  const file = join(deps.tempDir ?? tmpdir(), `${scratchPrefix('analysis', captureId)}${randomUUID()}.heapsnapshot${artifact.gzip ? '.gz' : ''}`);
   try {
     await pipeline(await sink.open(artifact.key), createWriteStream(file, { mode: 0o600 }));
     const analysis = await analyzeSnapshotFile(file, { maxBytes: deps.maxBytes });

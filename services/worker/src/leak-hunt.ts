@@ -24,6 +24,7 @@ import { leakHuntQueueName, LeakHuntJobSchema, type LeakHuntJob, type LeakHuntRe
 import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
 import { startLease } from './lease.ts';
 import { targetToEndpoint } from './target-endpoint.ts';
+import { scratchPrefix } from './temp-files.ts';
 
 /** What a hunt needs (the same as the analysis: its size limit applies to each snapshot), and the id the hunt record names. */
 export type LeakHuntWorkerDeps = FollowUpDeps & { workerId?: string | undefined };
@@ -76,7 +77,7 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
   const abort = (why: string): void => controller.abort(new CaptureError('cancelled', why));
   signal.addEventListener('abort', () => abort('the worker is shutting down'), { once: true });
   const token = `hunt:${huntId}`;
-  const dir = await mkdtemp(join(deps.tempDir ?? tmpdir(), `heapcap-hunt-${huntId}-`));
+  const dir = await mkdtemp(join(deps.tempDir ?? tmpdir(), scratchPrefix('hunt', huntId)));
   let lease: { stop(): void } | undefined;
   let locked = false;
   try {

@@ -1,8 +1,10 @@
 /** The worker as a service part: started on the shared bootstrap, closed within its drain limit. */
+import { tmpdir } from 'node:os';
 import { lowerCpuPriority } from '@heapcap/capture';
 import type { ServiceContext, ServiceDefinition } from '@heapcap/service';
 import { startSchedulerPart } from './scheduler/part.ts';
 import { startSlackDeliveryPart } from './slack.ts';
+import { sweepOrphanScratch } from './temp-files.ts';
 import { startWatchPart } from './watch/part.ts';
 import { workerFromConfig, type CaptureWorker } from './worker.ts';
 
@@ -17,6 +19,9 @@ export async function startWorkerPart(ctx: ServiceContext): Promise<CaptureWorke
   // A process that captures yields the CPU to paused targets on its host (cpu-priority.ts).
   const priority = lowerCpuPriority(ctx.config.nice);
   if (priority.nice > 0) ctx.log.info({ nice: priority.nice, threads: priority.lowered, ...(priority.failed === undefined ? {} : { failed: priority.failed }) }, 'capturing at a lower CPU priority than the targets');
+  // What a killed worker of this host left in the scratch directory (temp-files.ts).
+  const swept = await sweepOrphanScratch(ctx.config.spillDir ?? tmpdir());
+  if (swept.length > 0) ctx.log.info({ removed: swept }, 'removed scratch files of workers that are gone');
   await startSlackDeliveryPart(ctx);
   const worker = workerFromConfig(ctx.config, ctx.queue, ctx.store, ctx.log);
   // Registered before start: a worker that started half-way still closes.

@@ -6,12 +6,15 @@
  * captures and leaves a without a live worker. Leak hunts connect to targets
  * too and follow the same placements.
  */
+import { readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
 import { coversPlacement, type CaptureRecord, type LeakHuntRecord } from '@heapcap/queue';
 import { createHarness, type Harness, type TestTarget } from './helpers/harness.ts';
 import { startWorkerProcess, type WorkerProcess } from './helpers/worker-process.ts';
+import { sweepOrphanScratch } from '../src/temp-files.ts';
 
 let redis: RedisServer;
 let h: Harness | undefined;
@@ -172,6 +175,13 @@ void test('leak hunts follow the placement: only its worker connects; none → n
   assert.equal(failed.status, 'failed');
   assert.equal(failed.error?.code, 'no_worker_for_target');
   assert.ok(Date.now() - killedAt < 10_000, `failed ${Date.now() - killedAt} ms after the kill`);
+  // A SIGKILL skips every finally: the hunt's directory (its baseline snapshot) is left, named for the dead
+  // worker, and the next worker starting on this host removes it (startWorkerPart → sweepOrphanScratch).
+  const leftBehind = async (): Promise<string[]> => (await readdir(tmpdir())).filter((n) => n.startsWith(`heapcap-hunt-${waiting.id}-`));
+  const left = await leftBehind();
+  assert.equal(left.length, 1, 'the killed worker left its hunt directory');
+  assert.deepEqual(await sweepOrphanScratch(tmpdir()).then((r) => r.filter((n) => left.includes(n))), left);
+  assert.deepEqual(await leftBehind(), []);
 });
 
 void test('a * worker runs the hunts of placed targets too', async () => {
