@@ -55,7 +55,7 @@ export interface CaptureOptions extends SnapshotFlags {
   warm?: WarmMode;
   warmMethod?: WarmMethod;
   gc?: boolean;
-  /** In-memory buffer ceiling before spilling to disk (default 32 MiB). */
+  /** In-memory buffer ceiling before spilling to disk (default 16 MiB). */
   memoryCeilingBytes?: number;
   spillDir?: string;
   timeouts?: Partial<CaptureTimeouts>;

@@ -33,7 +33,7 @@ import { BlockPool } from './chunk-pool.ts';
 import { CaptureError } from './errors.ts';
 
 export interface SnapshotStreamOptions {
-  /** Bytes held in memory before spilling to disk (default 32 MiB). */
+  /** Bytes held in memory before spilling to disk (default 16 MiB). */
   memoryCeilingBytes?: number;
   /** Directory for the spill file (default os.tmpdir()). */
   spillDir?: string;
@@ -47,7 +47,7 @@ export interface SnapshotStreamStats {
   peakMemoryBytes: number;
 }
 
-const DEFAULT_CEILING = 32 * 1024 * 1024;
+const DEFAULT_CEILING = 16 * 1024 * 1024;
 /** Block size: large enough that every stage downstream sees few chunks, small enough to bound memory. */
 const BLOCK_BYTES = 1024 * 1024;
 /** Free blocks kept beyond the ceiling's worth: what the stages downstream hold at once. */

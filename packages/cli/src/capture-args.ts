@@ -56,7 +56,7 @@ Options:
   --no-gzip               store plain JSON
   --expose-internals      include V8 internals (where supported)
   --capture-numeric-value include numeric values (where supported)
-  --memory-ceiling MiB    snapshot bytes held in memory before spilling (default 32)
+  --memory-ceiling MiB    snapshot bytes held in memory before spilling (default 16)
   --spill-dir DIR         where to spill (default: the OS temp dir)
   --transport T           auto (default) | cdp | pipe: how the snapshot bytes travel; pipe has a
                           Node.js target on this host write them into a FIFO with its own

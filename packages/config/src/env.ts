@@ -63,7 +63,7 @@ const EnvSchema = z.object({
   /** Bearer token for `heapcap trigger` and `heapcap status` (a secret: never logged). */
   HEAPCAP_TOKEN: z.string().min(16, 'must be the bearer token (at least 16 characters)').optional(),
   /** Snapshot bytes held in memory before spilling to disk, MiB. */
-  HEAPCAP_MEMORY_CEILING_MB: z.coerce.number().int().min(1).max(4096).default(32),
+  HEAPCAP_MEMORY_CEILING_MB: z.coerce.number().int().min(1).max(4096).default(16),
   /** Directory for spill files (default: the OS temp dir). */
   HEAPCAP_SPILL_DIR: z.string().min(1).optional(),
   /**

@@ -50,7 +50,7 @@ const IPV4_RE = /^\d+\.\d+\.\d+\.\d+$/;
  * as keep its part buffers (one more than the queue: the part being filled)
  * within 24 MiB, 1 to 4. 8 MiB parts: 2 at once (24 MiB); 5 MiB: 3 (20 MiB);
  * 16 MiB and more: 1. The capturing process's memory is its ~75 MB, the
- * engine's 32 MiB memory buffer and these (bench/rss.ts: < 150 MB into MinIO);
+ * engine's 16 MiB memory buffer and these (bench/rss.ts: < 150 MB into MinIO);
  * gzipped snapshots leave at 10-20 MB/s, which two 8 MiB parts in flight carry
  * easily, and a slower store only grows the spill file.
  */

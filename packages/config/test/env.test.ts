@@ -37,7 +37,7 @@ void test('empty environment: the laptop defaults', () => {
   assert.equal(c.port, 8080);
   assert.equal(c.workerConcurrency, 2);
   assert.equal(c.logLevel, 'info');
-  assert.equal(c.memoryCeilingBytes, 32 * MiB);
+  assert.equal(c.memoryCeilingBytes, 16 * MiB);
   assert.equal(c.spillDir, undefined);
 });
 
