@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fixturePath, HEAPCAP_BIN, startNodeTarget, tmpDir, waitFor, type NodeTarget, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, HEAPCAP_BIN, startNodeTarget, threadNiceValues, tmpDir, waitFor, type NodeTarget, type TmpDir } from '@heapcap/testkit';
 
 /** Whether process `pid` holds an established TCP connection to `port` (its sockets' inodes in /proc/net/tcp). */
 function connectedTo(pid: number, port: number): boolean {
@@ -32,22 +32,6 @@ function connectedTo(pid: number, port: number): boolean {
       const f = line.trim().split(/\s+/);
       return f[3] === '01' && Number.parseInt((f[2] ?? ':').split(':')[1] ?? '', 16) === port && inodes.has(f[9] ?? '');
     });
-}
-
-/** The nice value of every thread of `pid` (field 19 of /proc/PID/task/TID/stat). */
-function threadNice(pid: number): number[] {
-  const out: number[] = [];
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      // Fields after the command name (which may hold spaces) start at field 3.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.push(Number(fields[16]));
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return out;
 }
 
 void describe('heapcap capture yields the CPU to its target', { timeout: 180_000 }, () => {
@@ -85,11 +69,11 @@ void describe('heapcap capture yields the CPU to its target', { timeout: 180_000
           timeoutMs: 120_000,
           what: 'the command to be connected to the target',
         });
-        const nice = threadNice(pid);
+        const nice = threadNiceValues(pid);
         assert.ok(nice.length >= 4, `node has its threads (${nice.length})`);
         assert.deepEqual([...new Set(nice)], [expected], `nice of every thread: ${nice.join(' ')}`);
         // The target itself is left alone.
-        assert.deepEqual([...new Set(threadNice(target.pid))], [0]);
+        assert.deepEqual([...new Set(threadNiceValues(target.pid))], [0]);
       } finally {
         child.kill('SIGINT');
         await exited;

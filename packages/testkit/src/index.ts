@@ -10,7 +10,7 @@ export { startChromium, chromiumBinary, CHROMIUM_FLAGS } from './chromium.ts';
 export type { Chromium, ChromiumOptions, ChromiumTarget, OpenPageOptions } from './chromium.ts';
 export { startRedis } from './redis.ts';
 export type { RedisServer } from './redis.ts';
-export { peakRssKb, rssKb, freePort, waitFor, tmpDir } from './proc.ts';
+export { peakRssKb, rssKb, freePort, waitFor, tmpDir, threadNiceValues } from './proc.ts';
 export type { WaitForOptions, TmpDir } from './proc.ts';
 export { OutputLog } from './output-log.ts';
 export { createMemoryCgroup, memoryCgroupLayout, type MemoryCgroup, type CgroupStats } from './cgroup.ts';

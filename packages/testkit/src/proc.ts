@@ -1,4 +1,4 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,21 @@ export function rssKb(pid: number): number {
 }
 
 /** A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read it, close). */
+/** The nice value of every thread of `pid` (field 19 of /proc/PID/task/TID/stat); threads that end meanwhile are skipped. */
+export function threadNiceValues(pid: number): number[] {
+  const out: number[] = [];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // The fields after the command name (which may hold spaces and parentheses) start at field 3.
+      out.push(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // The thread ended.
+    }
+  }
+  return out;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
