@@ -105,6 +105,14 @@ const enum S {
 }
 
 const BATCH = 16_384;
+/**
+ * Bytes one call of a number fast path takes at most. Why: the loops run for
+ * a whole chunk per call, so V8 compiles them on-stack before the code after
+ * the loop ever ran; that code then deoptimized at every chunk's end (1,312
+ * deopts for a 518 MB snapshot in 100 KiB chunks, Node 20), ~100 ms. Short
+ * calls reach the loop's exit before it is compiled.
+ */
+const SLICE = 8192;
 /** The header is a few KB; anything bigger is not a V8 snapshot header. */
 const MAX_HEADER_BYTES = 4 * 1024 * 1024;
 const MAX_KEY_BYTES = 64;
@@ -343,7 +351,8 @@ export class SnapshotScanner {
    * delivered) against ~2.3 for the state machine.
    */
   private fastNumbers(chunk: Buffer, start: number): number {
-    const n = chunk.length;
+    if (!this.deliver) return this.countNumbers(chunk, start);
+    const n = Math.min(chunk.length, start + SLICE);
     const batch = this.batch;
     const deliver = this.deliver;
     let len = this.batchLen;
@@ -389,6 +398,41 @@ export class SnapshotScanner {
     }
     this.batchLen = len;
     this.num = v;
+    this.state = state;
+    this.counts[this.section as NumberSection] += count;
+    return i < n ? this.scanNumbers(chunk, i) : i;
+  }
+
+  /**
+   * {@link fastNumbers} for a section nobody wants (the summary's edges, 44%
+   * of a snapshot): the values are only counted, so their digits are only
+   * checked. ~1 ns per byte against ~1.2 with the values computed.
+   */
+  private countNumbers(chunk: Buffer, start: number): number {
+    const n = Math.min(chunk.length, start + SLICE);
+    let count = 0;
+    let state = S.NumNext;
+    let i = start;
+    while (i < n) {
+      let c = chunk[i] as number;
+      if (c < 0x30 || c > 0x39) break;
+      state = S.NumIn;
+      for (i++; i < n; i++) {
+        c = chunk[i] as number;
+        if (c < 0x30 || c > 0x39) break;
+      }
+      if (i === n) break;
+      if (c === NEWLINE) {
+        state = S.NumAfter;
+        if (++i === n) break;
+        c = chunk[i] as number;
+      }
+      if (c !== COMMA) break;
+      i++;
+      count++;
+      state = S.NumNext;
+    }
+    this.num = 0; // nobody reads the values of a counted section
     this.state = state;
     this.counts[this.section as NumberSection] += count;
     return i < n ? this.scanNumbers(chunk, i) : i;
