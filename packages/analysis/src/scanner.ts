@@ -363,7 +363,7 @@ export class SnapshotScanner {
     while (i < n) {
       let c = chunk[i] as number;
       v = c - 48;
-      if (v < 0 || v > 9) {
+      if (v >>> 0 > 9) {
         v = 0;
         break; // whitespace or an error: the state machine decides
       }
@@ -372,7 +372,7 @@ export class SnapshotScanner {
       for (; i < n; i++) {
         c = chunk[i] as number;
         const d = c - 48;
-        if (d < 0 || d > 9) break;
+        if (d >>> 0 > 9) break;
         v = v * 10 + d;
       }
       if (i === n) break;
@@ -415,11 +415,11 @@ export class SnapshotScanner {
     let i = start;
     while (i < n) {
       let c = chunk[i] as number;
-      if (c < 0x30 || c > 0x39) break;
+      if ((c - 0x30) >>> 0 > 9) break;
       state = S.NumIn;
       for (i++; i < n; i++) {
         c = chunk[i] as number;
-        if (c < 0x30 || c > 0x39) break;
+        if ((c - 0x30) >>> 0 > 9) break;
       }
       if (i === n) break;
       if (c === NEWLINE) {
