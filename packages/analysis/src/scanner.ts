@@ -637,13 +637,25 @@ export class SnapshotScanner {
     let state = this.state;
     let depth = this.depth;
     let done = false;
+    // Where the next quote and brackets are (found natively, searched again once passed; -1: not yet).
+    let quote = -1;
+    let open = -1;
+    let close = -1;
+    let openBrace = -1;
+    let closeBrace = -1;
     for (; i < n; i++) {
       let c = chunk[i] as number;
-      if (state === S.Skip && c !== QUOTE && c < LBRACKET) {
-        // Digits, commas and whitespace (all of `locations`, 6% of a Node snapshot) open and close nothing.
-        do i++;
-        while (i < n && (c = chunk[i] as number) !== QUOTE && c < LBRACKET);
+      if (state === S.Skip && c !== QUOTE && c !== LBRACKET && c !== RBRACKET && c !== LBRACE && c !== RBRACE) {
+        // Jump to the next byte that opens or closes anything: `locations` (6% of a
+        // Node snapshot, digits and commas) costs a few memchr calls per chunk.
+        if (quote < i) quote = indexOr(chunk, QUOTE, i);
+        if (open < i) open = indexOr(chunk, LBRACKET, i);
+        if (close < i) close = indexOr(chunk, RBRACKET, i);
+        if (openBrace < i) openBrace = indexOr(chunk, LBRACE, i);
+        if (closeBrace < i) closeBrace = indexOr(chunk, RBRACE, i);
+        i = Math.min(quote, open, close, openBrace, closeBrace);
         if (i === n) break;
+        c = chunk[i] as number;
       }
       if (state === S.SkipStr || state === S.SkipStrEscape) {
         if (state === S.SkipStrEscape) state = S.SkipStr;
@@ -697,6 +709,12 @@ export class SnapshotScanner {
     this.headerSeen = true;
     this.handler.header(value, this.consumed + i);
   }
+}
+
+/** The position of the first `byte` at or after `from` in `chunk`, or its length. */
+function indexOr(chunk: Buffer, byte: number, from: number): number {
+  const at = chunk.indexOf(byte, from);
+  return at < 0 ? chunk.length : at;
 }
 
 /** `snapshot_invalid` at `offset`, with what was wrong. */
