@@ -337,6 +337,12 @@ export class SnapshotScanner {
     return i + 1;
   }
 
+  /** One value into the batch (the state machine's path; the fast path does this inline). */
+  private push(v: number): void {
+    this.batch[this.batchLen++] = v;
+    if (this.batchLen === BATCH) this.flushNumbers();
+  }
+
   private flushNumbers(): void {
     if (this.batchLen > 0 && this.deliver) this.handler.numbers(this.section as NumberSection, this.batch, this.batchLen);
     this.batchLen = 0;
@@ -354,7 +360,6 @@ export class SnapshotScanner {
     if (!this.deliver) return this.countNumbers(chunk, start);
     const n = Math.min(chunk.length, start + SLICE);
     const batch = this.batch;
-    const deliver = this.deliver;
     let len = this.batchLen;
     let count = 0;
     let state = S.NumNext;
@@ -385,14 +390,11 @@ export class SnapshotScanner {
       i++;
       count++;
       state = S.NumNext;
-      // A section nobody wants (the summary's edges) is only counted.
-      if (deliver) {
-        batch[len++] = v;
-        if (len === BATCH) {
-          this.batchLen = len;
-          this.flushNumbers();
-          len = 0;
-        }
+      batch[len++] = v;
+      if (len === BATCH) {
+        this.batchLen = len;
+        this.flushNumbers();
+        len = 0;
       }
       v = 0;
     }
@@ -406,7 +408,9 @@ export class SnapshotScanner {
   /**
    * {@link fastNumbers} for a section nobody wants (the summary's edges, 44%
    * of a snapshot): the values are only counted, so their digits are only
-   * checked. ~1 ns per byte against ~1.2 with the values computed.
+   * checked. Its own loop on purpose: ~1.0 ns per byte against ~1.16 with the
+   * values computed and batched (230 vs 265 ms for the 229 MB of edges of a
+   * 518 MB snapshot, Node 20).
    */
   private countNumbers(chunk: Buffer, start: number): number {
     const n = Math.min(chunk.length, start + SLICE);
@@ -445,9 +449,7 @@ export class SnapshotScanner {
    */
   private scanNumbers(chunk: Buffer, start: number): number {
     const n = chunk.length;
-    const batch = this.batch;
     const deliver = this.deliver;
-    let len = this.batchLen;
     let v = this.num;
     let state = this.state;
     let count = 0;
@@ -472,14 +474,7 @@ export class SnapshotScanner {
         }
         count++;
         state = S.NumNext;
-        if (deliver) {
-          batch[len++] = v;
-          if (len === BATCH) {
-            this.batchLen = len;
-            this.flushNumbers();
-            len = 0;
-          }
-        }
+        if (deliver) this.push(v);
         v = 0;
         i++;
         break; // back to the fast path
@@ -490,10 +485,9 @@ export class SnapshotScanner {
           break;
         }
         if (state === S.NumIn || state === S.NumAfter) {
-          if (deliver) batch[len++] = v;
+          if (deliver) this.push(v);
           count++;
         }
-        this.batchLen = len;
         this.flushNumbers();
         this.counts[this.section as NumberSection] += count;
         this.num = 0;
@@ -506,7 +500,6 @@ export class SnapshotScanner {
       bad = true;
       break;
     }
-    this.batchLen = len;
     this.num = v;
     this.state = state;
     this.counts[this.section as NumberSection] += count;
