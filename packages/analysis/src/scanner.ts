@@ -18,8 +18,8 @@
  * - numbers: `digits,` and `digits\n,` in one tight loop, no state per byte;
  * - strings nobody wants (nearly all of them): the closing quote is found with
  *   the native `Buffer#indexOf`, then the backslashes before it are counted;
- * - skipped values (`locations`): a tight loop over the bytes that cannot
- *   open or close anything.
+ * - skipped values (`locations`): native `indexOf` jumps to the next quote or
+ *   bracket.
  *
  * Malformed or truncated input throws `snapshot_invalid` with the absolute
  * byte offset where parsing failed. Not checked any more: raw control
@@ -353,8 +353,8 @@ export class SnapshotScanner {
    * writes `digits,` and `digits\n,` (a newline after each node and edge), so
    * those need no state per byte. Anything else (other whitespace, the closing
    * `]`, an error) goes to {@link scanNumbers} with the state it expects.
-   * Measured on a 518 MB Node 20 snapshot: ~1.6 ns per byte of nodes (values
-   * delivered) against ~2.3 for the state machine.
+   * Measured on a 518 MB Node 20 snapshot: ~1.4 ns per byte of nodes (values
+   * delivered) against ~2.0 for the state machine (210 vs 310 ms for 153 MB).
    */
   private fastNumbers(chunk: Buffer, start: number): number {
     if (!this.deliver) return this.countNumbers(chunk, start);
