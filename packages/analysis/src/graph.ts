@@ -138,8 +138,8 @@ class GraphBuilder implements ScanHandler {
     this.edgeField = field;
   }
 
-  wantString(): boolean {
-    return true;
+  nextWantedString(from: number): number {
+    return from; // all of them: the analysis names every node and edge
   }
 
   string(index: number, value: string): void {

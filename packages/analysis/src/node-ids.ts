@@ -48,8 +48,8 @@ class IdCollector implements ScanHandler {
     }
   }
 
-  wantString(): boolean {
-    return false;
+  nextWantedString(): number {
+    return Infinity;
   }
 
   string(): void {}

@@ -11,8 +11,22 @@
  * (inside a number, a string, an escape, a UTF-8 sequence): the scanner keeps
  * its state between chunks and copies only the bytes of wanted strings.
  *
+ * Speed (the summary runs on the capture's main thread, issue 14): each hot
+ * section has a fast path for the exact layout V8 writes, and falls back to
+ * the byte-by-byte state machine for anything else (other whitespace, the
+ * section's end, a chunk boundary, an error):
+ * - numbers: `digits,` and `digits\n,` in one tight loop, no state per byte;
+ * - strings nobody wants (nearly all of them): the closing quote is found with
+ *   the native `Buffer#indexOf`, then the backslashes before it are counted;
+ * - skipped values (`locations`): native `indexOf` jumps to the next quote or
+ *   bracket.
+ *
  * Malformed or truncated input throws `snapshot_invalid` with the absolute
- * byte offset where parsing failed.
+ * byte offset where parsing failed. Not checked any more: raw control
+ * characters inside strings that are skipped (V8 never writes them; a
+ * corruption that breaks the structure is still reported at the control
+ * character when it lies in the same chunk), and escapes in skipped strings
+ * (never checked: only decoded strings are parsed).
  */
 import { CaptureError } from '@heapcap/errors';
 
@@ -27,8 +41,13 @@ export interface ScanHandler {
   wants(section: NumberSection): boolean;
   /** `count` values of `section`, in order, in `values[0..count)`; the array is reused after the call. */
   numbers(section: NumberSection, values: Float64Array, count: number): void;
-  /** Whether string `index` of the `strings` table should be decoded. */
-  wantString(index: number): boolean;
+  /**
+   * The index of the next string of the `strings` table to decode, at or after
+   * `from` (`Infinity` when none). Called with non-decreasing `from`, once when
+   * the table starts and after each decoded string, so strings in between are
+   * skipped without a call each.
+   */
+  nextWantedString(from: number): number;
   /** A wanted string, decoded. */
   string(index: number, value: string): void;
 }
@@ -51,7 +70,9 @@ const RBRACKET = 0x5d;
 const LBRACE = 0x7b;
 const RBRACE = 0x7d;
 
-const isWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+const NEWLINE = 0x0a;
+
+const isWs = (c: number): boolean => c === 0x20 || c === NEWLINE || c === 0x0d || c === 0x09;
 
 const enum S {
   Begin, // expect '{'
@@ -84,6 +105,14 @@ const enum S {
 }
 
 const BATCH = 16_384;
+/**
+ * Bytes one call of a number fast path takes at most. Why: the loops run for
+ * a whole chunk per call, so V8 compiles them on-stack before the code after
+ * the loop ever ran; that code then deoptimized at every chunk's end (1,312
+ * deopts for a 518 MB snapshot in 100 KiB chunks, Node 20), ~100 ms. Short
+ * calls reach the loop's exit before it is compiled.
+ */
+const SLICE = 8192;
 /** The header is a few KB; anything bigger is not a V8 snapshot header. */
 const MAX_HEADER_BYTES = 4 * 1024 * 1024;
 const MAX_KEY_BYTES = 64;
@@ -105,6 +134,9 @@ export class SnapshotScanner {
   private readonly counts = { nodes: 0, edges: 0 };
   // Strings.
   private stringIndex = 0;
+  private nextWanted = Infinity;
+  /** Absolute offset of the current (or last) string's first byte. */
+  private stringStart = 0;
   private wanted = false;
   private readonly pieces: Buffer[] = [];
   private escaped = false;
@@ -121,15 +153,17 @@ export class SnapshotScanner {
     let i = 0;
     while (i < n) {
       switch (this.state) {
+        case S.NumNext:
+          i = this.fastNumbers(chunk, i);
+          break;
         case S.NumIn:
         case S.NumStart:
-        case S.NumNext:
         case S.NumAfter:
           i = this.scanNumbers(chunk, i);
           break;
         case S.StrIn:
         case S.StrEscape:
-          i = this.scanString(chunk, i);
+          i = this.wanted ? this.scanString(chunk, i) : this.skipStrings(chunk, i);
           break;
         case S.Skip:
         case S.SkipStr:
@@ -160,6 +194,7 @@ export class SnapshotScanner {
   }
 
   private unexpected(chunk: Buffer, i: number, expected: string): never {
+    if (this.state === S.StrAfter) this.controlCharacter(chunk, i);
     const c = chunk[i] as number;
     const shown = c >= 0x20 && c < 0x7f ? `"${String.fromCharCode(c)}"` : `byte 0x${c.toString(16).padStart(2, '0')}`;
     this.fail(this.consumed + i, `expected ${expected}, found ${shown}`);
@@ -220,13 +255,15 @@ export class SnapshotScanner {
         if (isWs(c)) return i + 1;
         if (c !== LBRACKET) this.unexpected(chunk, i, 'an array for "strings"');
         this.state = S.StrStart;
+        this.nextWanted = this.handler.nextWantedString(0);
         return i + 1;
       case S.StrStart:
       case S.StrNext:
         if (isWs(c)) return i + 1;
         if (c === RBRACKET && this.state === S.StrStart) return this.endValue(i);
         if (c !== QUOTE) this.unexpected(chunk, i, 'a string');
-        this.wanted = this.handler.wantString(this.stringIndex);
+        this.wanted = this.stringIndex === this.nextWanted;
+        this.stringStart = this.consumed + i + 1;
         this.escaped = false;
         this.pieces.length = 0; // reused: one array per string would be millions of allocations
         this.state = S.StrIn;
@@ -300,53 +337,157 @@ export class SnapshotScanner {
     return i + 1;
   }
 
+  /** One value into the batch (the state machine's path; the fast path does this inline). */
+  private push(v: number): void {
+    this.batch[this.batchLen++] = v;
+    if (this.batchLen === BATCH) this.flushNumbers();
+  }
+
   private flushNumbers(): void {
     if (this.batchLen > 0 && this.deliver) this.handler.numbers(this.section as NumberSection, this.batch, this.batchLen);
     this.batchLen = 0;
   }
 
-  /** The hot loop: a non-negative integer array. */
+  /**
+   * The hot loop of a non-negative integer array, at the start of a value: V8
+   * writes `digits,` and `digits\n,` (a newline after each node and edge), so
+   * those need no state per byte. Anything else (other whitespace, the closing
+   * `]`, an error) goes to {@link scanNumbers} with the state it expects.
+   * Measured on a 518 MB Node 20 snapshot: ~1.4 ns per byte of nodes (values
+   * delivered) against ~2.0 for the state machine (210 vs 310 ms for 153 MB).
+   */
+  private fastNumbers(chunk: Buffer, start: number): number {
+    if (!this.deliver) return this.countNumbers(chunk, start);
+    const n = Math.min(chunk.length, start + SLICE);
+    const batch = this.batch;
+    let len = this.batchLen;
+    let count = 0;
+    let state = S.NumNext;
+    let v = 0;
+    let i = start;
+    while (i < n) {
+      let c = chunk[i] as number;
+      v = c - 48;
+      if (v >>> 0 > 9) {
+        v = 0;
+        break; // whitespace or an error: the state machine decides
+      }
+      i++;
+      state = S.NumIn;
+      for (; i < n; i++) {
+        c = chunk[i] as number;
+        const d = c - 48;
+        if (d >>> 0 > 9) break;
+        v = v * 10 + d;
+      }
+      if (i === n) break;
+      if (c === NEWLINE) {
+        state = S.NumAfter;
+        if (++i === n) break;
+        c = chunk[i] as number;
+      }
+      if (c !== COMMA) break;
+      i++;
+      count++;
+      state = S.NumNext;
+      batch[len++] = v;
+      if (len === BATCH) {
+        this.batchLen = len;
+        this.flushNumbers();
+        len = 0;
+      }
+      v = 0;
+    }
+    this.batchLen = len;
+    this.num = v;
+    this.state = state;
+    this.counts[this.section as NumberSection] += count;
+    return i < n ? this.scanNumbers(chunk, i) : i;
+  }
+
+  /**
+   * {@link fastNumbers} for a section nobody wants (the summary's edges, 44%
+   * of a snapshot): the values are only counted, so their digits are only
+   * checked. Its own loop on purpose: ~1.0 ns per byte against ~1.16 with the
+   * values computed and batched (230 vs 265 ms for the 229 MB of edges of a
+   * 518 MB snapshot, Node 20).
+   */
+  private countNumbers(chunk: Buffer, start: number): number {
+    const n = Math.min(chunk.length, start + SLICE);
+    let count = 0;
+    let state = S.NumNext;
+    let i = start;
+    while (i < n) {
+      let c = chunk[i] as number;
+      if ((c - 0x30) >>> 0 > 9) break;
+      state = S.NumIn;
+      for (i++; i < n; i++) {
+        c = chunk[i] as number;
+        if ((c - 0x30) >>> 0 > 9) break;
+      }
+      if (i === n) break;
+      if (c === NEWLINE) {
+        state = S.NumAfter;
+        if (++i === n) break;
+        c = chunk[i] as number;
+      }
+      if (c !== COMMA) break;
+      i++;
+      count++;
+      state = S.NumNext;
+    }
+    this.num = 0; // nobody reads the values of a counted section
+    this.state = state;
+    this.counts[this.section as NumberSection] += count;
+    return i < n ? this.scanNumbers(chunk, i) : i;
+  }
+
+  /**
+   * The state machine of an integer array, byte by byte: runs until a value
+   * ended with a comma (then {@link fastNumbers} takes over again), the array
+   * ended, or the chunk did.
+   */
   private scanNumbers(chunk: Buffer, start: number): number {
     const n = chunk.length;
-    const batch = this.batch;
     const deliver = this.deliver;
-    let len = this.batchLen;
     let v = this.num;
     let state = this.state;
     let count = 0;
+    let bad = false;
     let i = start;
     for (; i < n; i++) {
       const c = chunk[i] as number;
       const d = c - 48;
       if (d >= 0 && d <= 9) {
-        if (state === S.NumAfter) break; // "1 2": a digit after whitespace ends in an error below
+        if (state === S.NumAfter) {
+          bad = true; // "1 2": a digit after whitespace
+          break;
+        }
         v = v * 10 + d;
         state = S.NumIn;
         continue;
       }
       if (c === COMMA) {
-        if (state !== S.NumIn && state !== S.NumAfter) break;
+        if (state !== S.NumIn && state !== S.NumAfter) {
+          bad = true;
+          break;
+        }
         count++;
         state = S.NumNext;
-        // A section nobody wants (the summary's edges) is only counted.
-        if (deliver) {
-          batch[len++] = v;
-          if (len === BATCH) {
-            this.batchLen = len;
-            this.flushNumbers();
-            len = 0;
-          }
-        }
+        if (deliver) this.push(v);
         v = 0;
-        continue;
+        i++;
+        break; // back to the fast path
       }
       if (c === RBRACKET) {
-        if (state === S.NumNext) break;
+        if (state === S.NumNext) {
+          bad = true;
+          break;
+        }
         if (state === S.NumIn || state === S.NumAfter) {
-          if (deliver) batch[len++] = v;
+          if (deliver) this.push(v);
           count++;
         }
-        this.batchLen = len;
         this.flushNumbers();
         this.counts[this.section as NumberSection] += count;
         this.num = 0;
@@ -356,17 +497,77 @@ export class SnapshotScanner {
         if (state === S.NumIn) state = S.NumAfter;
         continue;
       }
+      bad = true;
       break;
     }
-    this.batchLen = len;
     this.num = v;
     this.state = state;
     this.counts[this.section as NumberSection] += count;
-    if (i < n) this.unexpected(chunk, i, `a non-negative integer, "," or "]" in "${this.section}"`);
+    if (bad) this.unexpected(chunk, i, `a non-negative integer, "," or "]" in "${this.section}"`);
     return i;
   }
 
-  /** Inside a string of the strings table: find its closing quote, keep its bytes when wanted. */
+  /**
+   * Inside a string nobody wants, and the unwanted strings after it: the
+   * closing quote is the first `"` after an even run of backslashes (an odd
+   * run escapes it). `indexOf` finds it natively: 55 ms for the 105 MB, 3.7 M
+   * strings of a 518 MB snapshot, against 130 ms for a JavaScript loop over
+   * the bytes. Between strings, V8's `,\n"` is taken here too; anything else
+   * (the table's end, other whitespace, a wanted string) goes back to the
+   * state machine.
+   */
+  private skipStrings(chunk: Buffer, start: number): number {
+    const n = chunk.length;
+    let i = start;
+    if (this.state === S.StrEscape) {
+      i++; // the byte after a backslash that ended the previous chunk
+      this.state = S.StrIn;
+    }
+    while (i < n) {
+      const q = chunk.indexOf(QUOTE, i);
+      if (q < 0) {
+        // The string goes on in the next chunk: does it end in an odd run of backslashes?
+        let k = n;
+        while (k > i && chunk[k - 1] === BACKSLASH) k--;
+        if (((n - k) & 1) === 1) this.state = S.StrEscape;
+        return n;
+      }
+      let k = q;
+      while (k > i && chunk[k - 1] === BACKSLASH) k--;
+      if (((q - k) & 1) === 1) {
+        i = q + 1; // an escaped quote
+        continue;
+      }
+      this.stringIndex++;
+      if (chunk[q + 1] === COMMA) {
+        let open = q + 2;
+        if (chunk[open] === NEWLINE) open++;
+        if (chunk[open] === QUOTE && this.stringIndex < this.nextWanted) {
+          i = open + 1;
+          this.stringStart = this.consumed + i;
+          continue;
+        }
+      }
+      this.state = S.StrAfter;
+      return q + 1;
+    }
+    return i;
+  }
+
+  /**
+   * Skipped strings are not checked for raw control characters (that would
+   * cost a look at every byte). When the structure after one breaks, a
+   * control character in it (still in this chunk) is the likelier culprit:
+   * report that.
+   */
+  private controlCharacter(chunk: Buffer, at: number): void {
+    const closing = at > 0 ? chunk.lastIndexOf(QUOTE, at - 1) : -1;
+    for (let k = Math.max(0, this.stringStart - this.consumed); k < closing; k++) {
+      if ((chunk[k] as number) < 0x20) this.fail(this.consumed + k, 'a control character inside a string');
+    }
+  }
+
+  /** Inside a wanted string of the strings table: find its closing quote, keep its bytes, check them for control characters. */
   private scanString(chunk: Buffer, start: number): number {
     const n = chunk.length;
     let i = start;
@@ -385,15 +586,16 @@ export class SnapshotScanner {
       if (c === QUOTE) break;
       if (c < 0x20) this.fail(this.consumed + i, 'a control character inside a string');
     }
-    if (this.wanted && i > start) this.pieces.push(chunk.subarray(start, i));
+    if (i > start) this.pieces.push(chunk.subarray(start, i));
     if (i === n) {
       this.state = escaped ? S.StrEscape : S.StrIn;
       // The chunk may be reused by its producer: keep copies of what spans chunks.
-      if (this.wanted && this.pieces.length > 0) this.pieces[this.pieces.length - 1] = Buffer.from(this.pieces[this.pieces.length - 1] as Buffer);
+      if (this.pieces.length > 0) this.pieces[this.pieces.length - 1] = Buffer.from(this.pieces[this.pieces.length - 1] as Buffer);
       return n;
     }
-    if (this.wanted) this.handler.string(this.stringIndex, this.decode(i));
+    this.handler.string(this.stringIndex, this.decode(i));
     this.stringIndex++;
+    this.nextWanted = this.handler.nextWantedString(this.stringIndex);
     this.pieces.length = 0;
     this.state = S.StrAfter;
     return i + 1;
@@ -428,8 +630,26 @@ export class SnapshotScanner {
     let state = this.state;
     let depth = this.depth;
     let done = false;
+    // Where the next quote and brackets are (found natively, searched again once passed; -1: not yet).
+    let quote = -1;
+    let open = -1;
+    let close = -1;
+    let openBrace = -1;
+    let closeBrace = -1;
     for (; i < n; i++) {
-      const c = chunk[i] as number;
+      let c = chunk[i] as number;
+      if (state === S.Skip && c !== QUOTE && c !== LBRACKET && c !== RBRACKET && c !== LBRACE && c !== RBRACE) {
+        // Jump to the next byte that opens or closes anything: `locations` (6% of a
+        // Node snapshot, digits and commas) costs a few memchr calls per chunk.
+        if (quote < i) quote = indexOr(chunk, QUOTE, i);
+        if (open < i) open = indexOr(chunk, LBRACKET, i);
+        if (close < i) close = indexOr(chunk, RBRACKET, i);
+        if (openBrace < i) openBrace = indexOr(chunk, LBRACE, i);
+        if (closeBrace < i) closeBrace = indexOr(chunk, RBRACE, i);
+        i = Math.min(quote, open, close, openBrace, closeBrace);
+        if (i === n) break;
+        c = chunk[i] as number;
+      }
       if (state === S.SkipStr || state === S.SkipStrEscape) {
         if (state === S.SkipStrEscape) state = S.SkipStr;
         else if (c === BACKSLASH) state = S.SkipStrEscape;
@@ -482,6 +702,12 @@ export class SnapshotScanner {
     this.headerSeen = true;
     this.handler.header(value, this.consumed + i);
   }
+}
+
+/** The position of the first `byte` at or after `from` in `chunk`, or its length. */
+function indexOr(chunk: Buffer, byte: number, from: number): number {
+  const at = chunk.indexOf(byte, from);
+  return at < 0 ? chunk.length : at;
 }
 
 /** `snapshot_invalid` at `offset`, with what was wrong. */

@@ -24,6 +24,8 @@ export interface Summarizer {
 }
 
 const PREVIEW_CHARS = 200;
+/** Slots of the name cache in front of the class Map (a power of two, minus one). */
+const CACHE_MASK = 1023;
 
 /** Aggregates nodes by class key while they stream. */
 class NodeAggregator implements ScanHandler {
@@ -40,6 +42,8 @@ class NodeAggregator implements ScanHandler {
   totalSelfSize = 0;
   // Classes keyed by name index (object and native nodes).
   private readonly slotOf = new Map<number, number>();
+  private readonly cacheName = new Float64Array(CACHE_MASK + 1).fill(-1);
+  private readonly cacheSlot = new Int32Array(CACHE_MASK + 1);
   private slotName: number[] = [];
   private slotCount: number[] = [];
   private slotSize: number[] = [];
@@ -51,6 +55,9 @@ class NodeAggregator implements ScanHandler {
   // Largest strings: [selfSize, nameIndex] pairs, smallest first.
   private largest: [number, number][] = [];
   private readonly names = new Map<number, string>();
+  // The string indexes to decode, ascending (built when the strings start), and the next one's position.
+  private wanted: number[] | undefined;
+  private wantedAt = 0;
   private maxNameIndex = -1;
   /** Where the scanner is (the start of the chunk being scanned), for errors found per node. */
   offset: () => number = () => 0;
@@ -74,52 +81,85 @@ class NodeAggregator implements ScanHandler {
   }
 
   numbers(_section: NumberSection, values: Float64Array, count: number): void {
-    const record = this.record;
-    const width = record.length;
-    let field = this.field;
-    for (let k = 0; k < count; k++) {
-      record[field++] = values[k] as number;
-      if (field === width) {
-        this.node(record);
-        field = 0;
-      }
+    const width = this.record.length;
+    let k = 0;
+    if (this.field !== 0) {
+      // Complete the node carried over from the previous batch.
+      const record = this.record;
+      while (k < count && this.field < width) record[this.field++] = values[k++] as number;
+      if (this.field < width) return;
+      this.field = 0;
+      this.nodes(record, 0, 1);
     }
-    this.field = field;
+    const whole = Math.floor((count - k) / width);
+    this.nodes(values, k, whole);
+    for (k += whole * width; k < count; k++) this.record[this.field++] = values[k] as number;
   }
 
-  private node(record: Float64Array): void {
+  /** `n` whole nodes from `values[from..]`: the per-node hot loop, on locals. */
+  private nodes(values: Float64Array, from: number, n: number): void {
     const layout = this.layout as SnapshotLayout;
-    const type = record[layout.nodeType] as number;
-    const name = record[layout.nodeName] as number;
-    const size = record[layout.nodeSelfSize] as number;
-    this.nodeCount++;
-    this.edgeSum += record[layout.nodeEdgeCount] as number;
-    this.totalSelfSize += size;
-    if (name > this.maxNameIndex) this.maxNameIndex = name;
-    if (type === this.objectType || type === this.nativeType) {
-      let slot = this.slotOf.get(name);
-      if (slot === undefined) {
-        slot = this.slotName.length;
-        this.slotOf.set(name, slot);
-        this.slotName.push(name);
-        this.slotCount.push(0);
-        this.slotSize.push(0);
+    const width = layout.nodeFieldCount;
+    const typeAt = layout.nodeType;
+    const nameAt = layout.nodeName;
+    const sizeAt = layout.nodeSelfSize;
+    const edgesAt = layout.nodeEdgeCount;
+    const detachedAt = layout.nodeDetachedness;
+    const { objectType, nativeType, stringType, typeCount, typeSize, slotCount, slotSize, cacheName, cacheSlot } = this;
+    const types = this.groups.length;
+    let edgeSum = this.edgeSum;
+    let total = this.totalSelfSize;
+    let maxName = this.maxNameIndex;
+    for (let j = 0, at = from; j < n; j++, at += width) {
+      const type = values[at + typeAt] as number;
+      const name = values[at + nameAt] as number;
+      const size = values[at + sizeAt] as number;
+      edgeSum += values[at + edgesAt] as number;
+      total += size;
+      if (name > maxName) maxName = name;
+      if (type === objectType || type === nativeType) {
+        // A class per name index; a direct-mapped cache in front of the Map (a snapshot has a few hundred class names).
+        const h = name & CACHE_MASK;
+        const slot = cacheName[h] === name ? (cacheSlot[h] as number) : this.slotFor(name);
+        (slotCount[slot] as number)++;
+        (slotSize[slot] as number) += size;
+        if (type === nativeType && detachedAt >= 0 && values[at + detachedAt] === DETACHED) this.detached(name, size);
+      } else if (type < types) {
+        (typeCount[type] as number)++;
+        (typeSize[type] as number) += size;
+        if (type === stringType && this.largestStrings > 0) this.considerString(size, name);
+      } else {
+        this.nodeCount += j;
+        throw invalidSnapshot(this.offset(), `node ${this.nodeCount} has type ${type}, beyond the header's ${types} types`);
       }
-      (this.slotCount[slot] as number)++;
-      (this.slotSize[slot] as number) += size;
-      if (type === this.nativeType && layout.nodeDetachedness >= 0 && record[layout.nodeDetachedness] === DETACHED) {
-        const d = this.detachedOf.get(name) ?? { count: 0, selfSize: 0 };
-        d.count++;
-        d.selfSize += size;
-        this.detachedOf.set(name, d);
-      }
-    } else if (type < this.groups.length) {
-      (this.typeCount[type] as number)++;
-      (this.typeSize[type] as number) += size;
-      if (type === this.stringType && this.largestStrings > 0) this.considerString(size, name);
-    } else {
-      throw invalidSnapshot(this.offset(), `node ${this.nodeCount - 1} has type ${type}, beyond the header's ${this.groups.length} types`);
     }
+    this.nodeCount += n;
+    this.edgeSum = edgeSum;
+    this.totalSelfSize = total;
+    this.maxNameIndex = maxName;
+  }
+
+  /** The class slot of name index `name` (created on first sight), cached. */
+  private slotFor(name: number): number {
+    let slot = this.slotOf.get(name);
+    if (slot === undefined) {
+      slot = this.slotName.length;
+      this.slotOf.set(name, slot);
+      this.slotName.push(name);
+      this.slotCount.push(0);
+      this.slotSize.push(0);
+    }
+    const h = name & CACHE_MASK;
+    this.cacheName[h] = name;
+    this.cacheSlot[h] = slot;
+    return slot;
+  }
+
+  private detached(name: number, size: number): void {
+    const d = this.detachedOf.get(name) ?? { count: 0, selfSize: 0 };
+    d.count++;
+    d.selfSize += size;
+    this.detachedOf.set(name, d);
   }
 
   private considerString(size: number, name: number): void {
@@ -131,8 +171,17 @@ class NodeAggregator implements ScanHandler {
     if (list.length > this.largestStrings) list.shift();
   }
 
-  wantString(index: number): boolean {
-    return this.slotOf.has(index) || this.detachedOf.has(index) || this.largest.some((e) => e[1] === index);
+  nextWantedString(from: number): number {
+    if (this.wanted === undefined) {
+      // The nodes are all in when the strings start: the names to decode are known.
+      const names = new Set([...this.slotOf.keys(), ...this.detachedOf.keys(), ...this.largest.map((e) => e[1])]);
+      this.wanted = [...names].sort((a, b) => a - b);
+    }
+    const wanted = this.wanted;
+    let at = this.wantedAt;
+    while (at < wanted.length && (wanted[at] as number) < from) at++;
+    this.wantedAt = at;
+    return at < wanted.length ? (wanted[at] as number) : Infinity;
   }
 
   string(index: number, value: string): void {

@@ -2,6 +2,9 @@
  * The streaming summary is the same whatever the chunking: one buffer, 1-byte
  * chunks, random sizes, cuts inside every multi-byte UTF-8 sequence and after
  * every backslash, through a Writable in stream.pipeline, and from a gzipped file.
+ * The scanner's fast paths (numbers in V8's layout, strings skipped with
+ * indexOf, skipped arrays) on a small hand-written snapshot: cut in two at
+ * every byte, in V8's layout and with other whitespace.
  */
 import assert from 'node:assert/strict';
 import { createReadStream } from 'node:fs';
@@ -11,6 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { tmpDir, type NodeTarget, type TmpDir } from '@heapcap/testkit';
+import { isCaptureError } from '@heapcap/errors';
 import { createSummarizer, summarizeFile, SummarySchema, SummaryTee, SummaryWritable, type Summary } from '../src/index.ts';
 import { Readable, Writable } from 'node:stream';
 import { createHash } from 'node:crypto';
@@ -147,5 +151,152 @@ void describe('streaming summary', { timeout: 300_000 }, () => {
     assert.equal(bad.sha, sha(broken), 'the artifact gets every byte anyway');
     assert.equal(bad.tee.outcome.ok, false);
     assert.equal(!bad.tee.outcome.ok && bad.tee.outcome.error.code, 'snapshot_invalid');
+  });
+});
+
+/** The header of a Node 20 snapshot (node and edge fields as V8 writes them). */
+const META = {
+  node_fields: ['type', 'name', 'id', 'self_size', 'edge_count', 'trace_node_id', 'detachedness'],
+  node_types: [['hidden', 'array', 'string', 'object', 'code', 'closure', 'regexp', 'number', 'native', 'synthetic', 'concatenated string', 'sliced string', 'symbol', 'bigint', 'object shape'], 'string', 'number', 'number', 'number', 'number', 'number'],
+  edge_fields: ['type', 'name_or_index', 'to_node'],
+  edge_types: [['context', 'element', 'property', 'internal', 'hidden', 'shortcut', 'weak'], 'string_or_number', 'node'],
+  location_fields: ['object_index', 'script_id', 'line', 'column'],
+};
+// Node types used below.
+const OBJECT = 3;
+const NATIVE = 8;
+const STRING = 2;
+const SYNTHETIC = 9;
+
+/**
+ * A small snapshot whose strings table has the cases the skipping fast path
+ * must get right: runs of backslashes before a closing quote (even: the quote
+ * closes; odd: it is escaped), a string of backslashes only, escaped quotes,
+ * raw UTF-8, and wanted class names (decoded) between skipped strings.
+ * `sep` is what goes between numbers after each node/edge line (V8: "\n,").
+ */
+function handMade(sep: { line: string; value: string; string: string }): { bytes: Buffer; strings: string[] } {
+  const strings = [
+    '<dummy>',
+    'ends in a backslash \\', // JSON "…\\\\": an even run before the closing quote
+    '"', // JSON "\\"": only an escaped quote
+    'Quote"Back\\slash', // a wanted class name with escapes, after skipped strings
+    '\\\\\\', // three backslashes: a run of six in the JSON
+    'x\\"y\\\\"z', // a backslash before an escaped quote: odd runs inside
+    'Plain',
+    '<div id="a\\b">', // a wanted native (DOM) name: grouped by tag
+    'größe 漢字 "q"',
+    '\\'.repeat(33) + '"',
+    'last',
+  ];
+  // type, name, id, self_size, edge_count, trace_node_id, detachedness
+  const nodes = [
+    [SYNTHETIC, 0, 1, 0, 3, 0, 0],
+    [OBJECT, 3, 3, 40, 1, 0, 0],
+    [OBJECT, 3, 5, 1_234_567, 0, 0, 0],
+    [OBJECT, 6, 7, 16, 1, 0, 0],
+    [NATIVE, 7, 9, 100, 0, 0, 2],
+    [STRING, 9, 11, 48, 0, 0, 0],
+    [STRING, 5, 13, 24, 0, 0, 0],
+  ];
+  const edges = [
+    [2, 1, 7],
+    [2, 2, 14],
+    [3, 4, 21],
+    [2, 5, 28],
+    [1, 0, 35],
+  ];
+  const numbers = (rows: number[][]): string => rows.map((r) => r.join(sep.value)).join(sep.line);
+  const text =
+    `{"snapshot":{"meta":${JSON.stringify(META)},"node_count":${nodes.length},"edge_count":${edges.length}},\n` +
+    `"nodes":[${numbers(nodes)}],\n"edges":[${numbers(edges)}],\n"locations":[${numbers([[1, 2, 3, 4], [5, 6, 7, 8]])}],\n` +
+    `"strings":[${strings.map((t) => JSON.stringify(t)).join(sep.string)}]}`;
+  return { bytes: Buffer.from(text, 'utf8'), strings };
+}
+
+void describe('scanner fast paths on a hand-made snapshot', () => {
+  const layouts = [
+    { name: "V8's layout", sep: { line: '\n,', value: ',', string: ',\n' } },
+    { name: 'other whitespace', sep: { line: ' ,\r\n', value: ' , ', string: ' ,\t' } },
+    { name: 'no newlines', sep: { line: ',', value: ',', string: ',' } },
+  ];
+
+  void test('the summary: escaped class names decoded between skipped strings, counts exact', () => {
+    const { bytes } = handMade(layouts[0]!.sep);
+    const summary = summarize([bytes]);
+    SummarySchema.parse(summary);
+    assert.equal(summary.nodeCount, 7);
+    assert.equal(summary.edgeCount, 5);
+    assert.deepEqual(
+      summary.classes.map((c) => [c.name, c.count, c.selfSize]),
+      [
+        ['Quote"Back\\slash', 2, 1_234_607],
+        ['<div>', 1, 100],
+        ['(string)', 2, 72],
+        ['Plain', 1, 16],
+        ['(synthetic)', 1, 0],
+      ],
+    );
+    assert.deepEqual(summary.detached?.classes, [{ name: '<div>', count: 1, selfSize: 100 }]);
+    assert.deepEqual(
+      summary.largestStrings?.map((s) => s.preview),
+      ['\\'.repeat(33) + '"', 'x\\"y\\\\"z'],
+      'strings after 33 backslashes and after escaped quotes, decoded',
+    );
+  });
+
+  for (const { name, sep } of layouts) {
+    void test(`${name}: the same summary cut in two at every byte, and in 1-byte chunks`, () => {
+      const { bytes } = handMade(sep);
+      const expected = summarize([bytes]);
+      assert.deepEqual({ ...expected, snapshotBytes: 0 }, { ...summarize([handMade(layouts[0]!.sep).bytes]), snapshotBytes: 0 }, 'whitespace does not matter');
+      for (let cut = 1; cut < bytes.length; cut++) {
+        assert.deepEqual(summarize([Buffer.from(bytes.subarray(0, cut)), Buffer.from(bytes.subarray(cut))]), expected, `cut at ${cut}`);
+      }
+      const ones: Buffer[] = [];
+      for (let i = 0; i < bytes.length; i++) ones.push(bytes.subarray(i, i + 1));
+      assert.deepEqual(summarize(ones), expected);
+    });
+  }
+
+  void test('raw control characters: not checked in skipped strings (never read), snapshot_invalid in decoded ones', () => {
+    const { bytes } = handMade(layouts[0]!.sep);
+    const text = bytes.toString('latin1');
+    const skipped = Buffer.from(text.replace('ends in a backslash', 'ends\x01in a backslash'), 'latin1');
+    assert.deepEqual(summarize([skipped]), summarize([bytes]));
+    const decoded = Buffer.from(text.replace('"Plain"', '"Pl\x01in"'), 'latin1');
+    assert.throws(
+      () => summarize([decoded]),
+      (err: unknown) => isCaptureError(err, 'snapshot_invalid') && err.details?.offset === text.indexOf('"Plain"') + 3,
+    );
+  });
+
+  void test('a garbled section is snapshot_invalid at the bad byte, on the fast path and across a cut', () => {
+    const { bytes } = handMade(layouts[0]!.sep);
+    const text = bytes.toString('latin1');
+    const cases: [string, number, number[]][] = [
+      // An empty value in "edges" (only counted, never parsed) and in "nodes".
+      [text.replace('"edges":[2,1,7\n,2,2', '"edges":[2,1,7\n,,2'), text.indexOf('"edges":[') + 16, [-2, 0, 1]],
+      [text.replace('"nodes":[9,0,1', '"nodes":[9,,1'), text.indexOf('"nodes":[') + 11, [-2, 0, 1]],
+      // Digits separated by a newline, a letter among digits.
+      [text.replace('\n,3,4,21', '\n,3,4\n21'), text.indexOf('\n,3,4,21') + 6, [-2, 0, 1]],
+      [text.replace('0\n,3,3,3,40', '0\n3,3,3,40'), text.indexOf('0\n,3,3,3,40') + 2, [-2, 0, 1]],
+      [text.replace('1234567', '12x4567'), text.indexOf('1234567') + 2, [-2, 0, 1]],
+      // A skipped string whose closing quote is gone: the skip runs into the next
+      // string's text; the error names the raw newline it swallowed (when that is
+      // in the chunk where the structure broke: not for a cut after it).
+      [text.replace('"<dummy>"', '"<dummy> '), text.indexOf('"<dummy>"') + 10, [-2, 0]],
+    ];
+    for (const [bad, at, cuts] of cases) {
+      const input = Buffer.from(bad, 'latin1');
+      for (const cut of [-at, ...cuts].map((d) => at + d)) {
+        const chunks = cut <= 0 ? [input] : [input.subarray(0, cut), input.subarray(cut)];
+        assert.throws(
+          () => summarize(chunks),
+          (err: unknown) => isCaptureError(err, 'snapshot_invalid') && err.details?.offset === at,
+          `${JSON.stringify(bad.slice(at - 12, at + 8))}, cut at ${cut}`,
+        );
+      }
+    }
   });
 });
