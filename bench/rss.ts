@@ -54,6 +54,7 @@ const CAPTURERS = [
   { name: 'ours: heapcap CLI, no gzip', helper: './rss-cli.ts', args: ['no-gzip'], s3: false, ours: true },
   { name: 'ours: heapcap CLI into MinIO, gzip', helper: './rss-cli.ts', args: ['gzip'], s3: true, ours: true },
   { name: 'ours: heapcap CLI into MinIO, no gzip', helper: './rss-cli.ts', args: ['no-gzip'], s3: true, ours: true },
+  { name: 'ours: heapcap CLI into MinIO over CDP, gzip', helper: './rss-cli.ts', args: ['gzip-cdp'], s3: true, ours: true },
   { name: 'naive: chunks.push, write at end', helper: './rss-naive.ts', args: [], s3: false, ours: false },
 ] as const;
 

@@ -147,7 +147,10 @@ export async function summaryBench(): Promise<Check[]> {
     console.log('');
     checks.expect(summaryCpuMs < 0.05 * plainMs, 'summarizer main-thread CPU < 5% of the capture wall time', `${ms(summaryCpuMs)} ms vs ${ms(plainMs)} ms (${((100 * summaryCpuMs) / plainMs).toFixed(1)}%)`);
     checks.expect(teedMs < 1.05 * plainMs, 'captures with the summary take < 5% longer (medians)', `${ms(teedMs)} vs ${ms(plainMs)} ms: ${ratio(teedMs / plainMs)}`);
-    checks.expect(inline.peakRssKb < 150 * 1024 && inlineSmall.peakRssKb < 150 * 1024, 'summarizer peak RSS < 150 MB', `${kbMb(inlineSmall.peakRssKb)} MB (50 MB snapshot), ${kbMb(inline.peakRssKb)} MB (500 MB)`);
+    // Above reading alone: the child's own baseline (Node, tsx, the workspace packages it imports) moved between
+    // runs (90-135 MB before the first byte); the capturing process's whole RSS is the rss bench's (bin/heapcap).
+    const added = inline.peakRssKb - read.peakRssKb;
+    checks.expect(added < 30 * 1024, 'the summarizer adds < 30 MB of peak RSS to reading the snapshot', `${kbMb(added)} MB (${kbMb(inline.peakRssKb)} vs ${kbMb(read.peakRssKb)} MB)`);
     checks.expect(Math.abs(inline.peakRssKb - inlineSmall.peakRssKb) < 20 * 1024, 'summarizer memory does not grow with the snapshot (within 20 MB)', `${kbMb(inlineSmall.peakRssKb)} vs ${kbMb(inline.peakRssKb)} MB`);
     return checks.list;
   });

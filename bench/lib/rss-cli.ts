@@ -4,7 +4,7 @@
  * exits (VmHWM only grows, so the last reading is its peak, give or take one
  * 20 ms poll). Prints the same JSON facts as rss-ours.ts.
  *
- * Usage: node --import tsx bench/lib/rss-cli.ts HOST:PORT DIR|s3://BUCKET/PREFIX [gzip|no-gzip] [S3_ENDPOINT]
+ * Usage: node --import tsx bench/lib/rss-cli.ts HOST:PORT DIR|s3://BUCKET/PREFIX [gzip|no-gzip|gzip-cdp] [S3_ENDPOINT]
  * (S3 credentials from the environment, AWS_ACCESS_KEY_ID and so on.)
  */
 import { spawn } from 'node:child_process';
@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 const [inspect, dir, compression = 'gzip', s3Endpoint] = process.argv.slice(2);
-if (inspect === undefined || dir === undefined) throw new Error('usage: rss-cli.ts HOST:PORT DIR|s3://BUCKET/PREFIX [gzip|no-gzip] [S3_ENDPOINT]');
+if (inspect === undefined || dir === undefined) throw new Error('usage: rss-cli.ts HOST:PORT DIR|s3://BUCKET/PREFIX [gzip|no-gzip|gzip-cdp] [S3_ENDPOINT]');
 const bin = fileURLToPath(new URL('../../bin/heapcap', import.meta.url));
 
 const args = [
@@ -24,6 +24,8 @@ const args = [
   '--json',
   '--quiet',
   ...(compression === 'no-gzip' ? ['--no-gzip'] : []),
+  // Over CDP, as a remote target or a browser is captured (locally the pipe is the default).
+  ...(compression === 'gzip-cdp' ? ['--transport', 'cdp'] : []),
   ...(s3Endpoint === undefined ? [] : ['--s3-endpoint', s3Endpoint]),
 ];
 const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -63,8 +63,6 @@ export class CdpTransport extends EventEmitter {
   #nextId = 1;
   #closed = false;
   #chunkSink: ((bytes: Buffer) => void) | undefined;
-  /** Where chunk frames are decoded (the sink copies what it keeps). */
-  #scratch = Buffer.alloc(0);
   #dropReason: string | undefined;
 
   private constructor(ws: WsClient) {
@@ -132,9 +130,8 @@ export class CdpTransport extends EventEmitter {
     if (this.#dropReason !== undefined) return;
     const sink = this.#chunkSink;
     if (sink !== undefined && isChunkFrame(data)) {
-      // Grown to the largest frame seen (100 KiB chunks on V8 ≤ 12, 1 MiB on later V8), then reused.
-      if (this.#scratch.length < data.length) this.#scratch = Buffer.allocUnsafeSlow(data.length);
-      const bytes = decodeChunkFrame(data, this.#scratch);
+      // Decoded into memory reused for the next chunk (the sink copies what it keeps).
+      const bytes = decodeChunkFrame(data);
       if (bytes !== undefined) {
         sink(bytes);
         return;

@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { readFile } from 'node:fs/promises';
 import { decodeChunkFrame, isChunkFrame } from '../src/chunk-frame.ts';
+import { UNESCAPE_WASM } from '../src/unescape-wasm.ts';
 
 const frameOf = (chunk: string): Buffer =>
   Buffer.from(JSON.stringify({ method: 'HeapProfiler.addHeapSnapshotChunk', params: { chunk } }), 'utf8');
@@ -36,7 +38,7 @@ void describe('chunk frames', () => {
     assert.deepEqual(decodeChunkFrame(frame), Buffer.from('aé😀/\b\f', 'utf8'));
   });
 
-  void test('1 MiB chunks (Chromium) decode in slices: an escape on every side of a slice boundary, the frame left as it was', () => {
+  void test('1 MiB chunks (Chromium): escapes anywhere, the frame left as it was', () => {
     // Escaped forms as they appear in the frame, placed so that each one starts 0-6 bytes before the first 64 KiB cut.
     for (const escaped of ['\\n', '\\"', '\\\\', '\\\\\\\\', '\\\\\\"']) {
       for (let shift = 0; shift <= 6; shift++) {
@@ -63,6 +65,31 @@ void describe('chunk frames', () => {
       '{"method":"HeapProfiler.addHeapSnapshotChunk","params":{"chunk":"',
     ]) {
       assert.equal(isChunkFrame(Buffer.from(other, 'latin1')), false, other);
+    }
+  });
+  void test('the WebAssembly routine is unescape.wat, assembled', async () => {
+    const { default: init } = (await import('wabt')) as unknown as { default: () => Promise<{ parseWat(name: string, text: string, features: object): { validate(): void; toBinary(o: object): { buffer: Uint8Array } } }> };
+    const wabt = await init();
+    const source = await readFile(new URL('../src/unescape.wat', import.meta.url), 'utf8');
+    const module = wabt.parseWat('unescape.wat', source, { simd: true });
+    module.validate();
+    assert.deepEqual(Buffer.from(module.toBinary({}).buffer), Buffer.from(UNESCAPE_WASM));
+  });
+
+  void test('every escape JSON has, at every position, and what the routine refuses: same bytes as the generic path', () => {
+    const escapes = ['\\n', '\\"', '\\\\', '\\/', '\\b', '\\f', '\\r', '\\t'];
+    for (const e of escapes) {
+      // Every offset within and across the routine's 16-byte blocks, escapes back to back, at both ends.
+      const shifted = Array.from({ length: 34 }, (_, k) => `${'x'.repeat(k)}${e}${'y'.repeat(k % 17)}${e}${e}${'z'.repeat(40)}`);
+      for (const body of [`${e}`, `a${e}`, `${e}b`, `a${e}${e}b`, `${'x'.repeat(100_000)}${e}`, ...shifted]) {
+        const frame = Buffer.from(`{"method":"HeapProfiler.addHeapSnapshotChunk","params":{"chunk":"${body}"}}`, 'latin1');
+        assert.deepEqual(decodeChunkFrame(frame), generic(frame), JSON.stringify(body));
+      }
+    }
+    // Not a JSON string body: an unknown escape, a raw control character, a lone quote, a backslash at the end.
+    for (const body of ['a\\qb', 'a\u0001b', 'a"b', 'ab\\']) {
+      const frame = Buffer.from(`{"method":"HeapProfiler.addHeapSnapshotChunk","params":{"chunk":"${body}"}}`, 'latin1');
+      assert.equal(decodeChunkFrame(frame), undefined, JSON.stringify(body));
     }
   });
 });
