@@ -1,7 +1,7 @@
 /**
  * Runs the benches of this workspace in sequence, or the ones named:
  *
- *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|api|headroom-model|summary|redis-footprint|watch-session|sampling|scale ...] [--name=value ...]
+ *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|cli-cpu|api|headroom-model|summary|redis-footprint|watch-session|sampling|scale ...] [--name=value ...]
  *
  * `--name=value` arguments are left for the benches to read (bench/scale.ts: --targets=10000 …).
  *
@@ -35,6 +35,7 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   s3: async () => (await import('./s3.ts')).s3Bench,
   throughput: async () => (await import('./throughput.ts')).throughputBench,
   'capturer-cpu': async () => (await import('./capturer-cpu.ts')).capturerCpuBench,
+  'cli-cpu': async () => (await import('./cli-cpu.ts')).cliCpuBench,
   api: async () => (await import('./api.ts')).apiBench,
   'headroom-model': async () => (await import('./headroom-model.ts')).headroomModelBench,
   summary: async () => (await import('./summary.ts')).summaryBench,

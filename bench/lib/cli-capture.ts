@@ -26,8 +26,8 @@ export interface CliCapture {
 }
 
 /** Runs `bin/heapcap capture <target args> --out <out> --json --quiet [extra]`; rejects on a non-zero exit or at the deadline. */
-export function cliCapture(targetArgs: string[], out: string, extra: string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env): Promise<CliCapture> {
-  const child = spawn(BIN, ['capture', ...targetArgs, '--out', out, '--json', '--quiet', ...extra], { stdio: ['ignore', 'pipe', 'pipe'], env });
+export function cliCapture(targetArgs: string[], out: string, extra: string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env, bin: string = BIN): Promise<CliCapture> {
+  const child = spawn(bin, ['capture', ...targetArgs, '--out', out, '--json', '--quiet', ...extra], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -67,7 +67,8 @@ export function cliCapture(targetArgs: string[], out: string, extra: string[], t
         const m = JSON.parse(stdout) as {
           timings: CliCapture['timings'];
           artifact: { bytesUncompressed: number; bytesStored: number };
-          stream: { spilledBytes: number };
+          /** Absent from builds before 2026-11-24 (bench/cli-cpu.ts runs one). */
+          stream?: { spilledBytes: number };
         };
         const pid = String(child.pid);
         const allNs = [...threads.values()].reduce((a, b) => a + b, 0);
@@ -75,7 +76,7 @@ export function cliCapture(targetArgs: string[], out: string, extra: string[], t
           timings: m.timings,
           bytes: m.artifact.bytesUncompressed,
           storedBytes: m.artifact.bytesStored,
-          spilledBytes: m.stream.spilledBytes,
+          spilledBytes: m.stream?.spilledBytes ?? 0,
           cpuMs: allNs / 1e6,
           mainCpuMs: (threads.get(pid) ?? 0) / 1e6,
           peakRssKb,
