@@ -257,7 +257,7 @@ export class WsClient {
     this.#headLen = 0;
     this.#headNeed = 2;
     if ((b0 & 0x70) !== 0) return this.#fail('a frame with RSV bits set (no extension was negotiated)');
-    if ((b1 & 0x80) !== 0) return this.#fail('a masked frame from the server');
+    if ((b1 & 0x80) !== 0) return this.#fail('a masked frame');
     const opcode = b0 & 0x0f;
     const fin = (b0 & 0x80) !== 0;
     const len7 = b1 & 0x7f;
