@@ -1,5 +1,5 @@
 /**
- * A typed CDP session over our own transport (cdp-transport.ts: `ws` 8 and a
+ * A typed CDP session over our own transport (cdp-transport.ts: our own WebSocket client, ws-client.ts, and a
  * fast path for snapshot chunks).
  *
  * Every command has a deadline. When the socket closes (target died, or we
