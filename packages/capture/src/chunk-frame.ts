@@ -11,11 +11,10 @@
  * The fast path decodes the string literal's body with a small WebAssembly
  * routine (unescape.wat: copy sixteen bytes at a time up to the next
  * backslash, turn each two-byte escape into its byte) into the module's
- * memory, and returns a view of it: no string, no
- * message object, no Buffer per chunk. It refuses, and the frame goes to the
- * generic path, wherever its output could differ from JSON.parse's: `\u`
- * escapes, bytes outside ASCII, raw control characters or quotes, unknown
- * escapes. Measured on 5,129 recorded frames of a 525 MB Node 22 snapshot,
+ * memory, and returns a view of it: no string, no message object, no Buffer
+ * per chunk. It refuses, and the frame goes to the generic path, wherever its
+ * output could differ from JSON.parse's: `\u` escapes, bytes outside ASCII,
+ * raw control characters or quotes, unknown escapes. Measured on 5,129 recorded frames of a 525 MB Node 22 snapshot,
  * CPU-s per GB: the previous fast path (V8's JSON.parse on the literal in
  * 64 KiB latin1 slices, copied into a Buffer) 1.1-1.3, this one 0.51 (bench
  * capturer-cpu). A plain JavaScript loop measured 0.84-1.06 at best and 4.3

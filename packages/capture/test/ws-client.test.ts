@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
+import { waitFor } from '@heapcap/testkit';
 import { WsClient, WsState } from '../src/ws-client.ts';
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
@@ -72,15 +73,6 @@ function collect(client: WsClient): { messages: { text: boolean; data: string }[
   return { messages, closed };
 }
 
-/** Waits (with a deadline) until `done()`. */
-async function until(done: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!done()) {
-    if (Date.now() > deadline) assert.fail(`${what} within 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** Writes `bytes` one byte per write, each as its own TCP segment as far as Nagle allows. */
 async function dribble(socket: Socket, bytes: Buffer): Promise<void> {
   socket.setNoDelay(true);
@@ -110,7 +102,7 @@ void describe('WsClient', { timeout: 60_000 }, () => {
     try {
       const client = await WsClient.open(url, { maxPayload: 1 << 20 });
       const { messages } = collect(client);
-      await until(() => messages.length >= 5, 'five messages');
+      await waitFor(() => messages.length >= 5, { timeoutMs: 30_000, intervalMs: 10, what: 'five messages' });
       assert.deepEqual(messages, [
         { text: true, data: 'hello' },
         { text: true, data: 'frag-mented' },
@@ -142,7 +134,7 @@ void describe('WsClient', { timeout: 60_000 }, () => {
       const client = await WsClient.open(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}/`, { maxPayload: 1 << 20 });
       client.send(JSON.stringify({ id: 1, method: 'x', payload: 'é'.repeat(40_000) }));
       client.listen(() => undefined, () => undefined);
-      await until(() => pongs.length > 0, 'a pong');
+      await waitFor(() => pongs.length > 0, { timeoutMs: 30_000, intervalMs: 10, what: 'a pong' });
       assert.deepEqual(pongs, ['are you there']);
       assert.equal(JSON.parse(texts[0] ?? '{}').payload, 'é'.repeat(40_000));
       client.terminate();
