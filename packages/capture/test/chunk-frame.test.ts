@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { readFile } from 'node:fs/promises';
+import { assembleWat } from '@heapcap/testkit';
 import { decodeChunkFrame, isChunkFrame } from '../src/chunk-frame.ts';
 import { UNESCAPE_WASM } from '../src/unescape-wasm.ts';
 
@@ -68,12 +68,7 @@ void describe('chunk frames', () => {
     }
   });
   void test('the WebAssembly routine is unescape.wat, assembled', async () => {
-    const { default: init } = (await import('wabt')) as unknown as { default: () => Promise<{ parseWat(name: string, text: string, features: object): { validate(): void; toBinary(o: object): { buffer: Uint8Array } } }> };
-    const wabt = await init();
-    const source = await readFile(new URL('../src/unescape.wat', import.meta.url), 'utf8');
-    const module = wabt.parseWat('unescape.wat', source, { simd: true });
-    module.validate();
-    assert.deepEqual(Buffer.from(module.toBinary({}).buffer), Buffer.from(UNESCAPE_WASM));
+    assert.deepEqual(await assembleWat(new URL('../src/unescape.wat', import.meta.url)), Buffer.from(UNESCAPE_WASM));
   });
 
   void test('every escape JSON has, at every position, and what the routine refuses: same bytes as the generic path', () => {

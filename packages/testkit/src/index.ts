@@ -26,3 +26,4 @@ export { assertGoodArtifact, assertSnapshotShape, assertTimingsAddUp, countObjec
 export { startSlackStandIn, slackSign, slashCommandBody, type SlackStandIn, type StandInHook, type StandInPost, type WebApiAnswer } from './slack-stand-in.ts';
 export { samplingProfilerRunning } from './sampling-probe.ts';
 export { startStubInspector, syntheticSnapshot, type StubInspector, type StubInspectorOptions, type StubInspectorStats } from './stub-inspector.ts';
+export { assembleWat } from './wat.ts';

@@ -1,0 +1,22 @@
+/**
+ * A WebAssembly text file assembled the way the embedded modules were
+ * (wabt's wat2wasm, SIMD on), for tests that check an embedded module is its
+ * source: packages/capture's unescape.wat, packages/analysis's numbers.wat.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+interface Wabt {
+  parseWat(name: string, text: string, features: object): { validate(): void; toBinary(o: object): { buffer: Uint8Array } };
+}
+
+/** The module `wat` (a file URL or path) assembles to, validated. */
+export async function assembleWat(wat: URL | string): Promise<Buffer> {
+  const path = wat instanceof URL ? fileURLToPath(wat) : wat;
+  const { default: init } = (await import('wabt')) as unknown as { default: () => Promise<Wabt> };
+  const wabt = await init();
+  const module = wabt.parseWat(basename(path), await readFile(path, 'utf8'), { simd: true });
+  module.validate();
+  return Buffer.from(module.toBinary({}).buffer);
+}
