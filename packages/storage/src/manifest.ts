@@ -227,7 +227,9 @@ export function parseArtifactManifest(value: unknown): ArtifactManifest {
  * reader would reject. Throws `invalid_input` naming the bad fields.
  */
 export function validManifest(ref: { captureId: string }, manifest: ArtifactManifest): string {
-  const parsed = manifest.kind === 'sampling-profile' ? SamplingManifestSchema.safeParse(manifest) : CaptureManifestSchema.safeParse(manifest);
+  // Once per capture: zod's compiled fast path would cost ~10 ms to build for one use (13-18 ms against 3.5 ms, first parse in a process).
+  const once = { jitless: true };
+  const parsed = manifest.kind === 'sampling-profile' ? SamplingManifestSchema.safeParse(manifest, once) : CaptureManifestSchema.safeParse(manifest, once);
   if (!parsed.success) {
     const fields = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
     throw new CaptureError('invalid_input', `the manifest of ${ref.captureId} does not match its schema: ${fields}`, { hint: 'this is a bug in heapcap; please report it' });
