@@ -3,7 +3,7 @@
  * snapshot and discards the chunks unread (no parse, no decode, no storage).
  * Nothing that reads the snapshot over CDP can finish sooner; the throughput
  * bench compares our end-to-end capture against it. Run in its own process,
- * like our capturer. Prints {"wallMs", "generateMs", "frameBytes", "frames", "cpuMs"}:
+ * like our capturer. Prints {"wallMs", "generateMs", "tailMs", "frameBytes", "frames", "cpuMs"}:
  * wallMs from before endpoint discovery to the takeHeapSnapshot response (our
  * phase clock's connect … sink covers the same span, plus the sink's tail).
  *
@@ -25,6 +25,7 @@ await new Promise((resolve, reject) => {
   ws.once('error', reject);
 });
 let firstChunkAt: number | undefined;
+let lastChunkAt: number | undefined;
 let frameBytes = 0;
 let frames = 0;
 // Responses are the only messages that start with {"id":; the snapshot's is id 2.
@@ -32,6 +33,7 @@ const done = new Promise<void>((resolve) => {
   ws.on('message', (data) => {
     if (data.length > 64 * 1024 || data.toString('latin1', 0, 20).startsWith('{"method":"HeapProfiler.addHeapSnapshotChunk"')) {
       firstChunkAt ??= performance.now();
+      lastChunkAt = performance.now();
       frameBytes += data.length;
       frames += 1;
     } else if (data.toString('latin1', 0, 7) === '{"id":2') {
@@ -50,6 +52,7 @@ console.log(
   JSON.stringify({
     wallMs: Math.round(wallMs),
     generateMs: firstChunkAt === undefined ? null : Math.round(firstChunkAt - t0),
+    tailMs: lastChunkAt === undefined ? null : Math.round(t0 + wallMs - lastChunkAt),
     frameBytes,
     frames,
     cpuMs: Math.round((cpu.user + cpu.system) / 1000),
