@@ -77,6 +77,10 @@ interface Run {
   targetWaitMs?: number;
   /** In-process: pause start → first byte in the file; ours: the generate phase; floor: connect → first chunk. */
   generateMs?: number;
+  /** First chunk → last chunk (ours and the floor). */
+  serializeMs?: number;
+  /** After the last chunk: ours, until the artifact is complete; the floor, until the target's response (its own tail). */
+  tailMs?: number;
   cap?: CliCapture;
   floorCpuMs?: number;
   load: number;
@@ -85,6 +89,7 @@ interface Run {
 interface FloorResult {
   wallMs: number;
   generateMs: number | null;
+  tailMs: number | null;
   frameBytes: number;
   cpuMs: number;
 }
@@ -135,11 +140,12 @@ function pauseFields(pause: Pause | undefined): Pick<Run, 'pauseMs' | 'targetCpu
 }
 
 function fromCapture(mode: Mode, rep: number, cap: CliCapture, load: number, pause?: Pause): Run {
-  return { mode, rep, ms: cap.timings.total, generateMs: cap.timings.generate, cap, load, ...pauseFields(pause) };
+  return { mode, rep, ms: cap.timings.total, generateMs: cap.timings.generate, serializeMs: cap.timings.serialize, tailMs: cap.timings.sink, cap, load, ...pauseFields(pause) };
 }
 
 function fromFloor(rep: number, f: FloorResult, load: number, pause?: Pause): Run {
-  return { mode: 'floor', rep, ms: f.wallMs, floorCpuMs: f.cpuMs, load, ...(f.generateMs === null ? {} : { generateMs: f.generateMs }), ...pauseFields(pause) };
+  const phases = f.generateMs === null || f.tailMs === null ? {} : { generateMs: f.generateMs, serializeMs: f.wallMs - f.generateMs - f.tailMs, tailMs: f.tailMs };
+  return { mode: 'floor', rep, ms: f.wallMs, floorCpuMs: f.cpuMs, load, ...phases, ...pauseFields(pause) };
 }
 
 function logRun(label: string, r: Run): void {
@@ -153,7 +159,7 @@ function logRun(label: string, r: Run): void {
         `CPU ${ms(c.cpuMs)} ms (main ${ms(c.mainCpuMs)}), peak RSS ${mb(c.peakRssKb * 1024)} MB`,
     );
   }
-  if (r.floorCpuMs !== undefined) parts.push(`CPU ${ms(r.floorCpuMs)} ms`);
+  if (r.floorCpuMs !== undefined) parts.push(`serialize ${ms(r.serializeMs)}, tail ${ms(r.tailMs)} (the target's, last chunk → response); CPU ${ms(r.floorCpuMs)} ms`);
   parts.push(`load ${r.load.toFixed(1)}`);
   console.log(`  ${parts.join('; ')}`);
 }
@@ -239,9 +245,10 @@ function report(checks: Checks, node: Run[], page: Run[]): void {
   const cpuPerGb = (runs: Run[], mode: Mode, main: boolean): number =>
     med(runs, mode, (r) => (r.cap === undefined ? undefined : (main ? r.cap.mainCpuMs : r.cap.cpuMs) / 1000 / (r.cap.bytes / 1e9)));
   const loads = [...node, ...page].map((r) => r.load);
+  const orDash = (v: number): string => (Number.isNaN(v) ? '-' : ms(v));
   const table = (runs: Run[], modes: Mode[], base: Mode): void =>
     printTable(
-      ['mode', 'runs ms', 'median ms', `vs ${base}`, 'pause ms (target side)', 'target CPU / wait ms', 'generate ms', 'serialize ms', 'sink tail ms', 'snapshot MB', 'stored MB', 'spilled MB (max)', 'capturer CPU-s/GB (all / main)', 'peak RSS MB (max)'],
+      ['mode', 'runs ms', 'median ms', `vs ${base}`, 'pause ms (target side)', 'target CPU / wait ms', 'generate ms', 'serialize ms', 'tail ms', 'snapshot MB', 'stored MB', 'spilled MB (max)', 'capturer CPU-s/GB (all / main)', 'peak RSS MB (max)'],
       modes.map((m) => {
         const of = runs.filter((r) => r.mode === m);
         const caps = of.flatMap((r) => (r.cap === undefined ? [] : [r.cap]));
@@ -253,8 +260,8 @@ function report(checks: Checks, node: Run[], page: Run[]): void {
           ms(med(runs, m, (r) => r.pauseMs)),
           `${ms(med(runs, m, (r) => r.targetCpuMs))} / ${ms(med(runs, m, (r) => r.targetWaitMs))}`,
           ms(med(runs, m, (r) => r.generateMs)),
-          caps.length === 0 ? '-' : ms(median(caps.map((c) => c.timings.serialize))),
-          caps.length === 0 ? '-' : ms(median(caps.map((c) => c.timings.sink))),
+          orDash(med(runs, m, (r) => r.serializeMs)),
+          orDash(med(runs, m, (r) => r.tailMs)),
           caps.length === 0 ? '-' : mb(caps[0]?.bytes),
           caps.length === 0 ? '-' : mb(caps[0]?.storedBytes),
           caps.length === 0 ? '-' : mb(Math.max(...caps.map((c) => c.spilledBytes))),
