@@ -25,11 +25,23 @@ interface WasmApi {
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object) => { exports: Exports };
 }
-/** Compiled once per process (a 600-byte module), instantiated per scanner. */
+/** Compiled once per process (a 600-byte module). */
 let compiled: object | undefined;
+/**
+ * Instances given back by finished scanners. V8 reserves address space for
+ * each WebAssembly memory (guard regions, gigabytes of it, until a GC), so
+ * scanners that follow each other reuse a few instead of making one each.
+ */
+const spare: NumberKernel[] = [];
+const SPARE_KERNELS = 4;
 
 /** One scanner's instance: its own memory, so scanners never share a batch. */
 export class NumberKernel {
+  /** A spare instance, or a new one. */
+  static take(): NumberKernel {
+    return spare.pop() ?? new NumberKernel();
+  }
+
   readonly #exports: Exports;
   readonly #input: Uint8Array;
   /** The batch the parsed values go to (NUMBERS_BATCH of them), in the module's memory. */
@@ -37,7 +49,7 @@ export class NumberKernel {
   /** Values the last call took. */
   count = 0;
 
-  constructor() {
+  private constructor() {
     const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
     compiled ??= new wasm.Module(NUMBERS_WASM);
     this.#exports = new wasm.Instance(compiled).exports;
@@ -68,6 +80,11 @@ export class NumberKernel {
     const taken = this.#exports.parse(0, len, OUT + at * 8, NUMBERS_BATCH - at);
     this.count = this.#exports.count.value;
     return taken;
+  }
+
+  /** For the next scanner: call once, and use neither the kernel nor its batch afterwards. */
+  release(): void {
+    if (spare.length < SPARE_KERNELS) spare.push(this);
   }
 
   #load(chunk: Buffer, start: number, window = NUMBERS_WINDOW): number {

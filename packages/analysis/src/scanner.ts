@@ -134,7 +134,8 @@ export class SnapshotScanner {
   private section: NumberSection | undefined;
   private deliver = false;
   private num = 0;
-  private readonly kernel = new NumberKernel();
+  private readonly kernel = NumberKernel.take();
+  private kernelReleased = false;
   /** In the kernel's memory: it parses straight into it. */
   private readonly batch = this.kernel.batch;
   private batchLen = 0;
@@ -188,6 +189,11 @@ export class SnapshotScanner {
   /** Call after the last chunk: fails when the JSON is not complete. */
   end(): ScanTotals {
     if (this.state !== S.Done) this.fail(this.consumed, 'the snapshot ends early (truncated)');
+    // Done: nothing reads the batch any more (a scanner that failed keeps its kernel, for the GC).
+    if (!this.kernelReleased) {
+      this.kernelReleased = true;
+      this.kernel.release();
+    }
     return { bytes: this.consumed, nodeValues: this.counts.nodes, edgeValues: this.counts.edges, strings: this.stringIndex };
   }
 

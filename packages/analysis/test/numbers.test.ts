@@ -96,6 +96,38 @@ void describe('integer arrays in WebAssembly', () => {
     assert.deepEqual(scan(bytesOf(small), []), scan([small], []));
   });
 
+  void test('scanners side by side never share a batch; instances given back serve the next scanners', () => {
+    const next = random(3);
+    const docs = [1, 2, 3].map((k) => document(numbersText(next, 20_000 * k, 7, 12), numbersText(next, 10_000, 3, 12)));
+    const alone = docs.map((d) => scan([d], ['nodes', 'edges']));
+    for (let round = 0; round < 3; round++) {
+      // Interleaved 4 KiB chunks: each scanner's batch is in its own instance's memory.
+      const outs = docs.map(() => ({ nodes: [] as number[], edges: [] as number[] }));
+      const scanners = docs.map(
+        (_, k) =>
+          new SnapshotScanner({
+            header: () => undefined,
+            wants: () => true,
+            numbers: (section, values, count) => {
+              for (let j = 0; j < count; j++) outs[k]?.[section].push(values[j] as number);
+            },
+            nextWantedString: () => Infinity,
+            string: () => undefined,
+          }),
+      );
+      for (let at = 0; docs.some((d) => at < d.length); at += 4096) {
+        docs.forEach((d, k) => {
+          if (at < d.length) scanners[k]?.write(d.subarray(at, at + 4096));
+        });
+      }
+      scanners.forEach((sc) => sc.end());
+      outs.forEach((o, k) => {
+        assert.deepEqual(o.nodes, alone[k]?.nodes, `round ${round}, scanner ${k}: nodes`);
+        assert.deepEqual(o.edges, alone[k]?.edges, `round ${round}, scanner ${k}: edges`);
+      });
+    }
+  });
+
   void test('a bad byte at each of 48 places, counted or parsed: snapshot_invalid at that byte, as without the kernel', () => {
     const next = random(5);
     const values = numbersText(next, 400, 7, 9);
