@@ -1,7 +1,7 @@
 /**
  * Runs the benches of this workspace in sequence, or the ones named:
  *
- *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|cli-cpu|api|headroom-model|summary|redis-footprint|watch-session|sampling|scale ...] [--name=value ...]
+ *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|cli-cpu|loaded|api|headroom-model|summary|redis-footprint|watch-session|sampling|scale ...] [--name=value ...]
  *
  * `--name=value` arguments are left for the benches to read (bench/scale.ts: --targets=10000 …).
  *
@@ -36,6 +36,7 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   throughput: async () => (await import('./throughput.ts')).throughputBench,
   'capturer-cpu': async () => (await import('./capturer-cpu.ts')).capturerCpuBench,
   'cli-cpu': async () => (await import('./cli-cpu.ts')).cliCpuBench,
+  loaded: async () => (await import('./loaded.ts')).loadedBench,
   api: async () => (await import('./api.ts')).apiBench,
   'headroom-model': async () => (await import('./headroom-model.ts')).headroomModelBench,
   summary: async () => (await import('./summary.ts')).summaryBench,

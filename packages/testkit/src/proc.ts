@@ -39,7 +39,6 @@ export function rssKb(pid: number): number {
   return statusField(pid, 'VmRSS');
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read it, close). */
 /** The nice value of every thread of `pid` (field 19 of /proc/PID/task/TID/stat); threads that end meanwhile are skipped. */
 export function threadNiceValues(pid: number): number[] {
   const out: number[] = [];
@@ -55,6 +54,7 @@ export function threadNiceValues(pid: number): number[] {
   return out;
 }
 
+/** A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read it, close). */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
