@@ -4,11 +4,12 @@
  *
  * The engine knows nothing of storage: the caller passes `consume`, which
  * receives the snapshot as a Readable and resolves when the artifact is
- * complete. The stream ends only after the snapshot was validated (response
- * received after the last chunk, JSON closed); otherwise it is destroyed with
- * `snapshot_truncated` or `target_closed`, so a sink never completes a bad artifact.
+ * complete. The snapshot itself is take-snapshot.ts (the one snapshot path,
+ * which leak hunts use too): the stream ends only after the snapshot was
+ * validated (response received after the last chunk, JSON closed); otherwise
+ * it is destroyed with `snapshot_truncated` or `target_closed`, so a sink never
+ * completes a bad artifact.
  */
-import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { CaptureError, toCaptureError } from './errors.ts';
 import { PhaseClock, type Phase, type PhaseTimings } from './clock.ts';
@@ -16,9 +17,10 @@ import { resolveEndpoint, type EndpointSpec, type ResolvedEndpoint } from './end
 import { CdpSession } from './session.ts';
 import { assertExpectedPid, gatherRuntimeFacts, type RuntimeFacts } from './runtime.ts';
 import { decideWarm, runWarm, type WarmMethod, type WarmMode, type WarmReport } from './warm.ts';
-import { SnapshotStream, type SnapshotStreamStats } from './snapshot-stream.ts';
+import type { SnapshotStreamStats } from './snapshot-stream.ts';
+import { takeSnapshotVia, type ReleaseChunk, type SnapshotFlags } from './take-snapshot.ts';
 import { parseV8Version, compareVersions } from './v8-version.ts';
-import { throwIfAborted, withDeadline } from './deadline.ts';
+import { throwIfAborted } from './deadline.ts';
 import { checkHeadroom, forcedFailure } from './headroom-gate.ts';
 import type { HeadroomOptions, HeadroomReport } from './headroom.ts';
 import { readPeak, type PeakReport } from './headroom-peak.ts';
@@ -37,12 +39,15 @@ export interface CaptureTimeouts {
 
 export const DEFAULT_TIMEOUTS: CaptureTimeouts = { connectMs: 10_000, commandMs: 30_000, snapshotMs: 30 * 60_000 };
 
-/** Snapshot flags, passed only where the target's V8 knows them. */
-export interface SnapshotFlags {
-  exposeInternals?: boolean;
-  captureNumericValue?: boolean;
-  treatGlobalObjectsAsRoots?: boolean;
-}
+export type { SnapshotFlags } from './take-snapshot.ts';
+
+/**
+ * Receives the snapshot bytes and the facts preflight gathered; resolves when
+ * the artifact is complete. `release` gives each chunk back to the engine's
+ * block pool once the consumer's last stage is done with it (a store takes it
+ * in its put options).
+ */
+export type CaptureConsumer<T> = (snapshot: Readable, facts: RuntimeFacts, release: ReleaseChunk) => Promise<T>;
 
 /** Progress reported while the capture runs. */
 export type CaptureProgress =
@@ -117,7 +122,7 @@ export interface CaptureResult<T> {
 /** Thrown errors carry the phase in `error.phase` and the timings so far in `details.timings`. */
 export async function captureHeapSnapshot<T>(
   options: CaptureOptions,
-  consume: (snapshot: Readable, facts: RuntimeFacts) => Promise<T>,
+  consume: CaptureConsumer<T>,
 ): Promise<CaptureResult<T>> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const { signal } = options;
@@ -273,7 +278,7 @@ async function chooseTransport(session: CdpSession, facts: RuntimeFacts, flags: 
   return { pipe: setup, requested };
 }
 
-/** Take the snapshot and feed it to `consume`; returns when the artifact is complete. */
+/** Take the snapshot (takeSnapshot, through the pipe when routed so) and feed it to `consume`; returns when the artifact is complete. */
 async function streamSnapshot<T>(
   session: CdpSession,
   flags: SnapshotFlags,
@@ -281,7 +286,7 @@ async function streamSnapshot<T>(
   clock: PhaseClock,
   progress: (p: CaptureProgress) => void,
   options: CaptureOptions,
-  consume: (snapshot: Readable, facts: RuntimeFacts) => Promise<T>,
+  consume: CaptureConsumer<T>,
   facts: RuntimeFacts,
   route: Route,
 ): Promise<{ stats: SnapshotStreamStats; finishedAtMs: number; consumed: T; transport: TransportReport }> {
@@ -290,127 +295,48 @@ async function streamSnapshot<T>(
   // target, back to back, load average 4-6), and `gc` before that.
   clock.enter('generate');
   progress({ phase: 'generate', done: 0, total: 0 });
-  const stream = new SnapshotStream({
-    ...(options.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: options.memoryCeilingBytes }),
-    ...(options.spillDir === undefined ? {} : { spillDir: options.spillDir }),
-  });
-  // The engine reports failures through its own rejection; the sink may not have
-  // attached its pipeline yet (it may still be opening a file or an upload) when
-  // the stream is destroyed with an error, and an 'error' with no listener would
-  // crash the process.
-  stream.on('error', () => undefined);
-  let firstChunkAt: number | undefined;
-  let lastChunkAt: number | undefined;
-  const ends = new SnapshotEnds();
-  let responded = false;
-  let lateChunks = 0;
-  // Listeners go on before the command, and come off in `finally`.
-  const onChunk = (chunk: Buffer): void => {
-    if (responded) {
-      lateChunks += 1;
-      return;
-    }
-    const now = performance.now();
-    if (firstChunkAt === undefined) {
-      firstChunkAt = now;
-      clock.enter('serialize', now);
-    }
-    lastChunkAt = now;
-    ends.add(chunk);
-    stream.pushChunk(chunk);
-    progress({ phase: 'serialize', bytes: stream.stats.bytes, chunks: stream.stats.chunks, spilledBytes: stream.stats.spilledBytes });
-  };
-  const offChunk = session.onSnapshotChunk(onChunk);
-  const offProgress = session.on('HeapProfiler.reportHeapSnapshotProgress', ({ done, total }) => {
-    if (firstChunkAt === undefined) progress({ phase: 'generate', done, total });
-  });
-  const consuming = consume(stream, facts);
-  // Observe the consumer's failure right away (no unhandled rejection while the snapshot runs).
-  let consumeError: unknown;
-  const consumeFailed = consuming.then(
-    () => new Promise<never>(() => undefined),
-    (err: unknown) => {
-      consumeError = err;
-      throw err;
-    },
-  );
   let transport: TransportReport | undefined = route.pipe === undefined ? route.report : undefined;
-  try {
-    if (route.pipe !== undefined) {
-      try {
-        // A failing sink stops the capture at once: no point in reading a snapshot we cannot store.
-        await Promise.race([readPipeSnapshot(session, route.pipe, flags, snapshotMs, onChunk), consumeFailed]);
-        transport = { requested: route.requested, used: 'pipe', reason: 'the target shares the pipe directory' };
-      } catch (err) {
-        // Nothing arrived yet and the target is fine: the same snapshot over CDP, unless the pipe was
-        // required. A target that timed out, closed or was cancelled is not asked again.
-        if (firstChunkAt !== undefined || consumeError !== undefined || route.requested === 'pipe' || targetFailure(err)) throw err;
-        transport = { requested: route.requested, used: 'cdp', reason: `the pipe failed before any byte: ${(err as Error).message}` };
-      } finally {
-        await removePipe(route.pipe);
-      }
-    }
-    if (transport?.used !== 'pipe') {
-      const snapshot = session.send('HeapProfiler.takeHeapSnapshot', { reportProgress: options.reportProgress === true, ...flags }, snapshotMs);
-      // A failing sink stops the capture at once: no point in reading a snapshot we cannot store.
-      await Promise.race([snapshot, consumeFailed]);
-    }
-    responded = true;
-    const truncated = truncation(ends.head, ends.tail, firstChunkAt !== undefined);
-    if (truncated !== undefined) throw truncated;
-    clock.enter('sink', lastChunkAt);
-    stream.finish();
-    const consumed = await withDeadline(consuming, snapshotMs, () => new CaptureError('storage_failed', `the sink did not complete within ${snapshotMs} ms after the last chunk`), options.signal);
-    return { stats: { ...stream.stats }, finishedAtMs: performance.now(), consumed, transport: transport ?? { requested: 'cdp', used: 'cdp', reason: 'cdp was requested' } };
-  } catch (err) {
-    const error = consumeError ?? err;
-    stream.destroy(toCaptureError(error));
-    // Wait for the sink to clean up (abort uploads, remove temp files) before reporting.
-    await consuming.catch(() => undefined);
-    throw error;
-  } finally {
-    offChunk();
-    offProgress();
-    if (lateChunks > 0) stream.destroy();
-  }
+  const taken = await takeSnapshotVia(
+    session,
+    (snapshot, release) => consume(snapshot, facts, release),
+    {
+      flags,
+      reportProgress: options.reportProgress === true,
+      timeoutMs: snapshotMs,
+      ...(options.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: options.memoryCeilingBytes }),
+      ...(options.spillDir === undefined ? {} : { spillDir: options.spillDir }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      onGenerateProgress: (done, total) => progress({ phase: 'generate', done, total }),
+      onChunk: (at, first, stats) => {
+        if (first) clock.enter('serialize', at);
+        progress({ phase: 'serialize', bytes: stats.bytes, chunks: stats.chunks, spilledBytes: stats.spilledBytes });
+      },
+      onComplete: (lastChunkAt) => clock.enter('sink', lastChunkAt),
+    },
+    route.pipe === undefined
+      ? undefined
+      : async ({ push, overCdp, consumerFailed, gotChunks, consumerError }) => {
+          const { pipe, requested } = route;
+          try {
+            // A failing sink stops the capture at once: no point in reading a snapshot we cannot store.
+            await Promise.race([readPipeSnapshot(session, pipe, flags, snapshotMs, push), consumerFailed]);
+            transport = { requested, used: 'pipe', reason: 'the target shares the pipe directory' };
+            return;
+          } catch (err) {
+            // Nothing arrived yet and the target is fine: the same snapshot over CDP, unless the pipe was
+            // required. A target that timed out, closed or was cancelled is not asked again.
+            if (gotChunks() || consumerError() !== undefined || requested === 'pipe' || targetFailure(err)) throw err;
+            transport = { requested, used: 'cdp', reason: `the pipe failed before any byte: ${(err as Error).message}` };
+          } finally {
+            await removePipe(pipe);
+          }
+          await overCdp();
+        },
+  );
+  return { ...taken, transport: transport ?? { requested: 'cdp', used: 'cdp', reason: 'cdp was requested' } };
 }
 
 /** The target (not the pipe) failed: it is frozen, busy, gone, or the capture was cancelled. */
 function targetFailure(err: unknown): boolean {
   return err instanceof CaptureError && (err.code === 'protocol_timeout' || err.code === 'target_closed' || err.code === 'cancelled');
-}
-
-/** The first and last 64 bytes of the snapshot, for the completeness check; copies nothing else. */
-class SnapshotEnds {
-  #head = Buffer.alloc(0);
-  #tail = Buffer.alloc(0);
-
-  add(chunk: Buffer): void {
-    if (this.#head.length < 64) this.#head = Buffer.concat([this.#head, chunk.subarray(0, 64 - this.#head.length)]);
-    this.#tail = chunk.length >= 64 ? Buffer.from(chunk.subarray(-64)) : Buffer.concat([this.#tail, chunk]).subarray(-64);
-  }
-
-  get head(): string {
-    return this.#head.toString('utf8');
-  }
-
-  get tail(): string {
-    return this.#tail.toString('utf8');
-  }
-}
-
-/** A snapshot is complete only if it starts as a snapshot object and its JSON is closed. */
-function truncation(head: string, tail: string, gotChunks: boolean): CaptureError | undefined {
-  if (!gotChunks) {
-    return new CaptureError('snapshot_truncated', 'the target answered takeHeapSnapshot without sending any snapshot data', {
-      hint: 'the target may be out of memory; check its logs',
-    });
-  }
-  if (!/^\s*\{\s*"snapshot"/.test(head) || !/\]\s*\}\s*$/.test(tail)) {
-    return new CaptureError('snapshot_truncated', 'the snapshot JSON is incomplete (its last chunk does not close the document)', {
-      hint: 'the connection or the target failed during serialization; retry the capture',
-      details: { tail: tail.slice(-16) },
-    });
-  }
-  return undefined;
 }

@@ -14,39 +14,15 @@
  *
  * The contract: every block handed downstream is lent. The stage that uses a
  * chunk last (the sink's gzip once it has consumed it, the file write once it
- * completed) gives it back with `releaseSnapshotChunk` (@heapcap/storage), and
- * the block is reused. A chunk nobody gives back is simply collected by the GC,
- * so a consumer that keeps chunks (the S3 upload without gzip, a test) costs
- * memory as before, never correctness. A stage that keeps bytes past its own
- * callback must copy them (the digest's header, the summary's split strings).
- *
- * The registry is found through a global symbol, so the storage package needs
- * no dependency on this one (both run in the same process).
+ * completed, the upload's copy into a part) gives it back with the `release`
+ * callback the engine hands its consumer (`SnapshotStream#release`), which a
+ * store receives in its put options (packages/pipeline/src/run-capture.ts):
+ * a parameter, because the store and the engine know nothing of each other.
+ * A chunk nobody gives back is simply collected by the GC, so a consumer that
+ * keeps chunks (a leak hunt's file write, a test) costs memory as
+ * before, never correctness. A stage that keeps bytes past its own callback
+ * must copy them (the digest's header, the summary's split strings).
  */
-
-/** The global registry key; @heapcap/storage's `releaseSnapshotChunk` looks it up. */
-export const CHUNK_POOL_REGISTRY = Symbol.for('heapcap.snapshotChunkPool');
-
-interface Registry {
-  pools: WeakMap<ArrayBufferLike, BlockPool>;
-  release(chunk: Uint8Array): void;
-}
-
-function registry(): Registry {
-  const g = globalThis as unknown as Record<symbol, Registry | undefined>;
-  let r = g[CHUNK_POOL_REGISTRY];
-  if (r === undefined) {
-    const pools = new WeakMap<ArrayBufferLike, BlockPool>();
-    r = {
-      pools,
-      release(chunk: Uint8Array): void {
-        pools.get(chunk.buffer)?.giveBack(chunk.buffer);
-      },
-    };
-    g[CHUNK_POOL_REGISTRY] = r;
-  }
-  return r;
-}
 
 /** Fixed-size blocks, lent downstream and reused when given back. */
 export class BlockPool {
@@ -55,7 +31,6 @@ export class BlockPool {
   readonly #free: Buffer[] = [];
   /** Blocks lent out, by their memory: a block is reused only once, however often it is given back. */
   readonly #lent = new Map<ArrayBufferLike, Buffer>();
-  readonly #pools = registry().pools;
   #closed = false;
   /** Blocks allocated over the pool's life (the rest were reused). */
   allocated = 0;
@@ -69,7 +44,7 @@ export class BlockPool {
   take(): Buffer {
     let block = this.#free.pop();
     if (block === undefined) {
-      // Its own ArrayBuffer (not Node's shared pool): the registry finds the pool by it.
+      // Its own ArrayBuffer (not Node's shared pool): giveBack finds the block by it.
       block = Buffer.allocUnsafeSlow(this.blockSize);
       this.allocated += 1;
     }
@@ -81,15 +56,13 @@ export class BlockPool {
     if (!this.#closed && this.#free.length < this.#maxFree) this.#free.push(block);
   }
 
-  /** `block` (or a view of it starting at 0) goes downstream; it comes back through the registry. */
+  /** `block` (or a view of it starting at 0) goes downstream; it comes back through `giveBack`. */
   lend(block: Buffer, length: number): Buffer {
-    if (!this.#closed) {
-      this.#lent.set(block.buffer, block);
-      this.#pools.set(block.buffer, this);
-    }
+    if (!this.#closed) this.#lent.set(block.buffer, block);
     return length === block.length ? block : block.subarray(0, length);
   }
 
+  /** The block whose memory is `memory` may be refilled; memory this pool did not lend (or lent once already) is ignored. */
   giveBack(memory: ArrayBufferLike): void {
     const block = this.#lent.get(memory);
     if (block === undefined) return;

@@ -18,7 +18,7 @@
  *
  * Bytes are copied into fixed blocks (1 MiB, or the ceiling when smaller) from
  * a pool (chunk-pool.ts): the transport reuses its read buffer, and the sink
- * gives each block back once it has consumed it, so a capture allocates a few
+ * gives each block back (`release`) once it has consumed it, so a capture allocates a few
  * dozen blocks, not one Buffer per chunk. Blocks go downstream when full (or
  * at the end), which also means 10-16× fewer, larger chunks for every stage
  * after it (digest, summary, gzip, upload). Spilled bytes are staged in a block
@@ -120,6 +120,14 @@ export class SnapshotStream extends Readable {
       }
     }
     if (this.#wantsData) this.#drain();
+  }
+
+  /**
+   * `chunk` (one this stream pushed) is consumed: its block may be refilled.
+   * Anything else, or a chunk given back twice, is ignored.
+   */
+  release(chunk: Uint8Array): void {
+    this.#pool.giveBack(chunk.buffer);
   }
 
   /** The producer has delivered every chunk (and the engine validated them). */

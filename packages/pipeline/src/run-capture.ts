@@ -94,8 +94,10 @@ async function runSnapshotCapture(input: RunCaptureInput): Promise<RunCaptureOut
     beforeSnapshot: () => input.sink.check(input.signal),
   };
   const tee = input.summary === false ? undefined : new SummaryTee(input.summary ?? {});
-  const result = await captureHeapSnapshot(options, (snapshot: Readable) =>
-    input.sink.put(ref, tee === undefined ? snapshot : through(snapshot, tee), input.signal === undefined ? {} : { signal: input.signal }),
+  // `release`: the store's last stage gives each of the engine's blocks back once done with it (the
+  // summary tee passes the same chunks through, so the sink's stages see the engine's blocks).
+  const result = await captureHeapSnapshot(options, (snapshot: Readable, _facts, release) =>
+    input.sink.put(ref, tee === undefined ? snapshot : through(snapshot, tee), { release, ...(input.signal === undefined ? {} : { signal: input.signal }) }),
   );
   const stored = result.consumed;
   const summary = tee === undefined ? ({ kind: 'off' } as const) : await storeSummary(input.sink, ref, tee);

@@ -1,6 +1,5 @@
 /** The gzip stage every sink puts between the digest and the store. */
-import { createGzip, type Gzip } from 'node:zlib';
-import { releaseAfterGzip } from './chunk-release.ts';
+import { Gzip, type ZlibOptions } from 'node:zlib';
 
 /**
  * Level 2, chosen by measurement: on a 2-core host the sink shares the second
@@ -51,11 +50,33 @@ export const SNAPSHOT_GZIP_LEVEL = 2;
 export const SNAPSHOT_GZIP_WINDOW_BITS = 12;
 
 /**
- * A zlib Gzip stream at the level the sink can sustain while the target
- * serializes. It gives each input chunk back to the engine's block pool once
- * consumed (chunk-release.ts): put it after every other stage that reads the
- * uncompressed bytes.
+ * Gzip that hands each input chunk to `release` once zlib has consumed it: a
+ * Transform's callback runs when its chunk is processed, and zlib calls it only
+ * once every byte of the chunk is in its window or its output.
  */
-export function createSnapshotGzip(): Gzip {
-  return releaseAfterGzip(createGzip({ level: SNAPSHOT_GZIP_LEVEL, windowBits: SNAPSHOT_GZIP_WINDOW_BITS, chunkSize: 256 * 1024 }));
+class ReleasingGzip extends Gzip {
+  readonly #release: (chunk: Uint8Array) => void;
+
+  constructor(options: ZlibOptions, release: (chunk: Uint8Array) => void) {
+    super(options);
+    this.#release = release;
+  }
+
+  override _transform(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null, data?: Buffer) => void): void {
+    super._transform(chunk, encoding, (error, data) => {
+      // zlib's own flush at the end comes through here with an empty Buffer of its own: not a chunk of ours.
+      if (chunk.length > 0) this.#release(chunk);
+      callback(error, data);
+    });
+  }
+}
+
+/**
+ * A zlib Gzip stream at the level the sink can sustain while the target
+ * serializes. With `release` (PutOptions) it gives each input chunk back once
+ * consumed: put it after every other stage that reads the uncompressed bytes.
+ */
+export function createSnapshotGzip(release?: (chunk: Uint8Array) => void): Gzip {
+  const options: ZlibOptions = { level: SNAPSHOT_GZIP_LEVEL, windowBits: SNAPSHOT_GZIP_WINDOW_BITS, chunkSize: 256 * 1024 };
+  return release === undefined ? new Gzip(options) : new ReleasingGzip(options, release);
 }

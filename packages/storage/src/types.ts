@@ -54,6 +54,15 @@ export interface StoredArtifact {
 
 export interface PutOptions {
   signal?: AbortSignal;
+  /**
+   * Called with each chunk of `source` once the store's last stage that reads
+   * it is done with its bytes (gzip consumed it, the file write completed, the
+   * upload copied it into a part), so that the producer may refill its memory.
+   * The capture engine's block pool is the producer (@heapcap/capture's
+   * chunk-pool.ts; the pipeline passes its `release`); the store never keeps a
+   * chunk after this call. Default: none, chunks are left to the GC.
+   */
+  release?: (chunk: Uint8Array) => void;
 }
 
 /** Options for reading an artifact back. */

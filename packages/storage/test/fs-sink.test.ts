@@ -130,6 +130,27 @@ void describe('FileSink.put', () => {
     assert.equal(full.edges.length, h.edgeCount * h.edgeFields.length);
   });
 
+  for (const gzip of [false, true]) {
+    void it(`gives every chunk to release once its last stage is done with it (gzip ${gzip ? 'on' : 'off'}): a scribbled chunk never reaches the file`, async () => {
+      const sink = createFileSink({ dir: await newRoot() });
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < snap.length; at += CHUNK) chunks.push(Buffer.from(snap.subarray(at, at + CHUNK)));
+      const released = new Set<Uint8Array>();
+      // The producer refills a block as soon as it is given back: had the write (or gzip) still needed
+      // its bytes, the stored artifact would differ from the snapshot.
+      const release = (chunk: Uint8Array): void => {
+        assert.ok(chunks.includes(chunk as Buffer), 'only the source chunks are given back');
+        released.add(chunk);
+        chunk.fill(0x21);
+      };
+      const stored = await sink.put(newRef({ gzip }), Readable.from(chunks), { release });
+      const onDisk = await readFile(stored.location);
+      assert.ok((gzip ? gunzipSync(onDisk) : onDisk).equals(snap), 'the stored bytes are the snapshot');
+      assert.equal(stored.sha256, sha256(snap));
+      assert.equal(released.size, chunks.length, 'every chunk was given back');
+    });
+  }
+
   void it('writes plain JSON under a .heapsnapshot key when gzip is off', async () => {
     const root = await newRoot();
     const sink = createFileSink({ dir: root });

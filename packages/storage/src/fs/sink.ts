@@ -5,7 +5,6 @@
  * nothing; a failed put removes its temp file.
  */
 import { randomBytes } from 'node:crypto';
-import type { WriteStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import type { Readable, Stream } from 'node:stream';
@@ -15,7 +14,7 @@ import { SnapshotDigest } from '../digest.ts';
 import { CreatedDirs, DIR_MODE, openInDir, pruneEmptyDirs } from './dirs.ts';
 import { errnoCode, fsStorageError, type FsOp } from './errors.ts';
 import { createSnapshotGzip } from '../gzip.ts';
-import { releaseAfterWrite } from '../chunk-release.ts';
+import { FileWriter } from './file-writer.ts';
 import { ID_PATTERN } from '@heapcap/config';
 import { captureObjectKeys, documentKey, locationOfKey, locationOfRef, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE, type CaptureLocation, type DocumentKind } from '../keys.ts';
 import { documentBody, parseDocument } from '../document.ts';
@@ -66,19 +65,12 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
-/**
- * Destroys a file write stream and waits until its fd is closed; rejects when
- * closing fails (some filesystems report write errors only on close).
- */
-function closeStream(stream: WriteStream): Promise<void> {
-  if (stream.closed) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    let failed: unknown;
-    stream.once('error', (err) => {
-      failed = err;
-    });
-    stream.once('close', () => (failed === undefined ? resolve() : reject(failed)));
-    stream.destroy();
+/** Destroys the writer and waits until its write in flight (if any) has returned. */
+function stopWriter(writer: FileWriter): Promise<void> {
+  if (writer.closed) return Promise.resolve();
+  return new Promise((resolve) => {
+    writer.once('close', () => resolve());
+    writer.destroy();
   });
 }
 
@@ -171,20 +163,22 @@ export class FileSink implements ArtifactStore {
     const created = new CreatedDirs();
     let watch: FirstFailure | undefined;
     let handle: FileHandle | undefined;
-    let out: WriteStream | undefined;
+    let out: FileWriter | undefined;
     let leftover: string | undefined;
     try {
       handle = await openInDir(dir, tmp, FILE_MODE, created);
       leftover = tmp;
-      // autoClose off: the fd must outlive 'finish' for the fsync; closeStream() closes it (and the handle).
-      out = handle.createWriteStream({ autoClose: false });
-      // The last stage to read the snapshot's bytes gives the engine's blocks back (chunk-release.ts).
-      const stages = ref.gzip ? [source, digest, createSnapshotGzip(), out] : [source, digest, releaseAfterWrite(out)];
+      // The last stage to read the snapshot's bytes gives the producer's chunks back (options.release).
+      out = new FileWriter(handle, ref.gzip ? undefined : options.release);
+      const stages = ref.gzip ? [source, digest, createSnapshotGzip(options.release), out] : [source, digest, out];
       watch = watchFirstFailure(stages);
       await pipeline(stages, signal === undefined ? {} : { signal });
       await handle.sync();
       const bytesStored = out.bytesWritten;
-      await closeStream(out);
+      // Some filesystems report write errors only on close.
+      const closing = handle;
+      handle = undefined;
+      await closing.close();
       await rename(tmp, final);
       leftover = final;
       await syncDir(dir);
@@ -201,9 +195,9 @@ export class FileSink implements ArtifactStore {
       };
     } catch (err) {
       if (!source.destroyed) source.destroy();
-      // The stream waits for a write in flight before closing the fd, so the unlink below is the last word.
-      if (out !== undefined) await closeStream(out).catch(() => {});
-      else if (handle !== undefined) await handle.close().catch(() => {});
+      // The writer's write in flight returns before the fd closes, so the unlink below is the last word.
+      if (out !== undefined) await stopWriter(out);
+      if (handle !== undefined) await handle.close().catch(() => {});
       if (leftover !== undefined) await unlinkIfPresent(leftover).catch(() => {});
       await created.prune(dir);
       throw this.#putError(err, watch?.first === source, signal, final);

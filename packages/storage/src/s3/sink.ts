@@ -98,7 +98,8 @@ export class S3Sink implements ArtifactStore {
     const digest = new SnapshotDigest();
     const counter = new ByteCounter();
     // The same gzip stage as the filesystem sink (level chosen there by measurement).
-    const transforms = ref.gzip ? [digest, createSnapshotGzip(), counter] : [digest, counter];
+    // The last stage to read the uncompressed bytes gives the producer's chunks back: gzip, or the copy into a part.
+    const transforms = ref.gzip ? [digest, createSnapshotGzip(options.release), counter] : [digest, counter];
     const params = {
       ...this.#objectParams(objectKey, SNAPSHOT_CONTENT_TYPE),
       ...(ref.gzip ? { ContentEncoding: 'gzip' } : {}),
@@ -113,6 +114,7 @@ export class S3Sink implements ArtifactStore {
       partSize: this.config.partSizeBytes,
       queueSize: this.config.queueSize,
       signal: options.signal,
+      ...(ref.gzip || options.release === undefined ? {} : { release: options.release }),
       ctx: this.#ctx('put', objectKey),
     });
     return {

@@ -15,7 +15,7 @@
  * plus partSize of copy per part, all garbage for the GC to find later: into
  * MinIO the capturing process peaked at 156-165 MB RSS with it (bench/rss.ts),
  * against 150 MB allowed. It also gave no way to hand the engine's blocks back
- * (chunk-release.ts) when the object is not gzipped.
+ * (`release`) when the object is not gzipped.
  *
  * Failure handling:
  * - the first failed request (already retried by the SDK until the budget)
@@ -38,7 +38,6 @@ import {
 } from '@aws-sdk/client-s3';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { CaptureError, toCaptureError } from '@heapcap/errors';
-import { releaseSnapshotChunk } from '../chunk-release.ts';
 import type { S3Janitor } from './cleanup.ts';
 import { toStorageError, type S3ErrorContext } from './errors.ts';
 
@@ -55,6 +54,8 @@ export interface StreamJob {
   queueSize: number;
   signal: AbortSignal | undefined;
   ctx: S3ErrorContext;
+  /** Called with each chunk once copied into a part (PutOptions.release; only where no transform copies first). */
+  release?: (chunk: Uint8Array) => void;
 }
 
 type Send = (command: unknown, options?: Record<string, unknown>) => Promise<unknown>;
@@ -206,7 +207,7 @@ export async function streamToS3(job: StreamJob): Promise<void> {
         }
       }
       // Copied: an engine block (no gzip) can be refilled.
-      releaseSnapshotChunk(chunk);
+      job.release?.(chunk);
       check();
     }
     check();
