@@ -6,7 +6,7 @@
  * | 0 | success |
  * | 1 | internal error (a bug: please report it) |
  * | 2 | invalid input: bad flags or configuration |
- * | 3 | target problem: unreachable, not found, closed, permission denied |
+ * | 3 | target problem: unreachable, not found, closed, busy, permission denied |
  * | 4 | snapshot problem: truncated, invalid, protocol timeout or error |
  * | 5 | storage problem: failed, unavailable, auth, bucket missing |
  * | 6 | refused: insufficient headroom on the target, or a snapshot too large to analyse |
@@ -35,6 +35,7 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
     case 'target_not_found':
     case 'target_ambiguous':
     case 'target_closed':
+    case 'target_busy':
     case 'permission_denied':
       return EXIT.target;
     case 'snapshot_truncated':

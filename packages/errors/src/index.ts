@@ -14,6 +14,9 @@ export const ERROR_CODES = [
   // A selector (Chromium page pattern) matched several targets and was not told to take the first.
   'target_ambiguous',
   'target_closed',
+  // The target stayed locked by other captures for longer than the caller waits for it (a leak hunt: 2 min).
+  // Not retried automatically: the hunt already waited, and trying again is the operator's call.
+  'target_busy',
   'protocol_timeout',
   'protocol_error',
   'snapshot_truncated',
