@@ -8,18 +8,22 @@
  * held for the whole hunt, so no capture interleaves (its session would not
  * clear the ids, but its snapshot would pause the target in between).
  *
- * Snapshot bytes go from the session's chunk events straight to temp files
- * (no spill buffer: a disk slower than the socket buffers in memory), and the
- * report's work is synchronous CPU like the analysis'. Both are why hunts run
- * one at a time, with the analysis's size limit per snapshot.
+ * Each snapshot is taken by the engine's `takeSnapshot`, the path a capture's
+ * snapshot takes: listener on before the command, the bounded buffer that
+ * spills to a file in the hunt's directory (the socket is never stalled by a
+ * slow disk), the completeness check (`snapshot_truncated`), `target_closed`
+ * when the target goes away. The report's work is synchronous CPU like the
+ * analysis'; that and the three whole snapshots on disk are why hunts run one
+ * at a time, with the analysis's size limit per snapshot.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { leakHunt } from '@heapcap/analysis';
-import { CdpSession, resolveEndpoint, sleep } from '@heapcap/capture';
-import { CaptureError, toCaptureError } from '@heapcap/errors';
+import { CdpSession, resolveEndpoint, sleep, takeSnapshot } from '@heapcap/capture';
+import { CaptureError, toCaptureError, type ErrorCode } from '@heapcap/errors';
 import { leakHuntQueueName, LeakHuntJobSchema, type LeakHuntJob, type LeakHuntRecord } from '@heapcap/queue';
 import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
 import { startLease } from './lease.ts';
@@ -34,21 +38,30 @@ const LEASE_MS = 30_000;
 /** How long a hunt waits for a busy target's lock before failing with `target_busy`. */
 const LOCK_WAIT_MS = 120_000;
 
-/** One snapshot on `session` (HeapProfiler enabled), streamed to `path`; resolves with its bytes. */
-async function snapshotTo(session: CdpSession, path: string): Promise<number> {
-  const out = createWriteStream(path, { mode: 0o600 });
-  let bytes = 0;
-  const off = session.on('HeapProfiler.addHeapSnapshotChunk', (p) => {
-    bytes += Buffer.byteLength(p.chunk);
-    out.write(p.chunk);
-  });
-  try {
-    await session.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false }, SNAPSHOT_TIMEOUT_MS);
-  } finally {
-    off();
-    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-  }
-  return bytes;
+/**
+ * One snapshot on `session` (HeapProfiler enabled) into the new file `path`,
+ * through the engine's snapshot path; resolves with its bytes. A failed write
+ * (a full disk) is `storage_failed`; the target's failures keep their codes.
+ */
+async function snapshotTo(session: CdpSession, path: string, dir: string, signal: AbortSignal): Promise<number> {
+  const taken = await takeSnapshot(
+    session,
+    async (snapshot) => {
+      try {
+        // 'wx': a fresh file, never one left over.
+        await pipeline(snapshot, createWriteStream(path, { mode: 0o600, flags: 'wx' }));
+      } catch (err) {
+        // The engine's own errors (target_closed, snapshot_truncated, …) reach the file's pipeline too.
+        if (err instanceof CaptureError) throw err;
+        throw new CaptureError('storage_failed', `writing the snapshot to ${path} failed: ${(err as Error).message}`, {
+          hint: 'check free space and permissions of the worker\'s scratch directory (HEAPCAP_SPILL_DIR, default the OS temp dir)',
+          cause: err,
+        });
+      }
+    },
+    { timeoutMs: SNAPSHOT_TIMEOUT_MS, spillDir: dir, signal },
+  );
+  return taken.stats.bytes;
 }
 
 /** Runs hunt `huntId` to its end and records the outcome; never throws for a failed hunt. */
@@ -86,7 +99,8 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
     while (!(locked = await queue.locks.acquire(hunt.targetId, token, LEASE_MS))) {
       if (Date.now() > lockDeadline) {
         const message = `target ${hunt.targetId} stayed busy with other captures for ${LOCK_WAIT_MS / 1000} s`;
-        await save({ status: 'failed', finishedAt: new Date().toISOString(), error: { code: 'target_busy', message, hint: 'try the hunt again later' } });
+        // `satisfies`: a record's code is a plain string; this one must be a stable code of ERROR_CODES.
+        await save({ status: 'failed', finishedAt: new Date().toISOString(), error: { code: 'target_busy' satisfies ErrorCode, message, hint: 'try the hunt again later' } });
         return hunt;
       }
       await sleep(1_000, controller.signal);
@@ -103,7 +117,7 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
           await sleep(hunt.intervalMs, controller.signal);
         }
         await save({ phase: name });
-        const bytes = await snapshotTo(session, files[name]);
+        const bytes = await snapshotTo(session, files[name], dir, controller.signal);
         if (bytes > deps.maxBytes) throw new CaptureError('analysis_too_large', `the ${name} snapshot has ${bytes} bytes of JSON, more than the ${deps.maxBytes} this worker analyses`, { hint: 'raise HEAPCAP_ANALYSIS_MAX_BYTES on a worker with the memory for it' });
         await save({ snapshots: [...hunt.snapshots, { name, at: new Date().toISOString(), bytes }] });
       }
