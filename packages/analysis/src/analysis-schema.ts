@@ -43,6 +43,8 @@ export const HolderSchema = z.object({
   via: z.string().nullable(),
   /** For a closure's Context: the holder of the closure that owns it (`handlers` (Array)), so a scope says who keeps it. */
   within: z.object({ class: z.string(), edge: z.string().nullable() }).nullable().optional(),
+  /** Class of the object that owns the holder (an `Order` owning its `items` Array); null when nothing does. */
+  owner: z.string().nullable().optional(),
 });
 export type Holder = z.infer<typeof HolderSchema>;
 

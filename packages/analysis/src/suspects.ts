@@ -47,6 +47,8 @@ export const SuspectSchema = z.object({
   /** Graph suspects only: growth of the memory folded into the group. */
   retainedSizeDelta: z.number().optional(),
   path: z.array(PathStepSchema).nullable(),
+  /** Groups folded into this suspect: objects held in collections its instances own (an Order's LineItems). */
+  parts: z.array(z.object({ class: z.string(), countDelta: z.number(), retainedSizeDelta: z.number() })).optional(),
   reason: z.string(),
 });
 export type Suspect = z.infer<typeof SuspectSchema>;
@@ -174,7 +176,10 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
       }
     }
     const cls = nodeClass(graph, h);
-    if (cls !== 'system / Context') return { class: cls, edge, via };
+    if (cls !== 'system / Context') {
+      const o = unit[h] as number;
+      return { class: cls, edge, via, owner: o >= 0 && o !== h && kind[o] === APP ? nodeClass(graph, o) : null };
+    }
     // A scope is kept by its closure: name the closure's own holder.
     const owner = unit[h] as number;
     const outer = owner >= 0 && owner !== v && owner !== h ? holderOf(owner) : null;
@@ -212,7 +217,7 @@ function kindOfNode(k: number, cls: string): SuspectKind {
 
 const groupKey = (g: SuspectGroup): string => keyOf(g.class, g.holder);
 function keyOf(cls: string, h: Holder | null): string {
-  return `${cls}\u0000${h?.class ?? ''}\u0000${h?.edge ?? ''}\u0000${h?.via ?? ''}\u0000${h?.within?.class ?? ''}\u0000${h?.within?.edge ?? ''}`;
+  return [cls, h?.class, h?.edge, h?.via, h?.within?.class, h?.within?.edge, h?.owner].map((x) => x ?? '').join('\u0000');
 }
 
 /** How many suspects a diff lists. */
@@ -267,8 +272,42 @@ export function graphSuspects(base: readonly SuspectGroup[], head: readonly Susp
       reason: `${what} holding +${formatBytes(retainedSizeDelta)}, all held by ${holder}`,
     });
   }
-  rows.sort((x, y) => (y.retainedSizeDelta ?? 0) - (x.retainedSizeDelta ?? 0) || y.countDelta - x.countDelta || (x.class < y.class ? -1 : x.class > y.class ? 1 : 0));
-  return { mode: 'graph', suspects: rows.slice(0, top).map((s, i) => ({ ...s, rank: i + 1 })) };
+  const merged = foldParts(rows);
+  merged.sort((x, y) => (y.retainedSizeDelta ?? 0) - (x.retainedSizeDelta ?? 0) || y.countDelta - x.countDelta || (x.class < y.class ? -1 : x.class > y.class ? 1 : 0));
+  return { mode: 'graph', suspects: merged.slice(0, top).map((s, i) => ({ ...s, rank: i + 1 })) };
+}
+
+/**
+ * Objects held in a collection owned by another application object whose
+ * instances grew too (an `Order`'s `items` Array of `LineItem`s) are parts of
+ * that suspect: their growth is added to it. A single owner that did not grow
+ * in count (a `Server` with a `sessions` Map) keeps its contents separate:
+ * they are the leak, the server is where it lives.
+ */
+function foldParts(rows: Suspect[]): Suspect[] {
+  const growing = new Map<string, Suspect>();
+  for (const r of rows) {
+    if (r.kind !== 'application' || r.countDelta <= 0) continue;
+    const best = growing.get(r.class);
+    if (best === undefined || (r.retainedSizeDelta ?? 0) > (best.retainedSizeDelta ?? 0)) growing.set(r.class, r);
+  }
+  const out: Suspect[] = [];
+  for (const r of rows) {
+    const owner = r.holder?.owner;
+    const into = owner === undefined || owner === null || owner === r.class ? undefined : growing.get(owner);
+    if (into === undefined || into === r) {
+      out.push(r);
+      continue;
+    }
+    into.retainedSizeDelta = (into.retainedSizeDelta ?? 0) + (r.retainedSizeDelta ?? 0);
+    (into.parts ??= []).push({ class: r.class, countDelta: r.countDelta, retainedSizeDelta: r.retainedSizeDelta ?? 0 });
+  }
+  for (const r of out) {
+    if (r.parts === undefined) continue;
+    const with_ = r.parts.map((p) => `${signed(p.countDelta)} ${p.class}`).join(', ');
+    r.reason = r.reason.replace(/ holding \+[^,]+, all held by/, ` holding +${formatBytes(r.retainedSizeDelta ?? 0)} with their parts (${with_}), all held by`);
+  }
+  return out;
 }
 
 const KIND_ORDER: Record<SuspectKind, number> = { application: 0, builtin: 1, internal: 2 };
