@@ -165,7 +165,9 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
     const h = near[dominator[v] as number] as number;
     if (h === 0 || kind[h] === ROOT) return null;
     const e = parentEdge[h] as number;
-    const edge = e === 0 ? null : graph.layout.edgeTypes[graph.edgeType[e - 1] as number] === 'element' || graph.layout.edgeTypes[graph.edgeType[e - 1] as number] === 'hidden' ? null : edgeLabel(graph, e - 1);
+    const label = e === 0 || ['element', 'hidden'].includes(graph.layout.edgeTypes[graph.edgeType[e - 1] as number] ?? '') ? null : edgeLabel(graph, e - 1);
+    // A root list's slot number (`49`) changes between snapshots: it names nothing and would split a group.
+    const edge = label === null || /^\d+$/.test(label) ? null : label;
     let via: string | null = null;
     if (kind[h] === SCOPE) {
       // The variable or property of the scope that holds the unit (the unit's own incoming edge, when it comes from the holder).
