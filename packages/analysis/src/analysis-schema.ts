@@ -30,6 +30,38 @@ export const DominatorSchema = z.object({
 });
 export type DominatorEntry = z.infer<typeof DominatorSchema>;
 
+/** What a unit's class is: an application constructor, a JavaScript built-in, or an engine internal. */
+export const SuspectKindSchema = z.enum(['application', 'builtin', 'internal']);
+export type SuspectKind = z.infer<typeof SuspectKindSchema>;
+
+export const HolderSchema = z.object({
+  /** Class of the holding node (`Map`, `Array`, `system / Context`, `global`, an application class). */
+  class: z.string(),
+  /** The reference that reaches the holder on the shortest path (`sessions`, `__leaks`, `data`); null when unnamed. */
+  edge: z.string().nullable(),
+  /** For a scope holder (a closure's Context, the global): the variable or property holding the unit. */
+  via: z.string().nullable(),
+  /** For a closure's Context: the holder of the closure that owns it (`handlers` (Array)), so a scope says who keeps it. */
+  within: z.object({ class: z.string(), edge: z.string().nullable() }).nullable().optional(),
+  /** Class of the object that owns the holder (an `Order` owning its `items` Array); null when nothing does. */
+  owner: z.string().nullable().optional(),
+});
+export type Holder = z.infer<typeof HolderSchema>;
+
+/** One group of units of a snapshot: instances of a class held by the same kind of holder. */
+export const SuspectGroupSchema = z.object({
+  class: z.string(),
+  kind: SuspectKindSchema,
+  holder: HolderSchema.nullable(),
+  count: z.number().int().nonnegative(),
+  selfSize: z.number().nonnegative(),
+  /** Self sizes of everything folded into the group's units (nested units not counted). */
+  retainedSize: z.number().nonnegative(),
+  /** Root → … → holder → … → the group's largest unit; null when not recorded (small groups) or unreachable. */
+  path: z.array(PathStepSchema).nullable(),
+});
+export type SuspectGroup = z.infer<typeof SuspectGroupSchema>;
+
 export const AnalysisSchema = z.object({
   schemaVersion: z.literal(ANALYSIS_SCHEMA_VERSION),
   snapshotBytes: z.number().int().nonnegative(),
@@ -48,6 +80,8 @@ export const AnalysisSchema = z.object({
       classes: z.array(z.object({ name: z.string(), count: z.number().int().nonnegative(), selfSize: z.number().nonnegative() })),
     })
     .nullable(),
+  /** Reachable nodes folded into their owners and grouped by (class, holder), largest first: what a diff's suspects compare. Absent in analyses made before suspects. */
+  groups: z.array(SuspectGroupSchema).optional(),
   /** What the analysis needed in memory, measured from its typed arrays. */
   memory: z.object({
     bytesPerNode: z.number().nonnegative(),

@@ -8,6 +8,7 @@ import { computeDominators } from './dominators.ts';
 import { classify, classRetainedSizes } from './classes.ts';
 import { nodeClass, retainerPath, shortestPathTree } from './paths.ts';
 import { detachedClasses } from './detached.ts';
+import { suspectGroups } from './suspects.ts';
 import { checkSnapshotSize, readSnapshot, snapshotFileInfo } from './source.ts';
 import { invalidSnapshot } from './scanner.ts';
 import { ANALYSIS_SCHEMA_VERSION, type Analysis, type DominatorEntry } from './analysis-schema.ts';
@@ -73,8 +74,10 @@ export function analyzeGraph(graph: HeapGraph, topDominators = 20): Analysis {
     classes: rows,
     dominators,
     detached: detachedClasses(graph),
+    groups: suspectGroups(graph, dominator, parentEdge),
     memory: {
-      // Graph arrays + dominator, retained sizes, class ids and path tree (4 + 8 + 4 + 4) + the dominator computation's scratch.
+      // Graph arrays + dominator, retained sizes, class ids and path tree (4 + 8 + 4 + 4) + the dominator computation's scratch
+      // (the suspects' grouping, 29 bytes per node, runs after it and needs less).
       bytesPerNode: kept.perNode + 20 + scratchBytes.perNode,
       bytesPerEdge: kept.perEdge + scratchBytes.perEdge,
       stringBytes,

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { Summary } from './summary-schema.ts';
 import type { Analysis } from './analysis-schema.ts';
+import { graphSuspects, summarySuspects, SuspectsSchema } from './suspects.ts';
 
 export const DIFF_SCHEMA_VERSION = 1;
 
@@ -26,6 +27,8 @@ export type ClassDelta = z.infer<typeof ClassDeltaSchema>;
 
 export const SummaryDiffSchema = z.object({
   schemaVersion: z.literal(DIFF_SCHEMA_VERSION),
+  /** What to look at first: owners of new memory, from both dominator trees (`graph`) or, without both analyses, from class counts (`summary`). */
+  suspects: SuspectsSchema,
   base: z.object({ nodeCount: z.number(), totalSelfSize: z.number() }),
   head: z.object({ nodeCount: z.number(), totalSelfSize: z.number() }),
   nodeCountDelta: z.number(),
@@ -50,7 +53,12 @@ export type GrowthEntry = z.infer<typeof GrowthEntrySchema>;
 export interface DiffOptions {
   baseAnalysis?: Analysis;
   headAnalysis?: Analysis;
+  /** Why suspects are summary-only when they are (default: the analyses were not given). */
+  summaryNote?: string;
 }
+
+/** The note of summary-only suspects when no reason is given. */
+export const NO_ANALYSIS_NOTE = 'summary-only: both captures need an analysis for holders and retained sizes';
 
 type Side = z.infer<typeof SideSchema>;
 
@@ -85,8 +93,15 @@ export function diffSummaries(base: Summary, head: Summary, options: DiffOptions
     });
   }
   classes.sort((x, y) => y.selfSizeDelta - x.selfSizeDelta || y.countDelta - x.countDelta || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  const bg = options.baseAnalysis?.groups;
+  const hg = options.headAnalysis?.groups;
+  const suspects =
+    withRetained && bg !== undefined && hg !== undefined
+      ? graphSuspects(bg, hg)
+      : summarySuspects(classes, options.summaryNote ?? (withRetained ? 'summary-only: an analysis predates suspects; analyse the capture again for holders' : NO_ANALYSIS_NOTE));
   return {
     schemaVersion: DIFF_SCHEMA_VERSION,
+    suspects,
     base: { nodeCount: base.nodeCount, totalSelfSize: base.totalSelfSize },
     head: { nodeCount: head.nodeCount, totalSelfSize: head.totalSelfSize },
     nodeCountDelta: head.nodeCount - base.nodeCount,

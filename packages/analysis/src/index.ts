@@ -7,7 +7,21 @@ export { analyzeSnapshotFile, analyzeGraph, loadSnapshotGraph, type AnalyzeOptio
 export { AnalysisSchema, AnalysisClassSchema, DominatorSchema, PathStepSchema, ANALYSIS_SCHEMA_VERSION, type Analysis, type AnalysisClass, type DominatorEntry } from './analysis-schema.ts';
 export { formatPath, type PathStep } from './paths.ts';
 export { snapshotFileInfo, type SnapshotFileInfo } from './source.ts';
-export { diffSummaries, topGrowth, SummaryDiffSchema, ClassDeltaSchema, GrowthEntrySchema, DIFF_SCHEMA_VERSION, type SummaryDiff, type ClassDelta, type GrowthEntry, type DiffOptions } from './diff.ts';
+export { diffSummaries, topGrowth, SummaryDiffSchema, ClassDeltaSchema, GrowthEntrySchema, DIFF_SCHEMA_VERSION, type SummaryDiff, type ClassDelta, type GrowthEntry, type DiffOptions, NO_ANALYSIS_NOTE } from './diff.ts';
 export { leakHunt, LeakHuntSchema, LeakClassSchema, LEAK_HUNT_SCHEMA_VERSION, type LeakHunt, type LeakClass, type LeakHuntOptions } from './leak-hunt.ts';
 export { SummaryWritable, SummaryTee, summarizeFile, type SummaryOutcome } from './summary-stream.ts';
 export { createGraphLoader, type GraphLoader, type HeapGraph } from './graph.ts';
+export {
+  suspectGroups,
+  graphSuspects,
+  summarySuspects,
+  classKind,
+  describeHolder,
+  formatBytes,
+  SuspectSchema,
+  SuspectsSchema,
+  SUSPECTS,
+  type Suspect,
+  type Suspects,
+} from './suspects.ts';
+export { SuspectGroupSchema, HolderSchema, type SuspectGroup, type Holder, type SuspectKind } from './analysis-schema.ts';

@@ -23,8 +23,15 @@ export interface SnapshotFileInfo {
 export async function snapshotFileInfo(path: string): Promise<SnapshotFileInfo> {
   let fileBytes: number;
   try {
-    fileBytes = (await stat(path)).size;
+    const st = await stat(path);
+    if (!st.isFile()) {
+      throw new CaptureError('invalid_input', `${path} is ${st.isDirectory() ? 'a directory' : 'not a regular file'}, not a snapshot file`, {
+        hint: 'pass the path of a .heapsnapshot or .heapsnapshot.gz file',
+      });
+    }
+    fileBytes = st.size;
   } catch (err) {
+    if (err instanceof CaptureError) throw err;
     throw new CaptureError('invalid_input', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
       hint: 'pass the path of a .heapsnapshot or .heapsnapshot.gz file',
       cause: err,
@@ -40,13 +47,20 @@ export async function snapshotFileInfo(path: string): Promise<SnapshotFileInfo> 
       const tail = Buffer.alloc(4);
       await handle.read(tail, 0, 4, fileBytes - 4);
       jsonBytes = tail.readUInt32LE(0);
-      // ISIZE is the size modulo 2^32: a gzip file bigger than it has wrapped at least once.
-      while (jsonBytes < fileBytes) jsonBytes += 2 ** 32;
+      // ISIZE is the size modulo 2^32: a gzip file much bigger than it has wrapped at least once. A tiny or
+      // incompressible input legitimately gzips to a little more than itself (header, trailer, 5 bytes
+      // per stored block, a file name), so only a file larger than that bound is taken to have wrapped.
+      while (jsonBytes + gzipOverhead(jsonBytes) < fileBytes) jsonBytes += 2 ** 32;
     }
     return { path, gzip, fileBytes, jsonBytes };
   } finally {
     await handle.close();
   }
+}
+
+/** Most bytes gzip adds to `bytes` of input: deflate's stored-block worst case plus a header with a long file name. */
+function gzipOverhead(bytes: number): number {
+  return 5 * Math.ceil(bytes / 16_384) + 18 + 4_096;
 }
 
 /** `analysis_too_large` for a snapshot of `bytes` against `maxBytes`. */
@@ -66,7 +80,12 @@ export function tooLarge(path: string, bytes: number, maxBytes: number): Capture
  */
 export async function checkSnapshotSize(info: SnapshotFileInfo, maxBytes: number): Promise<void> {
   if (info.jsonBytes <= maxBytes) return;
-  if (info.gzip) await readSnapshot(info, () => {}, maxBytes, info.jsonBytes);
+  if (info.gzip) {
+    // Decompressed in full within the limit: the trailer's size was a wrong guess, not the size.
+    const bytes = await readSnapshot(info, () => {}, maxBytes, info.jsonBytes);
+    info.jsonBytes = bytes;
+    return;
+  }
   throw tooLarge(info.path, info.jsonBytes, maxBytes);
 }
 

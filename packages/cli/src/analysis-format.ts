@@ -1,5 +1,5 @@
 /** Human output of `heapcap analyze` and `heapcap diff`: aligned tables, largest first. */
-import { formatPath, type Analysis, type SummaryDiff } from '@heapcap/analysis';
+import { formatPath, type Analysis, type Suspects, type SummaryDiff } from '@heapcap/analysis';
 import { formatMiB as mb, MIB } from '@heapcap/capture';
 
 const int = (n: number): string => Math.round(n).toLocaleString('en-US');
@@ -46,11 +46,24 @@ export function formatAnalysis(a: Analysis, top: number): string {
 }
 
 /** `heapcap diff` without --json. */
+/** The suspects block: one numbered line per suspect (its reason) and the path to its holder. */
+export function formatSuspects(s: Suspects): string[] {
+  const out = [s.mode === 'graph' ? 'suspects, largest new retained memory first:' : `suspects (${s.note ?? 'summary-only'}):`];
+  if (s.suspects.length === 0) out.push('  none: nothing grew');
+  for (const x of s.suspects) {
+    out.push(`${String(x.rank).padStart(3)}. ${x.reason}`);
+    if (x.path !== null) out.push(`      ${formatPath(x.path)}`);
+  }
+  return out;
+}
+
 export function formatDiff(d: SummaryDiff, top: number, baseName: string, headName: string): string {
   const out: string[] = [];
   out.push(`base  ${baseName}: ${int(d.base.nodeCount)} nodes, ${mb(d.base.totalSelfSize)}`);
   out.push(`head  ${headName}: ${int(d.head.nodeCount)} nodes, ${mb(d.head.totalSelfSize)}`);
   out.push(`total ${signed(d.nodeCountDelta, int)} nodes, ${signed(d.totalSelfSizeDelta, mb)}`);
+  out.push('');
+  out.push(...formatSuspects(d.suspects));
   out.push('');
   const changed = d.classes.filter((c) => c.status !== 'unchanged');
   out.push(`classes, largest self-size growth first (${Math.min(top, changed.length)} of ${changed.length} changed):`);

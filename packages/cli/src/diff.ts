@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { analyzeSnapshotFile, diffSummaries, summarizeFile, type SummaryDiff } from '@heapcap/analysis';
+import { analyzeSnapshotFile, diffSummaries, summarizeFile, type DiffOptions, type SummaryDiff } from '@heapcap/analysis';
 import { DEFAULT_API_URL, ID_PATTERN } from '@heapcap/config';
 import { CaptureError, isCaptureError } from '@heapcap/errors';
 import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
@@ -14,18 +14,21 @@ import { printError } from './print-error.ts';
 import { formatDiff } from './analysis-format.ts';
 import { DEFAULT_ANALYSIS_MAX_BYTES, positiveInt } from './analyze.ts';
 
-export const DIFF_USAGE = `heapcap diff BASE HEAD [--json] [--top N] [--retained [--max-bytes N]] [--force]
+export const DIFF_USAGE = `heapcap diff BASE HEAD [--json] [--top N] [--summary-only] [--max-bytes N] [--force]
 
-What grew from BASE to HEAD: per-class count and self-size deltas, largest
-growth first, new and vanished classes included. BASE and HEAD are two local
-.heapsnapshot or .heapsnapshot.gz files, or two capture ids: then the API
-compares the summaries written while the captures streamed (GET /v1/diff),
-with retained-size deltas where both captures were analysed
-(POST /v1/captures/ID/analysis).
+What grew from BASE to HEAD. First the suspects: the few owners of new
+memory (engine internals, strings and fields folded into the object that
+holds them), each with who holds it and a retainer path; then per-class
+count and self-size deltas, largest growth first. BASE and HEAD are two local
+.heapsnapshot or .heapsnapshot.gz files (both analysed here), or two capture
+ids: then the API compares the captures (GET /v1/diff); its suspects have
+holders once both captures are analysed (it queues the analyses).
 
   --top N          rows shown (default 20)
-  --retained       files: also analyse both for retained-size deltas (slower; needs memory)
-  --max-bytes N    with --retained: refuse larger snapshots (default ${DEFAULT_ANALYSIS_MAX_BYTES})
+  --summary-only   files: skip the analyses (fast, no holders, no retained sizes)
+  --retained       (kept for scripts: files are analysed unless --summary-only)
+  --max-bytes N    files: analyse snapshots up to this size (default ${DEFAULT_ANALYSIS_MAX_BYTES});
+                   larger ones get summary-only suspects
   --force          capture ids: compare captures of two different targets
   --json           print the whole diff as JSON
 
@@ -58,6 +61,18 @@ async function diffCaptures(base: string, head: string, opts: { json: boolean; t
   }
 }
 
+/** Both files' analyses for suspects with holders; above `maxBytes`, a note saying why the suspects are summary-only. */
+async function analyses(base: string, head: string, maxBytes: number): Promise<DiffOptions> {
+  try {
+    // One at a time: each graph is dropped once its analysis is made.
+    const baseAnalysis = await analyzeSnapshotFile(base, { maxBytes });
+    return { baseAnalysis, headAnalysis: await analyzeSnapshotFile(head, { maxBytes }) };
+  } catch (err) {
+    if (!isCaptureError(err, 'analysis_too_large')) throw err;
+    return { summaryNote: `summary-only: ${err.message}` };
+  }
+}
+
 /** Run `heapcap diff`; returns the exit code. */
 export async function diffMain(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -71,7 +86,14 @@ export async function diffMain(argv: string[], env: Record<string, string | unde
       parsed = parseArgs({
         args: argv,
         allowPositionals: true,
-        options: { json: { type: 'boolean' }, top: { type: 'string' }, retained: { type: 'boolean' }, 'max-bytes': { type: 'string' }, force: { type: 'boolean' } },
+        options: {
+          json: { type: 'boolean' },
+          top: { type: 'string' },
+          retained: { type: 'boolean' },
+          'summary-only': { type: 'boolean' },
+          'max-bytes': { type: 'string' },
+          force: { type: 'boolean' },
+        },
       });
     } catch (err) {
       throw new CaptureError('invalid_input', (err as Error).message, { hint: 'see heapcap diff --help' });
@@ -89,7 +111,7 @@ export async function diffMain(argv: string[], env: Record<string, string | unde
       });
     }
     if (ids[0] === true) {
-      if (values.retained === true || values['max-bytes'] !== undefined) {
+      if (values.retained === true || values['max-bytes'] !== undefined || values['summary-only'] === true) {
         throw new CaptureError('invalid_input', 'with capture ids, retained sizes come from the captures\' analyses', { hint: 'POST /v1/captures/ID/analysis for both; the diff then carries retained deltas' });
       }
       return await diffCaptures(base, head, { json, top, force: values.force === true }, env);
@@ -97,9 +119,7 @@ export async function diffMain(argv: string[], env: Record<string, string | unde
     if (values.force === true) throw new CaptureError('invalid_input', '--force is for capture ids (two targets); files are always compared');
     const maxBytes = positiveInt(values['max-bytes'], '--max-bytes') ?? DEFAULT_ANALYSIS_MAX_BYTES;
     const [baseSummary, headSummary] = [await summarizeFile(base), await summarizeFile(head)];
-    const analyses =
-      values.retained === true ? { baseAnalysis: await analyzeSnapshotFile(base, { maxBytes }), headAnalysis: await analyzeSnapshotFile(head, { maxBytes }) } : {};
-    const diff = diffSummaries(baseSummary, headSummary, analyses);
+    const diff = diffSummaries(baseSummary, headSummary, values['summary-only'] === true ? { summaryNote: 'summary-only: --summary-only given' } : await analyses(base, head, maxBytes));
     process.stdout.write(json ? `${JSON.stringify(diff, null, 2)}\n` : formatDiff(diff, top, base, head));
     return EXIT.ok;
   } catch (err) {

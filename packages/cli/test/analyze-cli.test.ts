@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { AnalysisSchema, SummaryDiffSchema } from '@heapcap/analysis';
-import { fixturePath, heapHolderShape, startNodeTarget, tmpDir, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, heapHolderShape, runHeapcap, startNodeTarget, tmpDir, type TmpDir } from '@heapcap/testkit';
 import { EXIT } from '../src/exit-codes.ts';
 import { runCli } from './cli-harness.ts';
 
@@ -97,6 +97,51 @@ void describe('heapcap analyze and diff', { timeout: 300_000 }, () => {
     const mixed = await diff([small, '01M83NOSUCHCAPTURE']);
     assert.equal(mixed.code, EXIT.usage);
     assert.match(mixed.stderr, /^invalid_input: 01M83NOSUCHCAPTURE is not a file, so it was taken for a capture id/);
+  });
+
+  void test('bin/heapcap: a directory and an empty gzip are invalid input with a clear code, never internal', async () => {
+    const dir = await runHeapcap(['analyze', work.path]);
+    assert.equal(dir.code, EXIT.usage, dir.stderr);
+    assert.match(dir.stderr, /^(built dist\/heapcap\.mjs\n)?invalid_input: .* is a directory, not a snapshot file\n {2}check: pass the path of a \.heapsnapshot/);
+    assert.doesNotMatch(dir.stderr, /internal|at .*\.ts:\d+/);
+    // `printf '' | gzip`: 20 bytes whose trailer says 0 bytes; not 4 GiB, and not a snapshot.
+    const empty = join(work.path, 'empty.heapsnapshot.gz');
+    await writeFile(empty, gzipSync(Buffer.alloc(0)));
+    for (const args of [['analyze', empty], ['diff', empty, empty]]) {
+      const res = await runHeapcap(args);
+      assert.equal(res.code, EXIT.snapshot, `${args.join(' ')}: ${res.stderr}`);
+      assert.match(res.stderr, /^(built dist\/heapcap\.mjs\n)?snapshot_invalid: not a valid heap snapshot at byte 0: /);
+      assert.doesNotMatch(res.stderr, /analysis_too_large|4294967296/);
+    }
+    // A small snapshot gzipped stays analysable under a limit close to its real size.
+    const gz = join(work.path, 'small-limit.heapsnapshot.gz');
+    const bytes = await readFile(small);
+    await writeFile(gz, gzipSync(bytes));
+    const ok = await analyze([gz, '--max-bytes', String(bytes.length), '--json']);
+    assert.equal(ok.code, EXIT.ok, ok.stderr);
+  });
+
+  void test('diff of two files starts with suspects: Order, held by the global array, with its path', async () => {
+    const res = await diff([small, large, '--json']);
+    assert.equal(res.code, EXIT.ok, res.stderr);
+    const d = SummaryDiffSchema.parse(JSON.parse(res.stdout));
+    assert.deepEqual(Object.keys(d).slice(0, 2), ['schemaVersion', 'suspects']);
+    assert.equal(d.suspects.mode, 'graph');
+    const top = d.suspects.suspects[0];
+    const expected = heapHolderShape(4).orders - heapHolderShape(2).orders;
+    assert.equal(top?.class, 'Order', JSON.stringify(d.suspects.suspects.slice(0, 3)));
+    assert.deepEqual(top.parts?.map((p) => [p.class, p.countDelta]), [['LineItem', 4 * expected]], 'its LineItems are parts of it, not a row of their own');
+    assert.equal(top.countDelta, expected);
+    assert.ok(top.path?.some((s) => s.edge === '__heapcapHeld'), 'the path goes through the global holding the orders');
+    const text = await diff([small, large, '--top', '3']);
+    assert.match(text.stdout, /\n\nsuspects, largest new retained memory first:\n {2}1\. \+[\d,]+ Order instances holding \+[\d.]+ [KM]iB with their parts \(\+[\d,]+ LineItem\), all held by `orders` \(Array\)\n {6}\(root\) → .*__heapcapHeld/);
+    const summaryOnly = SummaryDiffSchema.parse(JSON.parse((await diff([small, large, '--json', '--summary-only'])).stdout));
+    // Without the graph: application classes above the strings that grew more, but no holders and no folding.
+    assert.equal(summaryOnly.suspects.mode, 'summary');
+    assert.deepEqual(summaryOnly.suspects.suspects.slice(0, 2).map((s) => [s.class, s.kind, s.holder]), [['LineItem', 'application', null], ['Order', 'application', null]]);
+    const tooLarge = SummaryDiffSchema.parse(JSON.parse((await diff([small, large, '--json', '--max-bytes', '1000'])).stdout));
+    assert.equal(tooLarge.suspects.mode, 'summary');
+    assert.match(tooLarge.suspects.note ?? '', /^summary-only: .* above the analysis limit of 1000/);
   });
 
   void test('diff --json: Order grows by exactly the orders added; text shows the top growers', async () => {

@@ -91,6 +91,13 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     assert.equal(top['countDelta'], N);
     assert.equal(top['status'], 'new');
     assert.equal(body['diff']['retained'], false);
+    // Suspects come first; without analyses they are summary-only, say so and say what to ask for (this GET starts nothing).
+    assert.equal(Object.keys(body['diff'])[1], 'suspects');
+    const suspects = body['diff']['suspects'];
+    assert.equal(suspects['mode'], 'summary');
+    assert.match(suspects['note'], new RegExp(`^summary-only \\(no holders\\): base ${ids.base} has no analysis \\(POST /v1/captures/${ids.base}/analysis\\); head ${ids.head} has no analysis`));
+    assert.deepEqual([suspects['suspects'][0]['class'], suspects['suspects'][0]['countDelta'], suspects['suspects'][0]['holder']], ['Leaked', N, null]);
+    assert.deepEqual(body['head']['analysis'], { status: 'none', poll: `/v1/captures/${ids.head}/analysis` });
     assert.equal(body['forced'], false);
     assert.deepEqual(body['base']['captureId'], ids.base);
     // `limit`: the rest are counted, not sent.
@@ -178,6 +185,12 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     assert.equal(diff['head']['analysed'], true);
     const leaked = (diff['diff']['classes'] as Json[]).find((c) => c['name'] === 'Leaked');
     assert.equal(leaked?.['retainedSizeDelta'], leakedClass['retainedSize']);
+    // With both analyses the suspects have holders: Leaked first, held by the global `__leaks` array.
+    const [suspect] = diff['diff']['suspects']['suspects'] as Json[];
+    assert.equal(diff['diff']['suspects']['mode'], 'graph');
+    assert.deepEqual([suspect?.['class'], suspect?.['countDelta'], suspect?.['holder']['class'], suspect?.['holder']['edge']], ['Leaked', N, 'Array', '__leaks']);
+    assert.match(suspect?.['reason'], /^\+20,000 Leaked instances holding \+[\d.]+ [KM]iB, all held by `__leaks` \(Array\)$/);
+    assert.deepEqual(diff['head']['analysis'], { status: 'succeeded', poll: `/v1/captures/${ids.head}/analysis` });
     // A capture that did not succeed has nothing to analyse.
     const unknown = await h.app.inject({ method: 'POST', url: '/v1/captures/nope/analysis', headers: auth('runbook') });
     assert.equal(unknown.statusCode, 404);

@@ -11,9 +11,13 @@ const diffRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         operationId: 'diffCaptures',
         tags: ['captures'],
-        summary: 'Per-class growth between two captures, largest self-size growth first',
+        summary: 'Leak suspects, then per-class growth, between two captures',
         description:
-          'From the two captures\' summaries: per class, both sides\' count and self size, `countDelta`, `selfSizeDelta`, and `status` ' +
+          '`diff.suspects` first: the few owners of new memory (strings, fields and engine internals folded into the object that holds them), ' +
+          'each with its holder, count delta, self and retained growth, a retainer path and a one-line reason (docs/analysis.md). ' +
+          'They need both captures\' analyses: without them `diff.suspects.mode` is `summary` (classes only, application classes first, no holders), ' +
+          '`diff.suspects.note` says why; this GET never waits for nor starts an analysis: ' +
+          'POST `/v1/captures/{id}/analysis` for a side whose `analysis.status` is `none`, poll `analysis.poll`, and ask again. Then, from the two captures\' summaries: per class, both sides\' count and self size, `countDelta`, `selfSizeDelta`, and `status` ' +
           '(`new`, `vanished`, `grown`, `shrunk`, `unchanged`); `retainedSizeDelta` too when both captures have a succeeded analysis. ' +
           'The first `limit` classes are answered (default 100), the rest counted in `omittedClasses`. ' +
           '409 `target_mismatch` for captures of two targets unless `force=true`; 404 `not_found` for an unknown id, `summary_missing` for a capture without a summary; ' +

@@ -22,6 +22,14 @@ const DiffSideSchema = z.object({
   createdAt: z.iso.datetime(),
   /** True when this side's retained-size analysis was used. */
   analysed: z.boolean(),
+  /** This side's analysis (`none`: never asked for: POST /v1/captures/{id}/analysis), and where to follow it. */
+  analysis: z.object({
+    status: z.enum(['none', 'queued', 'running', 'succeeded', 'failed']),
+    /** GET this to follow the analysis. */
+    poll: z.string(),
+    /** `code: message` of a failed analysis (e.g. analysis_too_large above HEAPCAP_ANALYSIS_MAX_BYTES). */
+    error: z.string().optional(),
+  }),
 });
 
 export const DiffResponseSchema = z

@@ -6,7 +6,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { AnalysisSchema, diffSummaries, LeakHuntSchema, SummarySchema, type Analysis, type LeakHunt, type Summary, type SummaryDiff } from '@heapcap/analysis';
-import type { AnalysisRequestOutcome, CaptureRecord, HeapcapQueue, LeakHuntRecord } from '@heapcap/queue';
+import type { AnalysisRequestOutcome, AnalysisState, CaptureRecord, HeapcapQueue, LeakHuntRecord } from '@heapcap/queue';
 import type { ArtifactStore } from '@heapcap/storage';
 import { ApiError } from '../../errors.ts';
 import { principalOf } from '../infra/auth.ts';
@@ -18,13 +18,19 @@ export interface DiffSide {
   targetId: string;
   createdAt: string;
   analysed: boolean;
+  /** This side's analysis: `none` (not asked for), queued, running, succeeded, failed; where to poll it. */
+  analysis: { status: 'none' | AnalysisState['status']; poll: string; error?: string };
 }
 
 /** Operations for the summary, diff and analysis routes. */
 export interface HeapAnalysisService {
   /** The stored summary of a succeeded capture; `summary_missing` when it has none. */
   summary(record: CaptureRecord): Promise<Summary>;
-  /** Per-class deltas from `base` to `head`; `target_mismatch` across targets unless `force`. */
+  /**
+   * Suspects and per-class deltas from `base` to `head`; `target_mismatch` across targets unless `force`.
+   * Never waits for an analysis and never starts one (a GET has no side effects): without both analyses
+   * (with suspect groups) the suspects are summary-only, and the note and each side say what to ask for.
+   */
   diff(base: CaptureRecord, head: CaptureRecord, force: boolean): Promise<{ base: DiffSide; head: DiffSide; forced: boolean; diff: SummaryDiff }>;
   /** Queue the retained-size analysis of capture `id` (or join the one queued or running); audited. */
   requestAnalysis(req: FastifyRequest, id: string): Promise<{ outcome: AnalysisRequestOutcome; record: CaptureRecord }>;
@@ -65,6 +71,18 @@ function summaryKeyOf(record: CaptureRecord, role: string): string {
   return key;
 }
 
+/** Why a diff's suspects are summary-only, side by side, and what to do about it. */
+function summaryNote(sides: { record: CaptureRecord; role: string; ready: boolean }[]): string {
+  const says = ({ record: r, role }: { record: CaptureRecord; role: string }): string => {
+    const a = r.analysis;
+    if (a === undefined) return `${role} ${r.id} has no analysis (POST /v1/captures/${r.id}/analysis)`;
+    if (a.status === 'failed') return `${role} ${r.id}'s analysis failed (${a.error?.code ?? 'no code'})`;
+    if (a.status === 'succeeded') return `${role} ${r.id}'s analysis predates suspects (POST /v1/captures/${r.id}/analysis again)`;
+    return `${role} ${r.id}'s analysis is ${a.status} (poll GET /v1/captures/${r.id}/analysis, then ask for the diff again)`;
+  };
+  return `summary-only (no holders): ${sides.filter((x) => !x.ready).map(says).join('; ')}`;
+}
+
 const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: ArtifactStore }> = async (app, { queue, sink }) => {
   async function readSummary(record: CaptureRecord, role = ''): Promise<Summary> {
     const key = summaryKeyOf(record, role);
@@ -80,7 +98,17 @@ const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: Artifa
     return doc === null ? null : AnalysisSchema.parse(doc);
   }
 
-  const side = (r: CaptureRecord, analysed: boolean): DiffSide => ({ captureId: r.id, targetId: r.targetId, createdAt: r.createdAt, analysed });
+  const side = (r: CaptureRecord, analysed: boolean): DiffSide => ({
+    captureId: r.id,
+    targetId: r.targetId,
+    createdAt: r.createdAt,
+    analysed,
+    analysis: {
+      status: r.analysis?.status ?? 'none',
+      poll: `/v1/captures/${r.id}/analysis`,
+      ...(r.analysis?.error === undefined ? {} : { error: `${r.analysis.error.code}: ${r.analysis.error.message}` }),
+    },
+  });
 
   const service: HeapAnalysisService = {
     summary: (record) => readSummary(record),
@@ -95,7 +123,11 @@ const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: Artifa
       const [b, h] = [await readSummary(base, 'base '), await readSummary(head, 'head ')];
       const [ba, ha] = [await readAnalysis(base), await readAnalysis(head)];
       const both = ba !== null && ha !== null;
-      const diff = diffSummaries(b, h, both ? { baseAnalysis: ba, headAnalysis: ha } : {});
+      const summaryOnly = summaryNote([
+        { record: base, role: 'base', ready: ba?.groups !== undefined },
+        { record: head, role: 'head', ready: ha?.groups !== undefined },
+      ]);
+      const diff = diffSummaries(b, h, both ? { baseAnalysis: ba, headAnalysis: ha, summaryNote: summaryOnly } : { summaryNote: summaryOnly });
       return { base: side(base, both), head: side(head, both), forced: base.targetId !== head.targetId, diff };
     },
 

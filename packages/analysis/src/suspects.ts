@@ -1,0 +1,343 @@
+/**
+ * Leak suspects: the few things a person should look at first in a diff,
+ * ranked by the memory they newly hold.
+ *
+ * Per snapshot, every reachable node is given an *owner* (a "unit") by walking
+ * the dominator tree from the root:
+ *
+ * - application objects (constructors that are not JavaScript built-ins, DOM
+ *   wrappers) are always their own unit;
+ * - V8's structural internals (`(system)`, `(array)` backing stores, code,
+ *   shapes, `system / …` natives, closure Contexts) fold into the unit of their
+ *   dominator;
+ * - values (strings, closures, `Object`, `Buffer`, `Date`, `ArrayBuffer`, …)
+ *   fold into the unit of their dominator when that is an object that owns them
+ *   (a record's fields), and are their own unit when a collection (`Map`,
+ *   `Set`, `Array`, …) or a scope (a closure's Context, the global) holds them:
+ *   then they are what leaks;
+ * - collections fold into an owning object, else are their own unit.
+ *
+ * A unit's retained size is the self size of everything folded into it, so a
+ * record whose fields grew is one row, and the chain holding it (the Map, the
+ * Server, the closure) does not grow with it. Units are grouped by (class,
+ * holder): the holder is the nearest dominator that is not a structural
+ * internal, named by the reference that reaches it (`sessions`, `__leaks`).
+ * V8 node ids do not survive across inspector sessions, so two snapshots are
+ * compared by these groups, not by ids. Only nodes reachable from the root
+ * over strong references count: garbage left in a snapshot never does.
+ */
+import { z } from 'zod';
+import type { HeapGraph } from './graph.ts';
+import { dominatorChildren } from './classes.ts';
+import { edgeLabel, edgeSource, nodeClass, retainerPath, type PathStep } from './paths.ts';
+import { HolderSchema, PathStepSchema, SuspectKindSchema, type Holder, type SuspectGroup, type SuspectKind } from './analysis-schema.ts';
+import type { ClassDelta } from './diff.ts';
+
+const SideSchema = z.object({ count: z.number(), selfSize: z.number(), retainedSize: z.number().optional() });
+
+export const SuspectSchema = z.object({
+  rank: z.number().int().positive(),
+  class: z.string(),
+  kind: SuspectKindSchema,
+  holder: HolderSchema.nullable(),
+  base: SideSchema.nullable(),
+  head: SideSchema.nullable(),
+  countDelta: z.number(),
+  selfSizeDelta: z.number(),
+  /** Graph suspects only: growth of the memory folded into the group. */
+  retainedSizeDelta: z.number().optional(),
+  path: z.array(PathStepSchema).nullable(),
+  /** Groups folded into this suspect: objects held in collections its instances own (an Order's LineItems). */
+  parts: z.array(z.object({ class: z.string(), countDelta: z.number(), retainedSizeDelta: z.number() })).optional(),
+  reason: z.string(),
+});
+export type Suspect = z.infer<typeof SuspectSchema>;
+
+export const SuspectsSchema = z.object({
+  /** `graph`: from both snapshots' dominator trees (holders known); `summary`: from class counts only (no holders). */
+  mode: z.enum(['graph', 'summary']),
+  /** Why the suspects are summary-only, and what to do for holders. */
+  note: z.string().optional(),
+  suspects: z.array(SuspectSchema),
+});
+export type Suspects = z.infer<typeof SuspectsSchema>;
+
+// Node kinds.
+const ROOT = 0;
+const STRUCT = 1;
+const VALUE = 2;
+const COLLECTION = 3;
+const SCOPE = 4;
+const APP = 5;
+
+const COLLECTIONS = new Set(['Map', 'Set', 'WeakMap', 'WeakSet', 'Array']);
+const SCOPES = new Set(['system / Context', 'global', 'Window', 'global / ']);
+/** JavaScript and Node built-ins: they belong to whatever owns them. */
+const BUILTINS = new Set([
+  'Object', 'Buffer', 'Date', 'ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'Uint8Array', 'Int8Array', 'Uint8ClampedArray', 'Uint16Array', 'Int16Array', 'Uint32Array',
+  'Int32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array', 'Promise', 'Error', 'TypeError', 'RangeError', 'RegExp', 'Function', 'Number',
+  'String', 'Boolean', 'Symbol', 'WeakRef', 'FinalizationRegistry', 'Arguments', 'URL', 'URLSearchParams',
+]);
+const VALUE_TYPES = new Set(['string', 'concatenated string', 'sliced string', 'closure', 'regexp', 'number', 'symbol', 'bigint']);
+
+/** Classes of application constructors rank above built-ins, built-ins above engine internals (summary mode). */
+export function classKind(name: string): SuspectKind {
+  if (name.startsWith('(') || name.includes(' / ') || name.includes('::')) return 'internal';
+  if (BUILTINS.has(name) || COLLECTIONS.has(name) || SCOPES.has(name)) return 'builtin';
+  return 'application';
+}
+
+function nodeKinds(graph: HeapGraph): Uint8Array {
+  const types = graph.layout.nodeTypes;
+  const byType = types.map((t) => (t === 'synthetic' ? ROOT : t === 'object' || t === 'native' ? -1 : VALUE_TYPES.has(t) ? VALUE : STRUCT));
+  const byName = new Map<number, number>();
+  const kinds = new Uint8Array(graph.nodeCount);
+  for (let i = 0; i < graph.nodeCount; i++) {
+    const t = byType[graph.nodeType[i] as number] as number;
+    if (t >= 0) {
+      kinds[i] = t;
+      continue;
+    }
+    const nameIndex = graph.nodeName[i] as number;
+    let k = byName.get(nameIndex);
+    if (k === undefined) {
+      const name = nodeClass(graph, i);
+      k = SCOPES.has(name) || name.startsWith('global / ') ? SCOPE : COLLECTIONS.has(name) ? COLLECTION : BUILTINS.has(name) ? VALUE : name.includes(' / ') || name.includes('::') || name === '' ? STRUCT : APP; // `system / …`, `Node / …`, Blink's C++ types: engine internals
+      byName.set(nameIndex, k);
+    }
+    kinds[i] = k;
+  }
+  kinds[0] = ROOT;
+  return kinds;
+}
+
+/** Options of {@link suspectGroups}. */
+export interface GroupOptions {
+  /** Paths are recorded for this many of the largest groups (default 300). */
+  paths?: number;
+}
+
+/** Groups the reachable nodes of a snapshot into units and units into (class, holder) groups. */
+export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEdge: Uint32Array, options: GroupOptions = {}): SuspectGroup[] {
+  const n = graph.nodeCount;
+  const kind = nodeKinds(graph);
+  const native = graph.layout.nodeTypes.indexOf('native');
+  const unit = new Int32Array(n).fill(-1);
+  const near = new Uint32Array(n); // nearest dominator-or-self that is not a structural internal
+  const { first, children } = dominatorChildren(dominator);
+  const stack = new Uint32Array(n);
+  let sp = 0;
+  stack[sp++] = 0;
+  while (sp > 0) {
+    const v = stack[--sp] as number;
+    for (let k = first[v] as number, end = first[v + 1] as number; k < end; k++) stack[sp++] = children[k] as number;
+    if (v === 0) continue;
+    const k = kind[v] as number;
+    const d = dominator[v] as number;
+    near[v] = k === STRUCT ? (near[d] as number) : v;
+    // Unreachable over strong references (V8 keeps some garbage until the next GC): never counted.
+    if (parentEdge[v] === 0 || k === ROOT) continue;
+    const u = unit[d] as number;
+    const holderKind = kind[near[d] as number] as number;
+    let own: boolean;
+    if (k === APP) own = !(graph.nodeType[v] === native && u >= 0 && kind[u] === APP); // a DOM node's native part belongs to its wrapper
+    else if (k === STRUCT || (k === SCOPE && nodeClass(graph, v) === 'system / Context')) own = u < 0;
+    else if (k === COLLECTION) own = u < 0 || !(holderKind === APP || holderKind === VALUE);
+    else if (k === SCOPE) own = true;
+    else own = u < 0 || !(holderKind === APP || holderKind === VALUE); // VALUE
+    unit[v] = own ? v : u;
+  }
+
+  // Exclusive retained size per unit.
+  const excl = new Float64Array(n);
+  for (let v = 1; v < n; v++) {
+    const u = unit[v] as number;
+    if (u >= 0) (excl[u] as number) += graph.selfSize[v] as number;
+  }
+
+  interface Acc {
+    group: SuspectGroup;
+    rep: number;
+  }
+  const groups = new Map<string, Acc>();
+  const holderOf = (v: number): Holder | null => {
+    // (recursive once per scope: a Context's owner is a closure whose holder is found the same way)
+    const h = near[dominator[v] as number] as number;
+    if (h === 0 || kind[h] === ROOT) return null;
+    const e = parentEdge[h] as number;
+    const label = e === 0 || ['element', 'hidden'].includes(graph.layout.edgeTypes[graph.edgeType[e - 1] as number] ?? '') ? null : edgeLabel(graph, e - 1);
+    // A root list's slot number (`49`) changes between snapshots: it names nothing and would split a group.
+    const edge = label === null || /^\d+$/.test(label) ? null : label;
+    let via: string | null = null;
+    if (kind[h] === SCOPE) {
+      // The variable or property of the scope that holds the unit (the unit's own incoming edge, when it comes from the holder).
+      const pe = parentEdge[v] as number;
+      if (pe !== 0 && edgeSource(graph, pe - 1) === h) {
+        const t = graph.layout.edgeTypes[graph.edgeType[pe - 1] as number];
+        if (t === 'context' || t === 'property') via = edgeLabel(graph, pe - 1);
+      }
+    }
+    const cls = nodeClass(graph, h);
+    if (cls !== 'system / Context') {
+      const o = unit[h] as number;
+      return { class: cls, edge, via, owner: o >= 0 && o !== h && kind[o] === APP ? nodeClass(graph, o) : null };
+    }
+    // A scope is kept by its closure: name the closure's own holder.
+    const owner = unit[h] as number;
+    const outer = owner >= 0 && owner !== v && owner !== h ? holderOf(owner) : null;
+    return { class: cls, edge, via, within: outer === null ? null : { class: outer.class === 'system / Context' && outer.via !== null ? outer.via : outer.class, edge: outer.edge } };
+  };
+  for (let v = 1; v < n; v++) {
+    if (unit[v] !== v) continue;
+    const cls = nodeClass(graph, v);
+    const holder = holderOf(v);
+    const key = keyOf(cls, holder);
+    let acc = groups.get(key);
+    if (acc === undefined) {
+      acc = { group: { class: cls, kind: kindOfNode(kind[v] as number, cls), holder, count: 0, selfSize: 0, retainedSize: 0, path: null }, rep: v };
+      groups.set(key, acc);
+    }
+    acc.group.count++;
+    acc.group.selfSize += graph.selfSize[v] as number;
+    acc.group.retainedSize += excl[v] as number;
+    if ((excl[v] as number) > (excl[acc.rep] as number)) acc.rep = v;
+  }
+  const all = [...groups.values()].sort((a, b) => b.group.retainedSize - a.group.retainedSize);
+  const paths = options.paths ?? 300;
+  for (let i = 0; i < Math.min(paths, all.length); i++) {
+    const acc = all[i] as Acc;
+    acc.group.path = retainerPath(graph, parentEdge, acc.rep) ?? null;
+  }
+  return all.map((a) => a.group);
+}
+
+function kindOfNode(k: number, cls: string): SuspectKind {
+  if (k === APP) return 'application';
+  if (k === STRUCT || k === ROOT) return 'internal';
+  return classKind(cls) === 'application' ? 'builtin' : classKind(cls);
+}
+
+const groupKey = (g: SuspectGroup): string => keyOf(g.class, g.holder);
+function keyOf(cls: string, h: Holder | null): string {
+  return [cls, h?.class, h?.edge, h?.via, h?.within?.class, h?.within?.edge, h?.owner].map((x) => x ?? '').join('\u0000');
+}
+
+/** How many suspects a diff lists. */
+export const SUSPECTS = 10;
+
+/** Bytes for a reason line: 1.5 MiB, 12.0 KiB, 800 B. */
+export function formatBytes(bytes: number): string {
+  const abs = Math.abs(bytes);
+  const sign = bytes < 0 ? '-' : '';
+  if (abs >= 1024 * 1024) return `${sign}${(abs / 1024 / 1024).toFixed(1)} MiB`;
+  if (abs >= 1024) return `${sign}${(abs / 1024).toFixed(1)} KiB`;
+  return `${sign}${abs} B`;
+}
+
+const signed = (x: number): string => `${x >= 0 ? '+' : '-'}${Math.abs(x).toLocaleString('en-US')}`;
+
+/** "`sessions` (Map)", "`log` in a closure scope", "(Array) `__leaks`". */
+export function describeHolder(h: Holder): string {
+  if (h.class === 'system / Context') {
+    const scope = h.within === undefined || h.within === null ? 'a closure scope' : `the scope of closures held by ${h.within.edge === null ? `a ${h.within.class}` : `\`${h.within.edge}\` (${h.within.class})`}`;
+    return h.via === null ? scope : `\`${h.via}\` (a variable of ${scope === 'a closure scope' ? 'a module or closure scope' : scope})`;
+  }
+  if (h.class === 'global' || h.class === 'Window' || h.class.startsWith('global / ')) return h.via === null ? 'the global object' : `\`${h.via}\` (a global)`;
+  return h.edge === null ? `a ${h.class}` : `\`${h.edge}\` (${h.class})`;
+}
+
+/** Suspects from two snapshots' groups: largest growth of retained memory first. */
+export function graphSuspects(base: readonly SuspectGroup[], head: readonly SuspectGroup[], top = SUSPECTS): Suspects {
+  const before = new Map(base.map((g) => [groupKey(g), g]));
+  const rows: Suspect[] = [];
+  for (const g of head) {
+    const b = before.get(groupKey(g));
+    const retainedSizeDelta = g.retainedSize - (b?.retainedSize ?? 0);
+    if (retainedSizeDelta <= 0) continue;
+    // Engine internals held straight by a root group (code, interned strings): not something a service holds.
+    if (g.kind === 'internal' && g.holder === null) continue;
+    const countDelta = g.count - (b?.count ?? 0);
+    const selfSizeDelta = g.selfSize - (b?.selfSize ?? 0);
+    const holder = g.holder === null ? 'a GC root' : describeHolder(g.holder);
+    const what = countDelta > 0 ? `${signed(countDelta)} ${g.class} instance${countDelta === 1 ? '' : 's'}` : `${g.class} (${g.count.toLocaleString('en-US')} instance${g.count === 1 ? '' : 's'}, grew in place)`;
+    rows.push({
+      rank: 0,
+      class: g.class,
+      kind: g.kind,
+      holder: g.holder,
+      base: b === undefined ? null : { count: b.count, selfSize: b.selfSize, retainedSize: b.retainedSize },
+      head: { count: g.count, selfSize: g.selfSize, retainedSize: g.retainedSize },
+      countDelta,
+      selfSizeDelta,
+      retainedSizeDelta,
+      path: g.path,
+      reason: `${what} holding +${formatBytes(retainedSizeDelta)}, all held by ${holder}`,
+    });
+  }
+  const merged = foldParts(rows);
+  merged.sort((x, y) => (y.retainedSizeDelta ?? 0) - (x.retainedSizeDelta ?? 0) || y.countDelta - x.countDelta || (x.class < y.class ? -1 : x.class > y.class ? 1 : 0));
+  return { mode: 'graph', suspects: merged.slice(0, top).map((s, i) => ({ ...s, rank: i + 1 })) };
+}
+
+/**
+ * Objects held in a collection owned by another application object whose
+ * instances grew too (an `Order`'s `items` Array of `LineItem`s) are parts of
+ * that suspect: their growth is added to it. A single owner that did not grow
+ * in count (a `Server` with a `sessions` Map) keeps its contents separate:
+ * they are the leak, the server is where it lives.
+ */
+function foldParts(rows: Suspect[]): Suspect[] {
+  const growing = new Map<string, Suspect>();
+  for (const r of rows) {
+    if (r.kind !== 'application' || r.countDelta <= 0) continue;
+    const best = growing.get(r.class);
+    if (best === undefined || (r.retainedSizeDelta ?? 0) > (best.retainedSizeDelta ?? 0)) growing.set(r.class, r);
+  }
+  const out: Suspect[] = [];
+  for (const r of rows) {
+    const owner = r.holder?.owner;
+    const into = owner === undefined || owner === null || owner === r.class ? undefined : growing.get(owner);
+    if (into === undefined || into === r) {
+      out.push(r);
+      continue;
+    }
+    into.retainedSizeDelta = (into.retainedSizeDelta ?? 0) + (r.retainedSizeDelta ?? 0);
+    (into.parts ??= []).push({ class: r.class, countDelta: r.countDelta, retainedSizeDelta: r.retainedSizeDelta ?? 0 });
+  }
+  for (const r of out) {
+    if (r.parts === undefined) continue;
+    const with_ = r.parts.map((p) => `${signed(p.countDelta)} ${p.class}`).join(', ');
+    r.reason = r.reason.replace(/ holding \+[^,]+, all held by/, ` holding +${formatBytes(r.retainedSizeDelta ?? 0)} with their parts (${with_}), all held by`);
+  }
+  return out;
+}
+
+const KIND_ORDER: Record<SuspectKind, number> = { application: 0, builtin: 1, internal: 2 };
+
+/** Summary-only suspects: classes that grew, application classes above built-ins above engine internals; no holders. */
+export function summarySuspects(classes: readonly ClassDelta[], note: string, top = SUSPECTS): Suspects {
+  const rows = classes
+    .filter((c) => c.selfSizeDelta > 0 || c.countDelta > 0)
+    .map((c) => ({ c, kind: classKind(c.name) }))
+    .sort((x, y) => KIND_ORDER[x.kind] - KIND_ORDER[y.kind] || y.c.selfSizeDelta - x.c.selfSizeDelta || y.c.countDelta - x.c.countDelta)
+    .slice(0, top);
+  return {
+    mode: 'summary',
+    note,
+    suspects: rows.map(({ c, kind }, i) => ({
+      rank: i + 1,
+      class: c.name,
+      kind,
+      holder: null,
+      base: c.base,
+      head: c.head,
+      countDelta: c.countDelta,
+      selfSizeDelta: c.selfSizeDelta,
+      path: null,
+      reason: `${signed(c.countDelta)} instances (${c.selfSizeDelta >= 0 ? '+' : ''}${formatBytes(c.selfSizeDelta)} self); holder unknown (summary only)`,
+    })),
+  };
+}
+
+/** Formats a path for a reason or a table (re-exported for the CLI and Slack). */
+export type { PathStep };

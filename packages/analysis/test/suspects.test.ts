@@ -1,0 +1,168 @@
+/**
+ * Leak suspects on real targets: five leak shapes of a Node service and
+ * detached DOM in Chromium. For each, two snapshots around the leak (with
+ * garbage made and dropped in between): the diff's first suspect is the
+ * leaking class (or the closures holding it) with the exact count delta and a
+ * path through the real holder; the garbage never appears.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import CDP from 'chrome-remote-interface';
+import { startChromium, startNodeTarget, tmpDir, type Chromium, type NodeTarget, type TmpDir } from '@heapcap/testkit';
+import { analyzeSnapshotFile, diffSummaries, formatPath, summarizeFile, SummaryDiffSchema, type Suspect, type SummaryDiff } from '../src/index.ts';
+import { captureWithCli, writeSnapshot } from './helpers.ts';
+
+const N = 3000;
+const GARBAGE = 4000;
+const MAX_BYTES = 1e9;
+
+async function diffFiles(base: string, head: string): Promise<SummaryDiff> {
+  const [baseAnalysis, headAnalysis] = [await analyzeSnapshotFile(base, { maxBytes: MAX_BYTES }), await analyzeSnapshotFile(head, { maxBytes: MAX_BYTES })];
+  assert.equal(headAnalysis.groups?.some((g) => g.class === 'Garbage' || g.class === 'Transient'), false, 'garbage is never grouped');
+  return SummaryDiffSchema.parse(diffSummaries(await summarizeFile(base), await summarizeFile(head), { baseAnalysis, headAnalysis }));
+}
+
+/** The path as (edge, class) pairs, for matching a holder step. */
+const steps = (s: Suspect): string[] => (s.path ?? []).map((p) => `${p.edge} ${p.class}`);
+
+function first(diff: SummaryDiff): Suspect {
+  assert.equal(diff.suspects.mode, 'graph');
+  const top = diff.suspects.suspects[0];
+  const table = diff.suspects.suspects.map((s) => `${s.rank}. ${s.class} ${s.countDelta} ${s.retainedSizeDelta} ${s.reason}`).join('\n');
+  assert.ok(top !== undefined, 'no suspects');
+  assert.equal(diff.suspects.suspects.find((s) => /Garbage|Transient/.test(s.class)), undefined, table);
+  return top;
+}
+
+void describe('suspects: Node leak shapes', { timeout: 600_000 }, () => {
+  let work: TmpDir;
+  let target: NodeTarget;
+  let previous = '';
+  let k = 0;
+
+  before(async () => {
+    work = await tmpDir('heapcap-suspects');
+    target = await startNodeTarget({ script: fileURLToPath(new URL('./fixtures/shapes-target.cjs', import.meta.url)), inspect: false });
+    previous = await writeSnapshot(target, join(work.path, 'base.heapsnapshot'));
+  });
+  after(async () => {
+    await target?.kill();
+    await work?.cleanup();
+  });
+
+  /** Grows one shape by N, makes and drops garbage, snapshots; the diff since the previous snapshot. */
+  async function grow(command: string, reply: string): Promise<Suspect> {
+    await target.request(`${command} ${N}`, reply);
+    await target.request(`garbage ${GARBAGE}`, 'GARBAGE');
+    const next = await writeSnapshot(target, join(work.path, `s${++k}.heapsnapshot`));
+    const diff = await diffFiles(previous, next);
+    previous = next;
+    return first(diff);
+  }
+
+  void test('a Map cache of records: the record class, held by `sessions` (Map)', async () => {
+    const top = await grow('map', 'MAP');
+    assert.equal(top.class, 'SessionRecord', top.reason);
+    assert.equal(top.kind, 'application');
+    assert.equal(top.countDelta, N);
+    assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge }, { class: 'Map', edge: 'sessions' });
+    // Its fields (strings, Date, Buffer, Object) are folded into it, not rows of their own.
+    assert.ok((top.retainedSizeDelta ?? 0) > top.selfSizeDelta * 2, JSON.stringify(top));
+    const path = steps(top);
+    assert.equal(path.at(-3), 'sessions Map', formatPath(top.path ?? []));
+    assert.equal(top.path?.at(-1)?.class, 'SessionRecord');
+    assert.match(top.reason, /^\+3,000 SessionRecord instances holding \+[\d.]+ [KM]iB, all held by `sessions` \(Map\)/);
+  });
+
+  void test('an array of closures capturing request objects: the requests, held by the closures in `handlers`', async () => {
+    const top = await grow('closures', 'CLOSURES');
+    assert.equal(top.class, 'IncomingRequest', top.reason);
+    assert.equal(top.countDelta, N);
+    assert.deepEqual(top.holder?.within, { class: 'Array', edge: 'handlers' });
+    const path = steps(top);
+    assert.ok(path.includes('handlers Array'), formatPath(top.path ?? []));
+    assert.equal(top.path?.at(-2)?.class, 'system / Context');
+    assert.equal(top.path?.at(-3)?.class, '(closure)');
+    assert.match(top.reason, /held by the scope of closures held by `handlers` \(Array\)/);
+  });
+
+  void test('EventEmitter listeners never removed: the listeners, held by the `tick` listener array of `bus`', async () => {
+    const top = await grow('listeners', 'LISTENERS');
+    assert.equal(top.class, '(closure)', top.reason);
+    assert.equal(top.countDelta, N);
+    assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge }, { class: 'Array', edge: 'tick' });
+    const path = steps(top);
+    assert.deepEqual(path.slice(-4, -1), ['bus EventEmitter', '_events Object', 'tick Array'], formatPath(top.path ?? []));
+  });
+
+  void test('a string grown by concatenation: one (concatenated string), held by the variable `log`', async () => {
+    const top = await grow('concat', 'CONCAT');
+    assert.equal(top.class, '(concatenated string)', top.reason);
+    assert.equal(top.countDelta, 1);
+    assert.equal(top.holder?.via, 'log');
+    assert.equal(steps(top).at(-1), 'log (concatenated string)');
+    // N lines of ~20 characters: the whole rope is one suspect.
+    assert.ok((top.retainedSizeDelta ?? 0) > N * 20, JSON.stringify(top));
+  });
+
+  void test('a Set of Buffers: the Buffers, held by `pool` (Set)', async () => {
+    const top = await grow('buffers', 'BUFFERS');
+    assert.equal(top.class, 'Buffer', top.reason);
+    assert.equal(top.countDelta, N);
+    assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge }, { class: 'Set', edge: 'pool' });
+    assert.ok((top.retainedSizeDelta ?? 0) >= N * 1024, 'the 1 KiB backing stores are folded into their Buffers');
+    assert.equal(steps(top).at(-3), 'pool Set');
+  });
+});
+
+void describe('suspects: detached DOM in Chromium', { timeout: 600_000 }, () => {
+  let chromium: Chromium | undefined;
+  let work: TmpDir;
+  before(async () => {
+    work = await tmpDir('heapcap-suspects-dom');
+    chromium = await startChromium();
+  });
+  after(async () => {
+    await chromium?.close();
+    await work?.cleanup();
+  });
+
+  void test('detached rows kept by a JS array: the `<tr>` elements, held by `detachedRows` (Array)', async () => {
+    const page = await chromium!.openPage(`data:text/html,${encodeURIComponent('<title>heapcap test page</title><body><p>suspects</p></body>')}`);
+    const cli = ['--chromium', `127.0.0.1:${chromium!.port}`, '--url-pattern', '^data:'];
+    const base = await captureWithCli(cli, join(work.path, 'base'));
+    const client = await CDP({ target: page.webSocketDebuggerUrl });
+    try {
+      const { result, exceptionDetails } = await client.Runtime.evaluate({
+        expression: `(() => {
+          window.detachedRows = window.detachedRows || [];
+          const table = document.createElement('table');
+          document.body.appendChild(table);
+          for (let i = 0; i < ${N}; i++) { const tr = document.createElement('tr'); tr.className = 'row'; table.appendChild(tr); window.detachedRows.push(tr); }
+          table.remove();
+          let garbage = [];
+          for (let i = 0; i < ${GARBAGE}; i++) garbage.push(document.createElement('section'));
+          garbage = null;
+          return window.detachedRows.length;
+        })()`,
+        returnByValue: true,
+      });
+      assert.equal(exceptionDetails, undefined);
+      assert.equal(result.value, N);
+    } finally {
+      await client.close();
+    }
+    const head = await captureWithCli(cli, join(work.path, 'head'));
+    const diff = await diffFiles(base, head);
+    const top = first(diff);
+    const table = diff.suspects.suspects.map((s) => `${s.rank}. ${s.class} ${s.countDelta} ${s.reason}`).join('\n');
+    assert.equal(top.class, '<tr>', table);
+    assert.equal(top.kind, 'application');
+    assert.equal(top.countDelta, N, table);
+    assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge }, { class: 'Array', edge: 'detachedRows' }, table);
+    assert.equal(diff.suspects.suspects.find((s) => /section/i.test(s.class)), undefined, table);
+    assert.equal(diff.suspects.suspects.find((s) => s.class.includes('::')), undefined, `Blink's C++ internals are not suspects\n${table}`);
+  });
+});
