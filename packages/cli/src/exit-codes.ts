@@ -35,6 +35,7 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
     case 'target_not_found':
     case 'target_ambiguous':
     case 'target_closed':
+    case 'target_lock_lost':
     case 'permission_denied':
       return EXIT.target;
     case 'snapshot_truncated':
