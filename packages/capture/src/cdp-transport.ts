@@ -9,17 +9,24 @@
  * and emits three times. A snapshot is ~5,000-10,000 such messages of
  * 100 KiB-1 MiB. Here a chunk frame is recognised by its bytes and only its
  * string is parsed (chunk-frame.ts), in a message buffer the WebSocket client
- * reuses; every other message is checked for UTF-8 natively (`isUtf8`) and
- * parsed whole. We used no other part of it (protocol download, domain helpers).
+ * reuses; every other message is parsed whole (the client has checked its
+ * UTF-8). We used no other part of it (protocol download, domain helpers).
  */
-import { isUtf8 } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import { decodeChunkFrame, isChunkFrame } from './chunk-frame.ts';
-import { WsClient, WsState } from './ws-client.ts';
+import { WsClient, WsState, type WsError } from './ws-client.ts';
 
-/** The socket closed (or never opened) while a command was pending. */
+/**
+ * The socket closed (or never opened) while a command was pending. When the
+ * socket failed, `code` is its errno name (ECONNRESET…) and `cause` its error.
+ */
 export class CdpClosedError extends Error {
   override readonly name = 'CdpClosedError';
+  readonly code: string | undefined;
+  constructor(message: string, cause?: WsError) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.code = cause?.code;
+  }
 }
 
 /** The target answered a command with a protocol error (`{code, message, data}`). */
@@ -55,7 +62,8 @@ const MAX_PAYLOAD = 64 * 1024 * 1024;
 
 /**
  * One CDP connection. Emits each protocol event under its method name with its
- * params, and `disconnect` once when the socket closes (whoever closed it).
+ * params, and `disconnect` once when the socket closes (whoever closed it),
+ * with the CdpClosedError that says why.
  */
 export class CdpTransport extends EventEmitter {
   readonly #ws: WsClient;
@@ -138,11 +146,6 @@ export class CdpTransport extends EventEmitter {
       }
     }
     let message: { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
-    // RFC 6455: a text message that is not UTF-8 fails the connection.
-    if (!isUtf8(data)) {
-      this.#drop('the target sent a text message that is not valid UTF-8');
-      return;
-    }
     try {
       message = JSON.parse(data.toString('utf8')) as typeof message;
     } catch {
@@ -190,9 +193,15 @@ export class CdpTransport extends EventEmitter {
     this.#closed = true;
     this.#chunkSink = undefined;
     const why = this.#why;
-    const err = new CdpClosedError(why === undefined ? 'the WebSocket closed' : `the connection was dropped: ${why}`);
+    const failed = this.#ws.error;
+    const err =
+      why !== undefined
+        ? new CdpClosedError(`the connection was dropped: ${why}`)
+        : failed !== undefined
+          ? new CdpClosedError(`the WebSocket failed: ${failed.message}`, failed)
+          : new CdpClosedError('the WebSocket closed');
     for (const pending of this.#pending.values()) pending.reject(err);
     this.#pending.clear();
-    this.emit('disconnect');
+    this.emit('disconnect', err);
   }
 }

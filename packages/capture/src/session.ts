@@ -63,9 +63,13 @@ export class CdpSession {
     this.#client = client;
     this.#commandTimeoutMs = options.commandTimeoutMs;
     this.#signal = options.signal;
-    client.on('disconnect', () => {
-      this.#fail(new CaptureError('target_closed', `the inspector connection to ${shown} closed (the target exited or dropped the debugger)`, {
+    client.on('disconnect', (why?: CdpClosedError) => {
+      // Why it closed (ECONNRESET, a protocol violation) stays in the message and as the cause.
+      const detail = why === undefined || why.message === 'the WebSocket closed' ? '' : `: ${describe(why)}`;
+      this.#fail(new CaptureError('target_closed', `the inspector connection to ${shown} closed (the target exited or dropped the debugger)${detail}`, {
         hint: 'check whether the target process crashed or was OOM-killed (dmesg, container events)',
+        ...(why === undefined ? {} : { cause: why }),
+        ...(why?.code === undefined ? {} : { details: { errno: why.code } }),
       }));
     });
     this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
@@ -89,8 +93,10 @@ export class CdpSession {
       // A connection that opens after we gave up must not linger.
       opening.then((late) => late.close(), () => undefined).catch(() => undefined);
       if (err instanceof CaptureError) throw err;
+      const errno = (err as NodeJS.ErrnoException).code;
       throw new CaptureError('target_unreachable', `could not open the inspector WebSocket ${shown}: ${describe(err)}`, {
         cause: err,
+        ...(errno === undefined ? {} : { details: { errno } }),
         hint: 'the target may have exited, or the URL is stale (inspector URLs change when the process restarts)',
       });
     }
@@ -256,7 +262,7 @@ export class CdpSession {
 function describe(err: unknown): string {
   if (err instanceof Error) {
     const code = (err as NodeJS.ErrnoException).code;
-    return code === undefined ? err.message : `${err.message} (${code})`;
+    return code === undefined || err.message.includes(String(code)) ? err.message : `${err.message} (${code})`;
   }
   return String(err);
 }

@@ -8,61 +8,15 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { waitFor } from '@heapcap/testkit';
-import { WsClient, WsState } from '../src/ws-client.ts';
-
-const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
-
-/** An unmasked server frame. */
-function serverFrame(opcode: number, payload: Buffer, fin = true, extra: { rsv?: boolean; masked?: boolean } = {}): Buffer {
-  const len = payload.length;
-  const lenBytes = len < 126 ? 0 : len < 65_536 ? 2 : 8;
-  const head = Buffer.alloc(2 + lenBytes);
-  head[0] = (fin ? 0x80 : 0) | (extra.rsv === true ? 0x40 : 0) | opcode;
-  if (lenBytes === 0) head[1] = len;
-  else if (lenBytes === 2) {
-    head[1] = 126;
-    head.writeUInt16BE(len, 2);
-  } else {
-    head[1] = 127;
-    head.writeBigUInt64BE(BigInt(len), 2);
-  }
-  if (extra.masked === true) head[1] = (head[1] as number) | 0x80;
-  return Buffer.concat([head, ...(extra.masked === true ? [Buffer.alloc(4)] : []), payload]);
-}
-
-/** A raw server: answers the upgrade (or `status`), then hands the socket to `then`. */
-async function rawServer(then: (socket: Socket, received: Buffer[]) => void, status = 101): Promise<{ url: string; server: Server }> {
-  const server = createServer((socket) => {
-    let head = '';
-    const received: Buffer[] = [];
-    const onData = (d: Buffer): void => {
-      head += d.toString('latin1');
-      const end = head.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      socket.off('data', onData);
-      socket.on('data', (more: Buffer) => received.push(more));
-      const rest = Buffer.from(head.slice(end + 4), 'latin1');
-      if (rest.length > 0) received.push(rest);
-      const key = /sec-websocket-key: (.*)\r\n/i.exec(head)?.[1] ?? '';
-      if (status !== 101) {
-        socket.end(`HTTP/1.1 ${status} Nope\r\nContent-Length: 0\r\n\r\n`);
-        return;
-      }
-      const accept = createHash('sha1').update(key + GUID).digest('base64');
-      socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
-      then(socket, received);
-    };
-    socket.on('data', onData);
-    socket.on('error', () => undefined);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/x`, server };
-}
+import { CdpClosedError } from '../src/cdp-transport.ts';
+import { CdpSession } from '../src/session.ts';
+import { CaptureError } from '../src/errors.ts';
+import { WsClient, WsError, WsState } from '../src/ws-client.ts';
+import { GUID, rawServer, serverFrame } from './ws-raw-server.ts';
 
 /** Collects messages (copied: the client reuses its buffer) until the socket closes. */
 function collect(client: WsClient): { messages: { text: boolean; data: string }[]; closed: Promise<void> } {
@@ -172,8 +126,8 @@ void describe('WsClient', { timeout: 60_000 }, () => {
     ['RSV bits', serverFrame(1, Buffer.from('x'), true, { rsv: true }), /RSV bits/],
     ['a message over maxPayload', serverFrame(1, Buffer.alloc(2_000, 'x')), /larger than 1024 bytes/],
     ['a continuation without a message', serverFrame(0, Buffer.from('x')), /continuation frame without a message/],
-    ['a fragmented ping', serverFrame(9, Buffer.from('x'), false), /fragmented or oversized control frame/],
-    ['an unknown opcode', serverFrame(3, Buffer.from('x')), /unknown data opcode 3/],
+    ['a fragmented ping', serverFrame(9, Buffer.from('x'), false), /fragmented control frame/],
+    ['an unknown opcode', serverFrame(3, Buffer.from('x')), /unknown opcode 3/],
   ] as const) {
     void test(`${what} drops the connection, and nothing after it is delivered`, async () => {
       const { url, server } = await rawServer((socket) => socket.write(Buffer.concat([bytes, serverFrame(1, Buffer.from('after'))])));
@@ -213,6 +167,128 @@ void describe('WsClient', { timeout: 60_000 }, () => {
       const { messages } = collect(client);
       assert.deepEqual(messages, [{ text: true, data: 'early' }]);
       client.terminate();
+    } finally {
+      server.close();
+    }
+  });
+});
+
+/** A close frame's body: a 2-byte code and a reason. */
+function closeBody(code: number, reason: Buffer = Buffer.alloc(0)): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(code);
+  return Buffer.concat([b, reason]);
+}
+
+/** Opens a client on a raw server that writes `bytes`, and waits for the close. */
+async function outcomeOf(bytes: Buffer): Promise<{ client: WsClient; messages: { text: boolean; data: string }[] }> {
+  const { url, server } = await rawServer((socket) => socket.write(bytes));
+  try {
+    const client = await WsClient.open(url, { maxPayload: 1024 });
+    const { messages, closed } = collect(client);
+    await closed;
+    return { client, messages };
+  } finally {
+    server.close();
+  }
+}
+
+void describe('issue 25 defect 10: the WebSocket client holds to what ws 8 accepts', { timeout: 60_000 }, () => {
+  // RFC 6455 §7.4: 1004, 1005, 1006 and 1015 never come on the wire; <1000, 1016-2999 are reserved; ≥5000 undefined.
+  for (const code of [0, 999, 1004, 1005, 1006, 1015, 1016, 2999, 5000, 65535]) {
+    void test(`defect 10: a close frame with code ${code} is a protocol error (1002)`, async () => {
+      const { client, messages } = await outcomeOf(Buffer.concat([serverFrame(8, closeBody(code)), serverFrame(1, Buffer.from('after'))]));
+      assert.deepEqual(messages, []);
+      assert.equal(client.dropStatus, 1002);
+      assert.match(client.dropReason ?? '', new RegExp(`invalid code ${code}`));
+    });
+  }
+
+  for (const [what, frame, status, reason] of [
+    ['a close frame with a 1-byte body', serverFrame(8, Buffer.from([0x03])), 1002, /1-byte body/],
+    ['a close frame over 125 bytes', serverFrame(8, closeBody(1000, Buffer.alloc(124, 'r'))), 1002, /oversized control frame/],
+    ['a ping over 125 bytes', serverFrame(9, Buffer.alloc(126)), 1002, /oversized control frame/],
+    ['a close reason that is not UTF-8', serverFrame(8, closeBody(1000, Buffer.from([0xc3, 0x28]))), 1007, /reason is not valid UTF-8/],
+    ['a text message that is not UTF-8', serverFrame(1, Buffer.from([0x61, 0xff, 0x62])), 1007, /text message that is not valid UTF-8/],
+  ] as const) {
+    void test(`defect 10: ${what} drops the connection with status ${status}`, async () => {
+      const { client, messages } = await outcomeOf(Buffer.concat([frame, serverFrame(1, Buffer.from('after'))]));
+      assert.deepEqual(messages, []);
+      assert.equal(client.dropStatus, status);
+      assert.match(client.dropReason ?? '', reason);
+    });
+  }
+
+  void test('defect 10: valid close codes and a UTF-8 reason are kept; nothing after the close frame is read', async () => {
+    for (const [code, reason] of [
+      [1000, ''],
+      [1001, 'going away'],
+      [1014, 'é'],
+      [3000, 'lib'],
+      [4999, 'app ✓'],
+    ] as const) {
+      const { client, messages } = await outcomeOf(Buffer.concat([serverFrame(1, Buffer.from('before')), serverFrame(8, closeBody(code, Buffer.from(reason))), serverFrame(1, Buffer.from('after'))]));
+      assert.deepEqual(messages, [{ text: true, data: 'before' }], `code ${code}`);
+      assert.equal(client.dropReason, undefined);
+      assert.equal(client.closeCode, code);
+      assert.equal(client.closeReason, reason);
+    }
+    const empty = await outcomeOf(serverFrame(8, Buffer.alloc(0)));
+    assert.equal(empty.client.closeCode, 1005, 'a close frame without a code');
+  });
+
+  void test('defect 10: a header that breaks the rules is refused on its first two bytes, even if the stream ends there', async () => {
+    // A ping announcing a 16-bit length: `ws` fails it before the length arrives; so must we.
+    const { client } = await outcomeOf(Buffer.from([0x89, 126]));
+    assert.equal(client.dropStatus, 1002);
+  });
+
+  void test('defect 10: a refused connection keeps its errno (ECONNREFUSED) in the WsError and in the capture error', async () => {
+    const { server } = await rawServer(() => undefined);
+    const port = (server.address() as AddressInfo).port;
+    server.close();
+    await once(server, 'close');
+    const url = `ws://127.0.0.1:${port}/x`;
+    const err = await WsClient.open(url, { maxPayload: 1024 }).then(
+      () => assert.fail('opened'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof WsError);
+    assert.equal(err.code, 'ECONNREFUSED');
+    assert.equal((err.cause as NodeJS.ErrnoException).code, 'ECONNREFUSED');
+    assert.match(err.message, /ECONNREFUSED/);
+    const session = await CdpSession.connect(url, { commandTimeoutMs: 1_000, connectTimeoutMs: 5_000 }).then(
+      () => assert.fail('connected'),
+      (e: unknown) => e,
+    );
+    assert.ok(session instanceof CaptureError);
+    assert.equal(session.code, 'target_unreachable');
+    assert.match(session.message, /ECONNREFUSED/);
+    assert.equal(session.details?.errno, 'ECONNREFUSED');
+    assert.ok(session.cause instanceof WsError && session.cause.code === 'ECONNREFUSED');
+  });
+
+  void test('defect 10: a connection reset after the upgrade keeps ECONNRESET in the target_closed error a pending command gets', async () => {
+    let reset: (() => void) | undefined;
+    const { url, server } = await rawServer((socket) => {
+      reset = () => socket.resetAndDestroy();
+    });
+    try {
+      const session = await CdpSession.connect(url, { commandTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
+      const pending = session.send('Runtime.evaluate', { expression: '1' });
+      await waitFor(() => reset !== undefined, { timeoutMs: 5_000, intervalMs: 5, what: 'the server side' });
+      reset?.();
+      const err = await pending.then(
+        () => assert.fail('answered'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof CaptureError);
+      assert.equal(err.code, 'target_closed');
+      assert.match(err.message, /ECONNRESET/);
+      assert.equal(err.details?.errno, 'ECONNRESET');
+      const closed = err.cause;
+      assert.ok(closed instanceof CdpClosedError && closed.code === 'ECONNRESET');
+      assert.ok(closed.cause instanceof WsError && (closed.cause.cause as NodeJS.ErrnoException).code === 'ECONNRESET');
     } finally {
       server.close();
     }

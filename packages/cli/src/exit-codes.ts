@@ -36,6 +36,7 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
     case 'target_ambiguous':
     case 'target_closed':
     case 'target_busy':
+    case 'target_lock_lost':
     case 'permission_denied':
       return EXIT.target;
     case 'snapshot_truncated':

@@ -32,6 +32,8 @@ export const ERROR_CODES = [
   // An artifact larger than the analysis is allowed to load (HEAPCAP_ANALYSIS_MAX_BYTES).
   'analysis_too_large',
   'cancelled',
+  // The worker lost the target's lock (its lease expired, e.g. Redis froze past it): another capture may hold the target now.
+  'target_lock_lost',
   'internal',
 ] as const;
 

@@ -17,8 +17,15 @@ export interface WorkerTuning {
    * kills its worker, e.g. by memory, must not kill every worker in turn).
    */
   maxStalledCount: number;
-  /** Lease of the per-target lock; renewed every third of it while the capture runs. */
+  /** Lease of the per-target lock; renewed every third of it for as long as the lock is held. */
   targetLeaseMs: number;
+  /**
+   * A retry first removes what the previous attempt left in storage (an open
+   * multipart upload). With the store down that call hangs in the S3 client's
+   * own retries (34 s with MinIO stopped): wait for it at most this long, then
+   * carry on (the capture's own storage probe says whether the store is back).
+   */
+  previousCleanupTimeoutMs: number;
   /** When the target is locked by another capture, retry after this (plus up to 50 % jitter). */
   lockRetryMs: number;
   /**
@@ -54,6 +61,7 @@ export const DEFAULT_TUNING: Omit<WorkerTuning, 'concurrency'> = {
   stalledIntervalMs: 15_000,
   maxStalledCount: 1,
   targetLeaseMs: 30_000,
+  previousCleanupTimeoutMs: 10_000,
   lockRetryMs: 1_000,
   settleTimeoutMs: 10 * 60_000,
   snapshotTimeoutMs: 30 * 60_000,

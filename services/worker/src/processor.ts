@@ -74,9 +74,30 @@ async function processCapture(deps: ProcessorDeps, job: Job<unknown>, token: str
     await job.moveToDelayed(Date.now() + delay, token);
     throw new DelayedError();
   }
+  // The lease is renewed for everything done under the lock, from here to its release: the previous attempt's
+  // cleanup, the capture, settling the target, writing the outcome (issue 25: a cleanup of 34 s with the store
+  // down outlived an unrenewed 30 s lease, and the target was free for another worker meanwhile).
+  const controller = new AbortController();
+  const lock: LockWatch = { lostInPhase: undefined, phase: null };
+  const lease = startLease({
+    queue,
+    targetId,
+    captureId,
+    token: lockToken,
+    leaseMs: tuning.targetLeaseMs,
+    log,
+    onLost: () => {
+      lock.lostInPhase ??= lock.phase;
+      if (!controller.signal.aborted) controller.abort('lock_lost' satisfies AbortKind);
+    },
+    onCancelFlag: () => {
+      if (!controller.signal.aborted) controller.abort('cancel' satisfies AbortKind);
+    },
+  });
   try {
-    await runAttempt({ deps, job, token, bullSignal, log, target: entry.target, captureId, lockToken, record: before });
+    await runAttempt({ deps, job, token, bullSignal, log, target: entry.target, captureId, record: before, controller, lock });
   } finally {
+    lease.stop();
     await queue.locks.release(targetId, lockToken).catch((err: unknown) => log.warn({ err }, 'could not release the target lock; its lease will expire'));
   }
 }
@@ -89,9 +110,28 @@ interface AttemptInput {
   log: Logger;
   target: Target;
   captureId: string;
-  lockToken: string;
   /** The record as it was before this attempt started. */
   record: CaptureRecord;
+  /** Aborted on cancel, shutdown or a lost lock (its reason: the AbortKind). */
+  controller: AbortController;
+  lock: LockWatch;
+}
+
+/** The attempt's live phase, and the phase it was in when the lease found the lock gone (undefined: not lost). */
+interface LockWatch {
+  phase: string | null;
+  lostInPhase: string | null | undefined;
+}
+
+/** Waits for `work` at most `ms`; false when it did not finish in time (it goes on, unawaited). */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function runAttempt(a: AttemptInput): Promise<void> {
@@ -108,30 +148,31 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   const log = a.log.child({ attempt });
   const { options } = a.record;
   const gzip = options.gzip;
-  if (attempt > 1 && a.record.startedAt !== null) {
-    // An earlier attempt died mid-upload: remove whatever it left (temp file, open multipart upload).
-    await sink.remove({ captureId, targetId: target.id, startedAt: new Date(a.record.startedAt), gzip }).catch((err: unknown) => log.warn({ err }, 'could not clean up the previous attempt'));
-  }
-
-  const controller = new AbortController();
+  const { controller } = a;
   const abort = (kind: AbortKind): void => {
     if (!controller.signal.aborted) controller.abort(kind);
   };
   const onBullAbort = (): void => abort(a.bullSignal?.reason === 'shutdown' ? 'shutdown' : 'cancel');
   a.bullSignal?.addEventListener('abort', onBullAbort, { once: true });
   if (a.bullSignal?.aborted === true) onBullAbort();
-  const lease = startLease({
-    queue,
-    targetId: target.id,
-    captureId,
-    token: a.lockToken,
-    leaseMs: tuning.targetLeaseMs,
-    log,
-    onLost: () => abort('lock_lost'),
-    onCancelFlag: () => abort('cancel'),
-  });
   let phase: string | null = null;
   let phaseWrites: Promise<unknown> = Promise.resolve();
+  const setPhase = (name: string): void => {
+    phase = name;
+    a.lock.phase = name;
+    // In order, one at a time; a failed write only costs the live phase display.
+    phaseWrites = phaseWrites.then(() => queue.attempts.phase(captureId, target.id, attempt, name)).catch((err: unknown) => log.warn({ err }, 'could not record the phase'));
+  };
+  if (attempt > 1 && a.record.startedAt !== null) {
+    // An earlier attempt died mid-upload: remove whatever it left (temp file, open multipart upload). The store
+    // may be what failed it: wait at most previousCleanupTimeoutMs, and not past a cancel or a lost lock.
+    setPhase('cleanup');
+    const removing = sink.remove({ captureId, targetId: target.id, startedAt: new Date(a.record.startedAt), gzip }).catch((err: unknown) => log.warn({ err }, 'could not clean up the previous attempt'));
+    const stopped = new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+    if (!(await within(Promise.race([removing, stopped]), tuning.previousCleanupTimeoutMs))) {
+      log.warn({ timeoutMs: tuning.previousCleanupTimeoutMs }, 'the previous attempt’s cleanup did not finish in time; going on without it');
+    }
+  }
   const endpoint = targetToEndpoint(target);
   let outcome: AttemptOutcome;
   try {
@@ -167,11 +208,8 @@ async function runAttempt(a: AttemptInput): Promise<void> {
       signal: controller.signal,
       onProgress: (p) => {
         if (p.phase === phase) return;
-        phase = p.phase;
-        const name = p.phase;
-        log.debug({ phase: name }, 'phase');
-        // In order, one at a time; a failed write only costs the live phase display.
-        phaseWrites = phaseWrites.then(() => queue.attempts.phase(captureId, target.id, attempt, name)).catch((err: unknown) => log.warn({ err }, 'could not record the phase'));
+        log.debug({ phase: p.phase }, 'phase');
+        setPhase(p.phase);
       },
     });
     await phaseWrites;
@@ -186,7 +224,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
     // until it answers. Not on shutdown: there is no time to wait, and the lock's lease covers it a while.
     let settle: SettleResult | undefined;
     if (kind !== 'shutdown' && mayLeaveTargetBusy(error)) {
-      phaseWrites = queue.attempts.phase(captureId, target.id, attempt, 'settle').catch((e: unknown) => log.warn({ err: e }, 'could not record the phase'));
+      setPhase('settle');
       await phaseWrites;
       settle = await settleTarget(endpoint, tuning.settleTimeoutMs);
       log.info({ settle }, 'waited for the target to finish what the failed attempt asked of it');
@@ -195,11 +233,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   } finally {
     a.bullSignal?.removeEventListener('abort', onBullAbort);
   }
-  try {
-    await finishAttempt({ ...a, log, attempt, outcome });
-  } finally {
-    lease.stop();
-  }
+  await finishAttempt({ ...a, log, attempt, outcome });
 }
 
 /** The target's last measured snapshot cost, for the headroom gate; null when none (or Redis cannot say: the model decides then). */
@@ -297,7 +331,10 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
     return;
   }
   const { error, abort, settle } = outcome;
-  const phase = error.phase ?? null;
+  // A lost lock is recorded in the phase the attempt was in when the lease found it gone (the engine's error may
+  // come from before it started, or name an earlier phase).
+  const lostInPhase = abort === 'lock_lost' ? a.lock.lostInPhase : undefined;
+  const phase = lostInPhase ?? error.phase ?? null;
   const timings = error.timings ?? null;
   if (abort === 'cancel') {
     const { recorded } = await recordWithRetry(() => queue.attempts.cancelled(captureId, target.id, attempt, phase, timings), limit, log);
@@ -313,8 +350,8 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
   }
   const retry = abort === undefined && error.retriable && a.job.attemptsMade + 1 < (a.job.opts.attempts ?? 1);
   const info = {
-    code: abort === 'lock_lost' ? 'internal' : error.code,
-    message: abort === 'lock_lost' ? 'lost the target lock while capturing (lease expired)' : error.message,
+    code: abort === 'lock_lost' ? ('target_lock_lost' as const) : error.code,
+    message: abort === 'lock_lost' ? `lost the target lock${phase === null ? '' : ` during ${phase}`} (its lease expired); another capture may hold the target now` : error.message,
     ...(error.hint === undefined ? {} : { hint: error.hint }),
     ...(phase === null ? {} : { phase }),
     ...(settle === undefined ? {} : { settle }),
