@@ -19,9 +19,9 @@ import { decideWarm, runWarm, type WarmMethod, type WarmMode, type WarmReport } 
 import { SnapshotStream, type SnapshotStreamStats } from './snapshot-stream.ts';
 import { parseV8Version, compareVersions } from './v8-version.ts';
 import { throwIfAborted, withDeadline } from './deadline.ts';
-import { checkHeadroom, forcedFailure } from './headroom-gate.ts';
-import type { HeadroomOptions, HeadroomReport } from './headroom.ts';
-import { readPeak, type PeakReport } from './headroom-peak.ts';
+import { checkHeadroom, forcedFailure } from './headroom/gate.ts';
+import type { HeadroomOptions, HeadroomReport } from './headroom/decision.ts';
+import { readPeak, type PeakReport } from './headroom/peak.ts';
 import { closeOpenedInspector, leftOpenText, NOT_OPENED_BY_US, type InspectorRelease } from './inspector-close.ts';
 import { preparePipe, readPipeSnapshot, removePipe, type PipeSetup, type SnapshotTransport, type TransportReport } from './pipe-transport.ts';
 
