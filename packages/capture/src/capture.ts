@@ -23,6 +23,7 @@ import { checkHeadroom, forcedFailure } from './headroom/gate.ts';
 import type { HeadroomOptions, HeadroomReport } from './headroom/decision.ts';
 import { readPeak, type PeakReport } from './headroom/peak.ts';
 import { closeOpenedInspector, leftOpenText, NOT_OPENED_BY_US, type InspectorRelease } from './inspector-close.ts';
+import type { SnapshotFlags } from './types.ts';
 import { preparePipe, readPipeSnapshot, removePipe, type PipeSetup, type SnapshotTransport, type TransportReport } from './pipe-transport.ts';
 
 /** Deadlines, in milliseconds. */
@@ -36,13 +37,6 @@ export interface CaptureTimeouts {
 }
 
 export const DEFAULT_TIMEOUTS: CaptureTimeouts = { connectMs: 10_000, commandMs: 30_000, snapshotMs: 30 * 60_000 };
-
-/** Snapshot flags, passed only where the target's V8 knows them. */
-export interface SnapshotFlags {
-  exposeInternals?: boolean;
-  captureNumericValue?: boolean;
-  treatGlobalObjectsAsRoots?: boolean;
-}
 
 /** Progress reported while the capture runs. */
 export type CaptureProgress =

@@ -1,7 +1,8 @@
 /** @heapcap/capture — the CDP heap snapshot engine. */
 export { CaptureError, ERROR_CODES, isCaptureError, toCaptureError, type ErrorCode, type CaptureErrorOptions } from './errors.ts';
 export { openFifoReader, type FifoReader, type SnapshotTransport, type TransportReport } from './pipe-transport.ts';
-export { captureHeapSnapshot, releaseInspector, DEFAULT_TIMEOUTS, type CaptureOptions, type CaptureResult, type CaptureProgress, type CaptureTimeouts, type SnapshotFlags } from './capture.ts';
+export { captureHeapSnapshot, releaseInspector, DEFAULT_TIMEOUTS, type CaptureOptions, type CaptureResult, type CaptureProgress, type CaptureTimeouts } from './capture.ts';
+export type { SnapshotFlags } from './types.ts';
 export { PHASES, PhaseClock, type Phase, type PhaseTimings } from './clock.ts';
 export { formatMiB, MIB } from './units.ts';
 export { resolveEndpoint, parseHostPort, type EndpointSpec, type ResolvedEndpoint, type ChromiumSelector } from './endpoint.ts';

@@ -28,7 +28,7 @@ import { Worker } from 'node:worker_threads';
 import { CaptureError } from './errors.ts';
 import type { CdpSession } from './session.ts';
 import type { RuntimeFacts } from './runtime.ts';
-import type { SnapshotFlags } from './capture.ts';
+import type { SnapshotFlags } from './types.ts';
 
 /** How the snapshot bytes travel: CDP messages, the local FIFO, or FIFO when possible (else CDP). */
 export type SnapshotTransport = 'cdp' | 'pipe' | 'auto';
