@@ -1,7 +1,7 @@
 /**
  * Headroom model measurement: how much resident memory a heap snapshot costs
  * the target, for Node 20, Node 22 and Chromium at several heap sizes. The
- * data behind packages/capture/src/memory-model.ts and docs/headroom.md.
+ * data behind packages/capture/src/headroom/memory-model.ts and docs/headroom.md.
  *
  * Per point: a fresh target holding HEAP_MB of objects (heap-holder.cjs, or the
  * leaky page in Chromium), idle for a moment; its RSS (VmRSS) is read, its

@@ -5,6 +5,9 @@
 // commands' dependencies (Fastify, BullMQ, pino, the AWS SDK) in chunks that
 // `heapcap capture` never loads: tsx's loader thread costs ~50 MB of RSS and
 // the service stack more, on a host whose process is already short of memory.
+// The pipe transport's reading thread is a second entry, dist/fifo-reader-thread.mjs:
+// a worker_threads Worker loads a module by URL, and pipe-transport.ts asks for
+// it beside its own chunk.
 import { build } from 'esbuild';
 import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,7 +24,10 @@ const optionalNative = new Set(['bufferutil', 'utf-8-validate']);
 
 rmSync(OUT, { recursive: true, force: true });
 await build({
-  entryPoints: { heapcap: join(ROOT, 'services/serve/src/heapcap.ts') },
+  entryPoints: {
+    heapcap: join(ROOT, 'services/serve/src/heapcap.ts'),
+    'fifo-reader-thread': join(ROOT, 'packages/capture/src/fifo-reader-thread.ts'),
+  },
   outdir: OUT,
   outExtension: { '.js': '.mjs' },
   // Flat: every chunk sits beside heapcap.mjs, so `new URL('./x', import.meta.url)` means dist/x from any of them.
@@ -66,4 +72,4 @@ const old = join(ROOT, `.dist-old-${process.pid}`);
 if (existsSync(DIST)) renameSync(DIST, old);
 renameSync(OUT, DIST);
 rmSync(old, { recursive: true, force: true });
-console.log('built dist/heapcap.mjs');
+console.log('built dist/heapcap.mjs and dist/fifo-reader-thread.mjs');

@@ -1,7 +1,10 @@
 // The architecture's import rules, enforced. One table (ALLOWED) says which
 // workspace unit may import which; every .ts file under packages/, services/,
 // bench/ and scripts/ is checked against it, and the check fails on any import
-// cycle between files or between units. `--graph` prints the graph of units
+// cycle between files or between units, type-only imports included: a cycle
+// of types is still two files that cannot be understood (or moved) apart, and
+// the shared types belong in a file both import (a package's types.ts).
+// `--graph` prints the graph of units by their run-time imports
 // (docs/architecture.md shows it).
 //
 // A unit is a package (packages/NAME), a service (services/NAME), the benches
@@ -83,10 +86,12 @@ function resolveWorkspace(spec) {
 const files = [...walk(join(ROOT, 'packages')), ...walk(join(ROOT, 'services')), ...walk(join(ROOT, 'bench')), ...walk(join(ROOT, 'scripts'))];
 const importRe = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^'"]*?\sfrom\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 const problems = [];
-/** file → files it imports at run time (type-only imports cannot form run-time cycles). */
+/** file → files it imports, type-only imports included. */
 const fileGraph = new Map();
-/** unit → units its sources import (tests excluded: they may use the kit that imports them back). */
+/** unit → units its sources import, type-only included (tests excluded: they may use the kit that imports them back). */
 const unitGraph = new Map();
+/** unit → units its sources import at run time (what `--graph` prints). */
+const runtimeUnitGraph = new Map();
 
 for (const file of files) {
   const src = readFileSync(file, 'utf8');
@@ -110,16 +115,18 @@ for (const file of files) {
       if (to.name !== from.name && !allowed.has(to.name)) {
         problems.push(`${rel}: ${from.name} may not import @heapcap/${to.name} (see ALLOWED in scripts/check-imports.mjs and docs/architecture.md)`);
       }
-      if (!isTest && !typeOnly && to.name !== from.name) {
-        if (!unitGraph.has(from.name)) unitGraph.set(from.name, new Set());
-        unitGraph.get(from.name).add(to.name);
+      if (!isTest && to.name !== from.name) {
+        for (const graph of typeOnly ? [unitGraph] : [unitGraph, runtimeUnitGraph]) {
+          if (!graph.has(from.name)) graph.set(from.name, new Set());
+          graph.get(from.name).add(to.name);
+        }
       }
     } else if (spec.startsWith('.')) {
       target = resolve(dirname(file), spec);
       const toUnit = unitOf(target);
       if (toUnit.name !== from.name) problems.push(`${rel}: relative import leaves its unit (${spec}); import @heapcap/${toUnit.name} instead`);
     } else continue;
-    if (!typeOnly && target !== undefined && existsSync(target)) edges.push(target);
+    if (target !== undefined && existsSync(target)) edges.push(target);
   }
   fileGraph.set(file, edges);
 }
@@ -148,7 +155,7 @@ if (process.argv.includes('--graph')) {
   const order = Object.keys(ALLOWED);
   console.log('unit → what its sources import (allowed by the table)');
   for (const unit of order) {
-    const used = [...(unitGraph.get(unit) ?? [])].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    const used = [...(runtimeUnitGraph.get(unit) ?? [])].sort((a, b) => order.indexOf(a) - order.indexOf(b));
     console.log(`  ${unit.padEnd(9)} → ${used.length === 0 ? '(nothing)' : used.join(', ')}`);
   }
 }

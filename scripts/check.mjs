@@ -1,10 +1,12 @@
-// Static checks: TypeScript (strict), ESLint (type-aware), import rules and cycles.
+// Static checks: TypeScript (strict), ESLint (type-aware), import rules and
+// cycles, embedded WebAssembly up to date with its .wat.
 import { spawnSync } from 'node:child_process';
 
 const steps = [
   ['typecheck', ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json']],
   ['lint', ['node_modules/eslint/bin/eslint.js', '--max-warnings=0', 'packages', 'services', 'bench', 'scripts', 'eslint.config.mjs']],
   ['imports', ['scripts/check-imports.mjs']],
+  ['wasm', ['scripts/assemble-wasm.mjs', '--check']],
 ];
 for (const [name, args] of steps) {
   const t0 = Date.now();

@@ -18,13 +18,14 @@ import { CdpSession } from './session.ts';
 import { assertExpectedPid, gatherRuntimeFacts, type RuntimeFacts } from './runtime.ts';
 import { decideWarm, runWarm, type WarmMethod, type WarmMode, type WarmReport } from './warm.ts';
 import type { SnapshotStreamStats } from './snapshot-stream.ts';
-import { takeSnapshotVia, type ReleaseChunk, type SnapshotFlags } from './take-snapshot.ts';
+import { takeSnapshotVia, type ReleaseChunk } from './take-snapshot.ts';
 import { parseV8Version, compareVersions } from './v8-version.ts';
 import { throwIfAborted } from './deadline.ts';
-import { checkHeadroom, forcedFailure } from './headroom-gate.ts';
-import type { HeadroomOptions, HeadroomReport } from './headroom.ts';
-import { readPeak, type PeakReport } from './headroom-peak.ts';
+import { checkHeadroom, forcedFailure } from './headroom/gate.ts';
+import type { HeadroomOptions, HeadroomReport } from './headroom/decision.ts';
+import { readPeak, type PeakReport } from './headroom/peak.ts';
 import { closeOpenedInspector, leftOpenText, NOT_OPENED_BY_US, type InspectorRelease } from './inspector-close.ts';
+import type { SnapshotFlags } from './types.ts';
 import { preparePipe, readPipeSnapshot, removePipe, type PipeSetup, type SnapshotTransport, type TransportReport } from './pipe-transport.ts';
 
 /** Deadlines, in milliseconds. */
@@ -38,8 +39,6 @@ export interface CaptureTimeouts {
 }
 
 export const DEFAULT_TIMEOUTS: CaptureTimeouts = { connectMs: 10_000, commandMs: 30_000, snapshotMs: 30 * 60_000 };
-
-export type { SnapshotFlags } from './take-snapshot.ts';
 
 /**
  * Receives the snapshot bytes and the facts preflight gathered; resolves when

@@ -1,8 +1,9 @@
 /** @heapcap/capture — the CDP heap snapshot engine. */
 export { CaptureError, ERROR_CODES, isCaptureError, toCaptureError, type ErrorCode, type CaptureErrorOptions } from './errors.ts';
 export { openFifoReader, type FifoReader, type SnapshotTransport, type TransportReport } from './pipe-transport.ts';
-export { captureHeapSnapshot, releaseInspector, DEFAULT_TIMEOUTS, type CaptureConsumer, type CaptureOptions, type CaptureResult, type CaptureProgress, type CaptureTimeouts, type SnapshotFlags } from './capture.ts';
+export { captureHeapSnapshot, releaseInspector, DEFAULT_TIMEOUTS, type CaptureConsumer, type CaptureOptions, type CaptureResult, type CaptureProgress, type CaptureTimeouts } from './capture.ts';
 export { takeSnapshot, type ReleaseChunk, type SnapshotConsumer, type TakeSnapshotOptions, type TakenSnapshot } from './take-snapshot.ts';
+export type { SnapshotFlags } from './types.ts';
 export { PHASES, PhaseClock, type Phase, type PhaseTimings } from './clock.ts';
 export { formatMiB, MIB } from './units.ts';
 export { resolveEndpoint, parseHostPort, type EndpointSpec, type ResolvedEndpoint, type ChromiumSelector } from './endpoint.ts';
@@ -14,11 +15,11 @@ export { SnapshotStream, type SnapshotStreamOptions, type SnapshotStreamStats } 
 export { parseV8Version, compareVersions, needsLineEndsWarm, LINE_ENDS_CACHED_SINCE } from './v8-version.ts';
 export { withDeadline, sleep, throwIfAborted, cancelledError } from './deadline.ts';
 export { preflightOnly, type PreflightOptions, type PreflightReport } from './preflight.ts';
-export { decideHeadroom, headroomConstraints, headroomError, previousEstimate, PREVIOUS_CAPTURE_SAFETY, type HeadroomOptions, type HeadroomReport, type HeadroomConstraint, type PreviousCapture } from './headroom.ts';
-export { gatherMemoryFacts, type MemoryFacts, type CgroupFacts } from './headroom-facts.ts';
-export { headroomLines, decisionText } from './headroom-text.ts';
-export type { PeakReport } from './headroom-peak.ts';
-export { MEMORY_MODELS, modelFamily, modelFor, estimateExtraBytes, type MemoryModel, type MemoryModelOverride, type ModelFamily } from './memory-model.ts';
+export { decideHeadroom, headroomConstraints, headroomError, previousEstimate, PREVIOUS_CAPTURE_SAFETY, type HeadroomOptions, type HeadroomReport, type HeadroomConstraint, type PreviousCapture } from './headroom/decision.ts';
+export { gatherMemoryFacts, type MemoryFacts, type CgroupFacts } from './headroom/facts.ts';
+export { headroomLines, decisionText } from './headroom/text.ts';
+export type { PeakReport } from './headroom/peak.ts';
+export { MEMORY_MODELS, modelFamily, modelFor, estimateExtraBytes, type MemoryModel, type MemoryModelOverride, type ModelFamily } from './headroom/memory-model.ts';
 export { CdpTransport } from './cdp-transport.ts';
 export { lowerCpuPriority, type CpuPriorityReport } from './cpu-priority.ts';
 export { decodeChunkFrame, isChunkFrame } from './chunk-frame.ts';

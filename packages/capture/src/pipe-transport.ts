@@ -24,11 +24,13 @@ import { chown, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { CaptureError } from './errors.ts';
 import type { CdpSession } from './session.ts';
 import type { RuntimeFacts } from './runtime.ts';
-import type { SnapshotFlags } from './take-snapshot.ts';
+import type { SnapshotFlags } from './types.ts';
+import type { ReaderCommand, ReaderData, ReaderMessage } from './fifo-reader-thread.ts';
 
 /** How the snapshot bytes travel: CDP messages, the local FIFO, or FIFO when possible (else CDP). */
 export type SnapshotTransport = 'cdp' | 'pipe' | 'auto';
@@ -189,96 +191,26 @@ export interface FifoReader {
 const READER_BLOCK_BYTES = 1024 * 1024;
 const READER_BLOCKS = 4;
 
+declare const HEAPCAP_BUNDLED: boolean | undefined;
+
 /**
- * The reading thread (a worker_threads Worker, evaluated from this string so
- * the bundle needs no second file). It owns the FIFO's read end: libuv's pipe
- * handle on its own event loop reads 64 KiB at a time into one buffer and
- * copies the bytes into 1 MiB blocks, which it transfers (not copies) to the
- * main thread as they fill; the main thread transfers each block back once
- * `onBytes` has copied it. The first read goes over at once, so the main
- * thread sees the first byte when it comes. With every block out, it stops
- * reading (the target then waits, as it would with nobody reading) until one
- * comes back.
- *
- * Why a thread: a Linux FIFO holds 64 KiB, under a millisecond of a target
- * serializing at ~100 MB/s. Read on the main thread, the FIFO stayed full
- * whenever that thread hashed, summarized or gzipped a block (a few ms per
- * MiB), and the target's writeHeapSnapshot() sat blocked in write(): 1.8-2.0 s
- * of a 525 MB capture whose target CPU was the same as in-process.
+ * Starts the reading thread (fifo-reader-thread.ts). In the bundle
+ * (scripts/build.mjs defines HEAPCAP_BUNDLED) it is dist/fifo-reader-thread.mjs,
+ * beside every chunk. From the TypeScript sources (tests, benches) a worker
+ * does not inherit tsx's loader on Node 20, so the thread loads tsx's require
+ * hook itself and then the module.
  */
-const READER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { Socket } = require('node:net');
-const { fd, blockBytes, blocks, readBytes, stats } = workerData;
-const free = [];
-for (let i = 0; i < blocks; i++) free.push(new ArrayBuffer(blockBytes));
-let block = null;
-let used = 0;
-let sentFirst = false;
-let paused = false;
-const send = () => {
-  if (block === null || used === 0) return;
-  parentPort.postMessage({ kind: 'bytes', block, length: used }, [block]);
-  block = null;
-  used = 0;
-};
-const socket = new Socket({
-  fd,
-  readable: true,
-  writable: false,
-  onread: {
-    buffer: Buffer.allocUnsafeSlow(readBytes),
-    callback(n, buf) {
-      for (let at = 0; at < n; ) {
-        if (block === null) block = free.pop();
-        const take = Math.min(n - at, blockBytes - used);
-        new Uint8Array(block, used, take).set(buf.subarray(at, at + take));
-        used += take;
-        at += take;
-        if (used === blockBytes || !sentFirst) {
-          sentFirst = true;
-          send();
-        }
-      }
-      // The next read may need a fresh block: stop while none is left.
-      if (free.length === 0 && (block === null || blockBytes - used < readBytes)) {
-        paused = true;
-        Atomics.add(stats, 0, 1);
-        return false;
-      }
-      return true;
-    },
-  },
-});
-socket.on('end', () => {
-  send();
-  parentPort.postMessage({ kind: 'end' });
-  socket.destroy();
-  parentPort.close();
-});
-socket.on('error', (err) => {
-  parentPort.postMessage({ kind: 'error', message: String(err && err.message || err), code: err && err.code });
-  socket.destroy();
-  parentPort.close();
-});
-parentPort.on('message', (m) => {
-  if (m.kind === 'block') {
-    free.push(m.block);
-    if (paused) {
-      paused = false;
-      socket.resume();
-    }
-  } else if (m.kind === 'stop') {
-    socket.destroy();
-    parentPort.close();
-  }
-});
-`;
+function startReaderThread(data: ReaderData, options: Omit<WorkerOptions, 'eval' | 'workerData'>): Worker {
+  if (typeof HEAPCAP_BUNDLED !== 'undefined' && HEAPCAP_BUNDLED) return new Worker(new URL('./fifo-reader-thread.mjs', import.meta.url), { ...options, workerData: data });
+  const file = fileURLToPath(new URL('./fifo-reader-thread.ts', import.meta.url));
+  const tsx = fileURLToPath(import.meta.resolve('tsx/cjs/api'));
+  return new Worker(`require(${JSON.stringify(tsx)}).require(${JSON.stringify(file)}, ${JSON.stringify(file)});`, { ...options, eval: true, workerData: data });
+}
 
 /**
  * Opens the FIFO at `path` for reading and feeds every byte, in order, to
  * `onBytes` on this thread; a reading thread keeps the FIFO drained meanwhile
- * (see READER_SOURCE). `onBytes` must copy what it keeps: its Buffer goes back
+ * (fifo-reader-thread.ts). `onBytes` must copy what it keeps: its Buffer goes back
  * to the reading thread when it returns.
  */
 export function openFifoReader(path: string, onBytes: (chunk: Buffer) => void, options: { blocks?: number } = {}): FifoReader {
@@ -289,9 +221,7 @@ export function openFifoReader(path: string, onBytes: (chunk: Buffer) => void, o
   try {
     holdFd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
     // From here the reading thread owns readFd: its pipe handle closes it.
-    worker = new Worker(READER_SOURCE, {
-      eval: true,
-      workerData: { fd: readFd, blockBytes: READER_BLOCK_BYTES, blocks: Math.max(2, options.blocks ?? READER_BLOCKS), readBytes: PIPE_READ_BYTES, stats },
+    worker = startReaderThread({ fd: readFd, blockBytes: READER_BLOCK_BYTES, blocks: Math.max(2, options.blocks ?? READER_BLOCKS), readBytes: PIPE_READ_BYTES, stats }, {
       // It allocates its blocks once and little else.
       resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
       stdout: false,
@@ -321,7 +251,8 @@ export function openFifoReader(path: string, onBytes: (chunk: Buffer) => void, o
   // Observed at once: a transport error must not surface as an unhandled rejection while the target writes.
   ended.catch(() => undefined);
   let closed = false;
-  worker.on('message', (m: { kind: 'bytes'; block: ArrayBuffer; length: number } | { kind: 'end' } | { kind: 'error'; message: string; code?: string }) => {
+  const command = (m: ReaderCommand, transfer: ArrayBuffer[] = []): void => worker.postMessage(m, transfer);
+  worker.on('message', (m: ReaderMessage) => {
     if (closed) return;
     if (m.kind === 'bytes') {
       release();
@@ -332,7 +263,7 @@ export function openFifoReader(path: string, onBytes: (chunk: Buffer) => void, o
         settle(err instanceof Error ? err : new Error(String(err)));
         return;
       }
-      worker.postMessage({ kind: 'block', block: m.block }, [m.block]);
+      command({ kind: 'block', block: m.block }, [m.block]);
     } else if (m.kind === 'end') {
       settle();
     } else {
@@ -356,7 +287,7 @@ export function openFifoReader(path: string, onBytes: (chunk: Buffer) => void, o
       closed = true;
       settle(new Error('the FIFO reader was closed'));
       // Its pipe handle closes the read end; terminate() is the backstop for a thread that does not stop.
-      worker.postMessage({ kind: 'stop' });
+      command({ kind: 'stop' });
       const backstop = setTimeout(() => void worker.terminate(), 1_000);
       backstop.unref();
       worker.once('exit', () => clearTimeout(backstop));

@@ -6,8 +6,8 @@ import { CaptureError } from './errors.ts';
 import { resolveEndpoint, type EndpointSpec, type ResolvedEndpoint } from './endpoint.ts';
 import { CdpSession } from './session.ts';
 import { assertExpectedPid, gatherRuntimeFacts, type RuntimeFacts } from './runtime.ts';
-import { gatherMemoryFacts } from './headroom-facts.ts';
-import { decideHeadroom, type HeadroomOptions, type HeadroomReport } from './headroom.ts';
+import { gatherMemoryFacts } from './headroom/facts.ts';
+import { decideHeadroom, type HeadroomOptions, type HeadroomReport } from './headroom/decision.ts';
 import { DEFAULT_TIMEOUTS, type CaptureTimeouts } from './capture.ts';
 import { throwIfAborted } from './deadline.ts';
 

@@ -17,13 +17,8 @@ import { CaptureError, toCaptureError } from './errors.ts';
 import type { CdpSession } from './session.ts';
 import { SnapshotStream, type SnapshotStreamStats } from './snapshot-stream.ts';
 import { withDeadline } from './deadline.ts';
+import type { SnapshotFlags } from './types.ts';
 
-/** Snapshot flags, passed only where the target's V8 knows them. */
-export interface SnapshotFlags {
-  exposeInternals?: boolean;
-  captureNumericValue?: boolean;
-  treatGlobalObjectsAsRoots?: boolean;
-}
 
 /**
  * Gives a chunk of the snapshot stream back to the engine's block pool once

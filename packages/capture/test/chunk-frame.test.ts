@@ -68,7 +68,7 @@ void describe('chunk frames', () => {
     }
   });
   void test('the WebAssembly routine is unescape.wat, assembled', async () => {
-    assert.deepEqual(await assembleWat(new URL('../src/unescape.wat', import.meta.url)), Buffer.from(UNESCAPE_WASM));
+    assert.deepEqual(await assembleWat(new URL('../src/unescape.wat', import.meta.url)), Buffer.from(UNESCAPE_WASM), 'unescape-wasm.ts is stale: run node scripts/assemble-wasm.mjs');
   });
 
   void test('every escape JSON has, at every position, and what the routine refuses: same bytes as the generic path', () => {

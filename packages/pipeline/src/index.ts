@@ -3,7 +3,8 @@
  * what the CLI, the worker, and every trigger (schedules, watch rules, Slack)
  * run to take a capture.
  */
-export { runCapture, type RunCaptureInput, type RunCaptureOutput } from './run-capture.ts';
+export { runCapture, type RunCaptureOutput } from './run-capture.ts';
+export type { RunCaptureInput } from './types.ts';
 export { runSamplingCapture, type RunSamplingOutput } from './run-sampling.ts';
 export { buildManifest, type CaptureManifestInput, type CaptureSummaryOutcome } from './manifest.ts';
 export { HEAPCAP_VERSION } from './version.ts';

@@ -5,49 +5,14 @@
  * Shared by the CLI and the worker; knows nothing of queues or records.
  */
 import { pipeline, type Readable } from 'node:stream';
-import { SummaryTee, type SummaryOptions } from '@heapcap/analysis';
-import { captureHeapSnapshot, type CaptureOptions, type CaptureProgress, type CaptureResult, type EndpointSpec, type SamplingProgress, type SnapshotTransport, type WarmMode } from '@heapcap/capture';
+import { SummaryTee } from '@heapcap/analysis';
+import { captureHeapSnapshot, type CaptureOptions, type CaptureResult } from '@heapcap/capture';
 import { toCaptureError } from '@heapcap/errors';
 import type { ArtifactRef, ArtifactStore, CaptureManifest, StoredArtifact } from '@heapcap/storage';
-import { buildManifest, type CaptureManifestInput, type CaptureSummaryOutcome } from './manifest.ts';
+import { buildManifest, type CaptureSummaryOutcome } from './manifest.ts';
 import { storeManifest } from './store-manifest.ts';
 import { runSamplingCapture, type RunSamplingOutput } from './run-sampling.ts';
-
-export interface RunCaptureInput {
-  /** A heap snapshot (default) or an allocation sampling profile (run-sampling.ts). */
-  kind?: 'snapshot' | 'sampling' | undefined;
-  /** Sampling only: how long to sample (default 30). */
-  samplingSeconds?: number | undefined;
-  /** Sampling only: average bytes between samples (default V8's 32768). */
-  samplingIntervalBytes?: number | undefined;
-  captureId: string;
-  targetId: string;
-  endpoint: EndpointSpec;
-  labels?: Record<string, string>;
-  sink: ArtifactStore;
-  gzip: boolean;
-  warm: WarmMode;
-  gc: boolean;
-  exposeInternals?: boolean;
-  captureNumericValue?: boolean;
-  memoryCeilingBytes?: number;
-  spillDir?: string | undefined;
-  snapshotTimeoutMs?: number | undefined;
-  /** How the snapshot bytes travel (default cdp); see @heapcap/capture's pipe transport. */
-  transport?: SnapshotTransport | undefined;
-  pipeDir?: string | undefined;
-  /** Capture even when the headroom gate refuses. */
-  force?: boolean;
-  /** The target's configured memory limit. */
-  memoryLimitBytes?: number | undefined;
-  /** What the target's last measured capture cost (heap used, extra RSS): the gate scales it to today's heap. */
-  headroomPrevious?: { heapUsedBytes: number; extraBytes: number } | undefined;
-  trigger?: CaptureManifestInput['trigger'];
-  /** Summarize the snapshot while it streams (default on); options such as `largestStrings`. */
-  summary?: false | SummaryOptions;
-  signal?: AbortSignal;
-  onProgress?: (p: CaptureProgress | SamplingProgress) => void;
-}
+import type { RunCaptureInput } from './types.ts';
 
 export interface RunCaptureOutput {
   kind: 'snapshot';

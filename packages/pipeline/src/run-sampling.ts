@@ -8,7 +8,7 @@ import type { ArtifactRef, SamplingManifest, StoredArtifact } from '@heapcap/sto
 import { HEAPCAP_VERSION } from './version.ts';
 import { artifactOf, runtimeOf, selectionOf } from './manifest.ts';
 import { storeManifest } from './store-manifest.ts';
-import type { RunCaptureInput } from './run-capture.ts';
+import type { RunCaptureInput } from './types.ts';
 
 /** What a sampling capture produced. */
 export interface RunSamplingOutput {

@@ -3,7 +3,7 @@
  * Known only to this package: stores return keys, callers hand them back.
  */
 import { CaptureError } from '@heapcap/errors';
-import type { ArtifactRef } from './types.ts';
+import type { ArtifactRef } from './artifact-ref.ts';
 
 /** The directory part of a capture's keys (UTC date of `startedAt`). */
 export function artifactDir(ref: Pick<ArtifactRef, 'targetId' | 'startedAt'>, prefix = ''): string {

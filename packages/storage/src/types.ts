@@ -7,23 +7,11 @@
  * capture is complete.
  */
 import type { Readable } from 'node:stream';
+import type { ArtifactRef } from './artifact-ref.ts';
 import type { DocumentKind } from './keys.ts';
 import type { ArtifactManifest } from './manifest.ts';
 
-/** Identifies one capture's artifacts. */
-export interface ArtifactRef {
-  captureId: string;
-  targetId: string;
-  /** When the capture started; decides the yyyy/mm/dd part of the key (UTC). */
-  startedAt: Date;
-  /** gzip the snapshot (default true). */
-  gzip: boolean;
-  /** What the artifact is: a heap snapshot (default) or a sampling profile (`<captureId>.heapprofile[.gz]`). */
-  kind?: ArtifactKind;
-}
-
-/** The kinds of artifact a capture stores; absent in older records and manifests means `snapshot`. */
-export type ArtifactKind = 'snapshot' | 'sampling-profile';
+export type { ArtifactKind, ArtifactRef } from './artifact-ref.ts';
 
 /** Facts read from the snapshot's own header (`snapshot.meta`, counts). */
 export interface SnapshotHeader {

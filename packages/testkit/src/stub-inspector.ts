@@ -10,7 +10,7 @@
  *
  * It answers what heapcap's capture engine sends (packages/capture/src):
  * - `Runtime.evaluate` of the preflight facts (runtime.ts), the memory probe
- *   (headroom-probe.ts), the peak RSS probe (headroom-peak.ts) and the pipe
+ *   (headroom/probe.ts), the peak RSS probe (headroom/peak.ts) and the pipe
  *   transport's directory check (pipe-transport.ts: answered ENOENT, as a
  *   target on another host would, so the capture goes over CDP);
  * - `Runtime.getHeapUsage`, `HeapProfiler.enable|disable|collectGarbage`,

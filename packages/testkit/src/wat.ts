@@ -1,7 +1,9 @@
 /**
- * A WebAssembly text file assembled the way the embedded modules were
- * (wabt's wat2wasm, SIMD on), for tests that check an embedded module is its
- * source: packages/capture's unescape.wat, packages/analysis's numbers.wat.
+ * A WebAssembly text file assembled (wabt's wat2wasm, SIMD on): the one
+ * assembler of the embedded modules (packages/capture's unescape.wat,
+ * packages/analysis's numbers.wat), used by scripts/assemble-wasm.mjs, which
+ * generates them (through the `@heapcap/testkit/wat` subpath, without the rest
+ * of the kit), and by the tests that check an embedded module is its source.
  */
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';

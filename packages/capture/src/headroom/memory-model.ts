@@ -8,7 +8,7 @@
  * by `bench/headroom-model.ts` (peak RSS from the target's VmHWM) and the data
  * and each point's error are in docs/headroom.md. Refit there; do not tune here.
  */
-import { parseV8Version } from './v8-version.ts';
+import { parseV8Version } from '../v8-version.ts';
 
 /** Runtimes whose snapshot cost was measured separately. */
 export type ModelFamily = 'node-v8-11' | 'node-v8-12' | 'chromium';

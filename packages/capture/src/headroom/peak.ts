@@ -3,10 +3,10 @@
  * estimate, recorded with every capture so the model can be checked on real
  * fleets (docs/headroom.md).
  */
-import type { CdpSession } from './session.ts';
-import type { ResolvedEndpoint } from './endpoint.ts';
-import { readMaxRss } from './headroom-facts.ts';
-import type { HeadroomReport } from './headroom.ts';
+import type { CdpSession } from '../session.ts';
+import type { ResolvedEndpoint } from '../endpoint.ts';
+import { readMaxRss } from './facts.ts';
+import type { HeadroomReport } from './decision.ts';
 
 /** Estimate vs actual peak memory of one capture (bytes). */
 export interface PeakReport {

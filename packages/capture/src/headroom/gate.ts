@@ -1,10 +1,10 @@
 /** The preflight step of the headroom gate: gather memory facts, decide, refuse or go on. */
-import { CaptureError } from './errors.ts';
-import type { CdpSession } from './session.ts';
-import type { ResolvedEndpoint } from './endpoint.ts';
-import type { RuntimeFacts } from './runtime.ts';
-import { gatherMemoryFacts } from './headroom-facts.ts';
-import { decideHeadroom, headroomError, type HeadroomOptions, type HeadroomReport } from './headroom.ts';
+import { CaptureError } from '../errors.ts';
+import type { CdpSession } from '../session.ts';
+import type { ResolvedEndpoint } from '../endpoint.ts';
+import type { RuntimeFacts } from '../runtime.ts';
+import { gatherMemoryFacts } from './facts.ts';
+import { decideHeadroom, headroomError, type HeadroomOptions, type HeadroomReport } from './decision.ts';
 
 /**
  * Gather the target's memory facts over the preflight session and decide.

@@ -2,7 +2,7 @@
  * The headroom facts and decision as short human lines, shared by the CLI's
  * `--dry-run` and anything that reports a refusal to people (Slack, logs).
  */
-import type { HeadroomReport } from './headroom.ts';
+import type { HeadroomReport } from './decision.ts';
 
 function mb(bytes: number | null | undefined): string {
   return bytes === null || bytes === undefined ? '?' : `${(bytes / 1e6).toFixed(1)} MB`;

@@ -4,10 +4,10 @@
  * enabled), so it is cheap and leaves the target as it was.
  */
 import { freemem, totalmem } from 'node:os';
-import type { CdpSession } from './session.ts';
-import type { ResolvedEndpoint } from './endpoint.ts';
-import { CaptureError } from './errors.ts';
-import { BROWSER_MEMORY_PROBE, nodeMemoryProbe, NODE_MAX_RSS_PROBE, type BrowserProbeResult, type NodeProbeResult } from './headroom-probe.ts';
+import type { CdpSession } from '../session.ts';
+import type { ResolvedEndpoint } from '../endpoint.ts';
+import { CaptureError } from '../errors.ts';
+import { BROWSER_MEMORY_PROBE, nodeMemoryProbe, NODE_MAX_RSS_PROBE, type BrowserProbeResult, type NodeProbeResult } from './probe.ts';
 
 /** The cgroup the target runs in, at the level with the tightest limit. */
 export type CgroupFacts = NonNullable<NodeProbeResult['cgroup']>;

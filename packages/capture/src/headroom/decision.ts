@@ -5,9 +5,9 @@
  * memory-model.ts); in a container with less room, the capture meant to
  * diagnose the service would get it OOM-killed.
  */
-import { CaptureError } from './errors.ts';
-import type { RuntimeFacts } from './runtime.ts';
-import type { MemoryFacts } from './headroom-facts.ts';
+import { CaptureError } from '../errors.ts';
+import type { RuntimeFacts } from '../runtime.ts';
+import type { MemoryFacts } from './facts.ts';
 import { estimateExtraBytes, modelFor, type MemoryModel, type MemoryModelOverride } from './memory-model.ts';
 
 /** Gate settings; per target in configuration. */
