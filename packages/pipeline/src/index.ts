@@ -6,4 +6,3 @@
 export { runCapture, type RunCaptureInput, type RunCaptureOutput } from './run-capture.ts';
 export { runSamplingCapture, type RunSamplingOutput } from './run-sampling.ts';
 export { buildManifest, type CaptureManifestInput, type CaptureSummaryOutcome } from './manifest.ts';
-export { HEAPCAP_VERSION } from './version.ts';

@@ -5,7 +5,7 @@
  */
 import { captureSamplingProfile, type SamplingResult } from '@heapcap/capture';
 import type { ArtifactRef, SamplingManifest, StoredArtifact } from '@heapcap/storage';
-import { HEAPCAP_VERSION } from './version.ts';
+import { HEAPCAP_VERSION } from '@heapcap/config';
 import { artifactOf, runtimeOf, selectionOf } from './manifest.ts';
 import { storeManifest } from './store-manifest.ts';
 import type { RunCaptureInput } from './run-capture.ts';
