@@ -38,7 +38,7 @@ export const ALLOWED = {
   worker: ['errors', 'config', 'capture', 'queue', 'storage', 'pipeline', 'service', 'analysis', 'slack'],
   serve: ['errors', 'config', 'cli', 'service', 'api', 'worker'],
   bench: ['errors', 'config', 'capture', 'storage', 'queue', 'analysis', 'pipeline', 'service', 'api', 'worker', 'testkit'],
-  scripts: ['errors', 'config', 'testkit'],
+  scripts: ['errors', 'config', 'storage', 'testkit'],
 };
 /** What a file under a `test/` folder may import besides its unit's sources' allowance. */
 const TEST_EXTRA = {

@@ -6,7 +6,7 @@ import type { Summary } from '@heapcap/analysis';
 
 /** What became of a capture's summary. */
 export type CaptureSummaryOutcome =
-  | { kind: 'stored'; key: string; summary: Summary }
+  | { kind: 'stored'; key: string; location: string; summary: Summary }
   | { kind: 'failed'; code: string; message: string }
   | { kind: 'off' };
 
