@@ -16,6 +16,7 @@
 import { Checks, printTable, type Check } from './lib/report.ts';
 import { createTestWorld, startRedis } from '@heapcap/testkit';
 import { Janitor, type HeapcapQueue, type Schedule } from '@heapcap/queue';
+import { siblingOf } from '@heapcap/storage';
 
 const RECORDS = 2_000;
 const SCHEDULES = 200;
@@ -70,7 +71,7 @@ export async function redisFootprintBench(): Promise<Check[]> {
         const key = `checkout-7f9c4d-x2k8q/2026/11/23/${record.id}.heapsnapshot.gz`;
         await q.attempts.succeed(record.id, record.targetId, started.attempts, timings, {
           key,
-          manifestKey: key.replace('.heapsnapshot.gz', '.manifest.json'),
+          manifestKey: siblingOf(key, 'manifest'),
           location: `s3://heapcap-captures/prod/${key}`,
           bytesUncompressed: 184_467_213,
           bytesStored: 31_208_991,

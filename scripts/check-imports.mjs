@@ -37,11 +37,11 @@ export const ALLOWED = {
   // Test-only: real targets, browsers and servers.
   testkit: ['errors', 'config', 'queue', 'storage'],
   // Composition roots.
-  api: ['errors', 'config', 'queue', 'storage', 'pipeline', 'service', 'analysis', 'slack'],
+  api: ['errors', 'config', 'queue', 'storage', 'service', 'analysis', 'slack'],
   worker: ['errors', 'config', 'capture', 'queue', 'storage', 'pipeline', 'service', 'analysis', 'slack'],
   serve: ['errors', 'config', 'cli', 'service', 'api', 'worker'],
   bench: ['errors', 'config', 'capture', 'storage', 'queue', 'analysis', 'pipeline', 'service', 'api', 'worker', 'testkit'],
-  scripts: ['errors', 'config', 'testkit'],
+  scripts: ['errors', 'config', 'storage', 'testkit'],
 };
 /** What a file under a `test/` folder may import besides its unit's sources' allowance. */
 const TEST_EXTRA = {

@@ -1,6 +1,7 @@
 /** Readable lines for the demo's POST /v1/captures response (the record schema is services/api + packages/queue). */
 import { statSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
+import { siblingOf } from '@heapcap/storage';
 
 /** The parts of a capture record the demo shows. */
 export interface RecordView {
@@ -37,9 +38,9 @@ export function shortPath(p: string): string {
   return r.startsWith('..') ? p : `./${r}`;
 }
 
-/** Where the manifest is on disk: the artifact's location with its key swapped for the manifest's key. */
+/** Where the manifest is on disk: beside the artifact (the store's layout, from @heapcap/storage). */
 export function manifestPath(a: NonNullable<RecordView['artifact']>): string {
-  return a.location.endsWith(a.key) ? a.location.slice(0, a.location.length - a.key.length) + a.manifestKey : a.manifestKey;
+  return siblingOf(a.location, 'manifest');
 }
 
 /** The response as lines: status, target, trigger, error or phase timings, snapshot size, artifact. */

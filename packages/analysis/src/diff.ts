@@ -6,24 +6,12 @@
 import { z } from 'zod';
 import type { Summary } from './summary-schema.ts';
 import type { Analysis } from './analysis-schema.ts';
+import { ClassDeltaSchema, SideSchema, type ClassDelta } from './class-delta.ts';
 import { graphSuspects, summarySuspects, SuspectsSchema } from './suspects.ts';
 
 export const DIFF_SCHEMA_VERSION = 1;
 
-const SideSchema = z.object({ count: z.number(), selfSize: z.number(), retainedSize: z.number().optional() });
-
-export const ClassDeltaSchema = z.object({
-  name: z.string(),
-  /** `new`: absent from base; `vanished`: absent from head. */
-  status: z.enum(['new', 'vanished', 'grown', 'shrunk', 'unchanged']),
-  base: SideSchema.nullable(),
-  head: SideSchema.nullable(),
-  countDelta: z.number(),
-  selfSizeDelta: z.number(),
-  /** Only when both captures were analysed. */
-  retainedSizeDelta: z.number().optional(),
-});
-export type ClassDelta = z.infer<typeof ClassDeltaSchema>;
+export { ClassDeltaSchema, type ClassDelta } from './class-delta.ts';
 
 export const SummaryDiffSchema = z.object({
   schemaVersion: z.literal(DIFF_SCHEMA_VERSION),

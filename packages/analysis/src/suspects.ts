@@ -31,7 +31,7 @@ import type { HeapGraph } from './graph.ts';
 import { dominatorChildren } from './classes.ts';
 import { edgeLabel, edgeSource, nodeClass, retainerPath, type PathStep } from './paths.ts';
 import { HolderSchema, PathStepSchema, SuspectKindSchema, type Holder, type SuspectGroup, type SuspectKind } from './analysis-schema.ts';
-import type { ClassDelta } from './diff.ts';
+import type { ClassDelta } from './class-delta.ts';
 
 const SideSchema = z.object({ count: z.number(), selfSize: z.number(), retainedSize: z.number().optional() });
 

@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import CDP from 'chrome-remote-interface';
 import { startChromium, startNodeTarget, tmpDir, type Chromium, type NodeTarget, type TmpDir } from '@heapcap/testkit';
 import { analyzeSnapshotFile, diffSummaries, formatPath, summarizeFile, SummaryDiffSchema, type Suspect, type SummaryDiff } from '../src/index.ts';
 import { captureWithCli, writeSnapshot } from './helpers.ts';
@@ -133,27 +132,22 @@ void describe('suspects: detached DOM in Chromium', { timeout: 600_000 }, () => 
     const page = await chromium!.openPage(`data:text/html,${encodeURIComponent('<title>heapcap test page</title><body><p>suspects</p></body>')}`);
     const cli = ['--chromium', `127.0.0.1:${chromium!.port}`, '--url-pattern', '^data:'];
     const base = await captureWithCli(cli, join(work.path, 'base'));
-    const client = await CDP({ target: page.webSocketDebuggerUrl });
-    try {
-      const { result, exceptionDetails } = await client.Runtime.evaluate({
-        expression: `(() => {
-          window.detachedRows = window.detachedRows || [];
-          const table = document.createElement('table');
-          document.body.appendChild(table);
-          for (let i = 0; i < ${N}; i++) { const tr = document.createElement('tr'); tr.className = 'row'; table.appendChild(tr); window.detachedRows.push(tr); }
-          table.remove();
-          let garbage = [];
-          for (let i = 0; i < ${GARBAGE}; i++) garbage.push(document.createElement('section'));
-          garbage = null;
-          return window.detachedRows.length;
-        })()`,
-        returnByValue: true,
-      });
-      assert.equal(exceptionDetails, undefined);
-      assert.equal(result.value, N);
-    } finally {
-      await client.close();
-    }
+    const { result, exceptionDetails } = await evaluateInPage(
+      page.webSocketDebuggerUrl,
+      `(() => {
+        window.detachedRows = window.detachedRows || [];
+        const table = document.createElement('table');
+        document.body.appendChild(table);
+        for (let i = 0; i < ${N}; i++) { const tr = document.createElement('tr'); tr.className = 'row'; table.appendChild(tr); window.detachedRows.push(tr); }
+        table.remove();
+        let garbage = [];
+        for (let i = 0; i < ${GARBAGE}; i++) garbage.push(document.createElement('section'));
+        garbage = null;
+        return window.detachedRows.length;
+      })()`,
+    );
+    assert.equal(exceptionDetails, undefined);
+    assert.equal(result.value, N);
     const head = await captureWithCli(cli, join(work.path, 'head'));
     const diff = await diffFiles(base, head);
     const top = first(diff);
@@ -166,3 +160,28 @@ void describe('suspects: detached DOM in Chromium', { timeout: 600_000 }, () => 
     assert.equal(diff.suspects.suspects.find((s) => s.class.includes('::')), undefined, `Blink's C++ internals are not suspects\n${table}`);
   });
 });
+
+/** One `Runtime.evaluate` (by value) on a page's own inspector WebSocket (Node 22's global WebSocket), then the socket is closed. */
+async function evaluateInPage(wsUrl: string, expression: string): Promise<{ result: { value?: unknown }; exceptionDetails?: unknown }> {
+  const ws = new WebSocket(wsUrl);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      ws.addEventListener('open', () => resolve(), { once: true });
+      ws.addEventListener('error', () => reject(new Error(`cannot open ${wsUrl}`)), { once: true });
+    });
+    const answer = new Promise<{ result: { result: { value?: unknown }; exceptionDetails?: unknown } }>((resolve, reject) => {
+      ws.addEventListener('message', (ev) => {
+        const msg = JSON.parse(String(ev.data)) as { id?: number; result?: { result: { value?: unknown }; exceptionDetails?: unknown }; error?: { message: string } };
+        if (msg.id !== 1) return;
+        if (msg.error !== undefined || msg.result === undefined) reject(new Error(`Runtime.evaluate failed: ${msg.error?.message ?? 'no result'}`));
+        else resolve({ result: msg.result });
+      });
+      ws.addEventListener('close', () => reject(new Error('the page closed its inspector socket')), { once: true });
+    });
+    ws.send(JSON.stringify({ id: 1, method: 'Runtime.evaluate', params: { expression, returnByValue: true } }));
+    const { result } = await answer;
+    return result;
+  } finally {
+    ws.close();
+  }
+}

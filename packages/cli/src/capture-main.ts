@@ -72,15 +72,13 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
     if (cmd.json) {
       process.stdout.write(`${JSON.stringify(out.manifest, null, 2)}\n`);
     } else {
-      const manifestLocation = out.manifest.artifact.location.replace(/\.heapsnapshot(\.gz)?$/, '.manifest.json');
-      process.stdout.write(`${summaryTable(out.manifest, manifestLocation)}\n`);
+      process.stdout.write(`${summaryTable(out.manifest, out.manifestObject.location)}\n`);
       const { estimate, peak, forced } = out.manifest;
       const actual = peak.actualExtraBytes === null ? `unknown (${peak.note ?? ''})` : `+${formatMiB(peak.actualExtraBytes)}`;
       process.stdout.write(`  headroom   estimate +${formatMiB(estimate.extraBytes)}, actual ${actual}${forced ? ' (forced)' : ''}\n`);
-      const summaryLocation = out.manifest.artifact.location.replace(/\.heapsnapshot(\.gz)?$/, '.summary.json');
       process.stdout.write(
         out.summary.kind === 'stored'
-          ? `  summary    ${summaryLocation} (${out.summary.summary.classes.length} classes; heapcap diff compares two)\n`
+          ? `  summary    ${out.summary.location} (${out.summary.summary.classes.length} classes; heapcap diff compares two)\n`
           : out.summary.kind === 'failed'
             ? `  summary    none: ${out.summary.code}: ${out.summary.message} (the capture is complete)\n`
             : '',
@@ -116,8 +114,7 @@ async function sample(cmd: CaptureCommand, sampling: NonNullable<CaptureCommand[
     ...(progress === undefined ? {} : { onProgress: (p) => progress.update(p) }),
   });
   progress?.clear();
-  const manifestLocation = out.manifest.artifact.location.replace(/\.heapprofile(\.gz)?$/, '.manifest.json');
-  process.stdout.write(cmd.json ? `${JSON.stringify(out.manifest, null, 2)}\n` : `${samplingTable(out.manifest, manifestLocation)}\n`);
+  process.stdout.write(cmd.json ? `${JSON.stringify(out.manifest, null, 2)}\n` : `${samplingTable(out.manifest, out.manifestObject.location)}\n`);
   return EXIT.ok;
 }
 

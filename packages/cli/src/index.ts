@@ -1,5 +1,6 @@
 /** @heapcap/cli — the `heapcap` command. */
 export { EXIT, exitCodeFor } from './exit-codes.ts';
+export { FlagError, lastValue, parseFlags, type FlagSpec, type Flags } from './flags.ts';
 export { triggerMain, parseTriggerArgs, TRIGGER_USAGE } from './trigger.ts';
 export { statusMain, STATUS_USAGE } from './status.ts';
 export { schedulesMain, SCHEDULES_USAGE } from './schedules.ts';

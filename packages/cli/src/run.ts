@@ -5,8 +5,7 @@
  * passes them in, so this package never imports a service and `heapcap capture`
  * never loads Fastify or BullMQ.
  */
-import { parseConfigAtEntry, type HeapcapConfig } from '@heapcap/config';
-import { HEAPCAP_VERSION } from '@heapcap/pipeline';
+import { HEAPCAP_VERSION, parseConfigAtEntry, type HeapcapConfig } from '@heapcap/config';
 import { captureMain } from './capture-main.ts';
 import { statusMain } from './status.ts';
 import { triggerMain } from './trigger.ts';

@@ -1,4 +1,5 @@
 /** Arguments of `heapcap schedules create`, turned into the API's schedule body. */
+import { lastValue, parseFlags } from './flags.ts';
 
 /** The body POST /v1/schedules takes (the API validates it; this only shapes it). */
 export interface ScheduleBody {
@@ -32,65 +33,52 @@ function positiveNumber(flag: string, v: string, integer: boolean): number {
   return n;
 }
 
+/** The options `heapcap schedules create` takes. */
+const CREATE_FLAGS = {
+  id: { type: 'string' },
+  target: { type: 'string' },
+  selector: { type: 'string' },
+  every: { type: 'string' },
+  cron: { type: 'string' },
+  timezone: { type: 'string' },
+  'keep-last': { type: 'string' },
+  'max-age-days': { type: 'string' },
+  'max-concurrent': { type: 'string' },
+  reason: { type: 'string' },
+  gc: { type: 'boolean' },
+  paused: { type: 'boolean' },
+  json: { type: 'boolean' },
+} as const;
+
 /** Parse `heapcap schedules create` flags; throws Error with what is wrong. The API checks the rest (ids, intervals, cron). */
 export function parseCreateArgs(argv: string[]): { body: ScheduleBody; json: boolean } {
+  const { values: v } = parseFlags(argv, CREATE_FLAGS, 0);
   const body: ScheduleBody = {};
   const retention: NonNullable<ScheduleBody['retention']> = {};
-  let json = false;
-  const rest = [...argv];
-  while (rest.length > 0) {
-    const a = rest.shift() as string;
-    const value = (): string => {
-      const v = rest.shift();
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    switch (a) {
-      case '--id':
-        body.id = value();
-        break;
-      case '--target':
-        body.target = value();
-        break;
-      case '--selector':
-        body.selector = { ...body.selector, ...parseSelectorArg(value()) };
-        break;
-      case '--every':
-        body.every = value();
-        break;
-      case '--cron':
-        body.cron = value();
-        break;
-      case '--timezone':
-        body.timezone = value();
-        break;
-      case '--keep-last':
-        retention.keepLast = positiveNumber(a, value(), true);
-        break;
-      case '--max-age-days':
-        retention.maxAgeDays = positiveNumber(a, value(), false);
-        break;
-      case '--max-concurrent':
-        body.maxConcurrent = positiveNumber(a, value(), true);
-        break;
-      case '--reason':
-        body.reason = value();
-        break;
-      case '--gc':
-        body.options = { gc: true };
-        break;
-      case '--paused':
-        body.enabled = false;
-        break;
-      case '--json':
-        json = true;
-        break;
-      default:
-        throw new Error(a.startsWith('-') ? `unknown option ${a}` : `unexpected argument "${a}"`);
-    }
-  }
+  const id = lastValue(v.id);
+  if (id !== undefined) body.id = id;
+  const target = lastValue(v.target);
+  if (target !== undefined) body.target = target;
+  // A repeated --selector adds its pairs to the earlier ones.
+  if (v.selector !== undefined) body.selector = Object.assign({}, ...v.selector.map(parseSelectorArg)) as Record<string, string>;
+  const every = lastValue(v.every);
+  if (every !== undefined) body.every = every;
+  const cron = lastValue(v.cron);
+  if (cron !== undefined) body.cron = cron;
+  const timezone = lastValue(v.timezone);
+  if (timezone !== undefined) body.timezone = timezone;
+  const keepLast = lastValue(v['keep-last']);
+  if (keepLast !== undefined) retention.keepLast = positiveNumber('--keep-last', keepLast, true);
+  const maxAge = lastValue(v['max-age-days']);
+  if (maxAge !== undefined) retention.maxAgeDays = positiveNumber('--max-age-days', maxAge, false);
+  const maxConcurrent = lastValue(v['max-concurrent']);
+  if (maxConcurrent !== undefined) body.maxConcurrent = positiveNumber('--max-concurrent', maxConcurrent, true);
+  const reason = lastValue(v.reason);
+  if (reason !== undefined) body.reason = reason;
+  if (v.gc === true) body.options = { gc: true };
+  if (v.paused === true) body.enabled = false;
   if ((body.target === undefined) === (body.selector === undefined)) throw new Error('give one of --target ID or --selector NAME=VALUE[,…]');
   if ((body.every === undefined) === (body.cron === undefined)) throw new Error('give one of --every DURATION (e.g. 30m) or --cron "EXPR"');
   if (Object.keys(retention).length > 0) body.retention = retention;
-  return { body, json };
+  return { body, json: v.json === true };
 }

@@ -7,6 +7,7 @@ import { DEFAULT_API_URL } from '@heapcap/config';
 import type { CliIo } from './status-client.ts';
 import { EXIT } from './exit-codes.ts';
 import { parseCreateArgs } from './schedules-args.ts';
+import { parseFlags } from './flags.ts';
 import { formatSchedules, type ScheduleViewLike } from './schedules-format.ts';
 import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
 
@@ -40,9 +41,16 @@ export async function schedulesMain(argv: string[], env: Record<string, string |
     io.stderr.write(`invalid_input: ${message}\n\n${SCHEDULES_USAGE}`);
     return EXIT.usage;
   };
-  const json = rest.includes('--json');
-  const args = rest.filter((a) => a !== '--json');
-  const oneId = (): string | undefined => (args.length === 1 && !args[0]!.startsWith('-') ? encodeURIComponent(args[0]!) : undefined);
+  // Every subcommand but create takes --json and its ids; create parses its own flags.
+  let flags: { json: boolean; ids: string[] } | undefined;
+  try {
+    const parsed = parseFlags(rest, { json: { type: 'boolean' } }, Infinity);
+    flags = { json: parsed.values.json === true, ids: parsed.positionals };
+  } catch {
+    flags = undefined;
+  }
+  let json = flags?.json ?? false;
+  const oneId = (): string | undefined => (flags?.ids.length === 1 ? encodeURIComponent(flags.ids[0]!) : undefined);
   try {
     const api = apiTargetFrom(env);
     const print = (data: unknown, table: () => string): void => {
@@ -50,7 +58,7 @@ export async function schedulesMain(argv: string[], env: Record<string, string |
     };
     switch (sub) {
       case 'list': {
-        if (args.length > 0) return usage(`heapcap schedules list takes no arguments, got "${args.join(' ')}"`);
+        if (flags === undefined || flags.ids.length > 0) return usage(`heapcap schedules list takes no arguments, got "${rest.filter((a) => a !== '--json').join(' ')}"`);
         const res = await callApi(api, 'GET', '/v1/schedules', undefined, 30_000);
         const data = res.body as { items: ScheduleViewLike[] };
         print(data, () => formatSchedules(data.items));
@@ -79,6 +87,7 @@ export async function schedulesMain(argv: string[], env: Record<string, string |
         } catch (err) {
           return usage((err as Error).message);
         }
+        json = parsed.json;
         const res = await callApi(api, 'POST', '/v1/schedules', parsed.body, 30_000);
         const view = res.body as ScheduleViewLike;
         print(view, () => `${formatSchedules([view])}\n  next runs: ${view.nextRunAt.join(', ') || '(paused)'}\n  matches ${view.matches} target(s) now`);

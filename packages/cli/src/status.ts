@@ -4,6 +4,7 @@ import type { CliIo } from './status-client.ts';
 import { EXIT } from './exit-codes.ts';
 import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
 import { formatRecord } from './status-format.ts';
+import { parseFlags } from './flags.ts';
 
 export const STATUS_USAGE = `heapcap status ID [--json]: show one capture (status, phase, timings, artifact)
 
@@ -16,14 +17,20 @@ export async function statusMain(argv: string[], env: Record<string, string | un
     io.stdout.write(STATUS_USAGE);
     return EXIT.ok;
   }
-  const json = argv.includes('--json');
-  const ids = argv.filter((a) => a !== '--json');
-  if (ids.length !== 1 || ids[0]!.startsWith('-')) {
+  let flags;
+  try {
+    flags = parseFlags(argv, { json: { type: 'boolean' } }, 1);
+  } catch {
+    flags = undefined;
+  }
+  const id = flags?.positionals[0];
+  if (flags === undefined || id === undefined) {
     io.stderr.write(`invalid_input: heapcap status takes one capture id\n\n${STATUS_USAGE}`);
     return EXIT.usage;
   }
+  const json = flags.values.json === true;
   try {
-    const res = await callApi(apiTargetFrom(env), 'GET', `/v1/captures/${encodeURIComponent(ids[0]!)}`, undefined, 30_000);
+    const res = await callApi(apiTargetFrom(env), 'GET', `/v1/captures/${encodeURIComponent(id)}`, undefined, 30_000);
     const data = res.body as { capture: Parameters<typeof formatRecord>[0] };
     io.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${formatRecord(data.capture)}\n`);
     return EXIT.ok;

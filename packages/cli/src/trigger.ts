@@ -6,6 +6,7 @@ import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-cli
 import { formatRecord } from './status-format.ts';
 import { ERROR_CODES, type ErrorCode } from '@heapcap/errors';
 import { samplingSeconds } from './capture-args.ts';
+import { lastValue, parseFlags } from './flags.ts';
 
 export const TRIGGER_USAGE = `heapcap trigger TARGET [options]: ask the heapcap API for a capture of a registered target
 
@@ -30,30 +31,21 @@ export interface TriggerArgs {
   samplingSeconds: number | undefined;
 }
 
+/** The options `heapcap trigger` takes. */
+const TRIGGER_FLAGS = { reason: { type: 'string' }, wait: { type: 'string' }, sampling: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } } as const;
+
 /** Parse arguments; throws Error with a usage message. */
 export function parseTriggerArgs(argv: string[]): TriggerArgs {
-  const out: TriggerArgs = { target: '', reason: undefined, waitSeconds: undefined, force: false, json: false, samplingSeconds: undefined };
-  const rest = [...argv];
-  while (rest.length > 0) {
-    const a = rest.shift() as string;
-    const value = (): string => {
-      const v = rest.shift();
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    if (a === '--reason') out.reason = value();
-    else if (a === '--wait') {
-      const v = value();
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0 || n > 600) throw new Error(`--wait takes whole seconds 0..600, got "${v}"`);
-      out.waitSeconds = n;
-    } else if (a === '--sampling') out.samplingSeconds = samplingSeconds(value(), '--sampling');
-    else if (a === '--force') out.force = true;
-    else if (a === '--json') out.json = true;
-    else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
-    else if (out.target === '') out.target = a;
-    else throw new Error(`unexpected argument "${a}"`);
+  const { values, positionals } = parseFlags(argv, TRIGGER_FLAGS, 1);
+  const out: TriggerArgs = { target: positionals[0] ?? '', reason: lastValue(values.reason), waitSeconds: undefined, force: values.force === true, json: values.json === true, samplingSeconds: undefined };
+  const wait = lastValue(values.wait);
+  if (wait !== undefined) {
+    const n = Number(wait);
+    if (!Number.isInteger(n) || n < 0 || n > 600) throw new Error(`--wait takes whole seconds 0..600, got "${wait}"`);
+    out.waitSeconds = n;
   }
+  const sampling = lastValue(values.sampling);
+  if (sampling !== undefined) out.samplingSeconds = samplingSeconds(sampling, '--sampling');
   if (out.target === '') throw new Error('which target? heapcap trigger TARGET');
   return out;
 }

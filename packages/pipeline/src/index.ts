@@ -7,4 +7,3 @@ export { runCapture, type RunCaptureOutput } from './run-capture.ts';
 export type { RunCaptureInput } from './types.ts';
 export { runSamplingCapture, type RunSamplingOutput } from './run-sampling.ts';
 export { buildManifest, type CaptureManifestInput, type CaptureSummaryOutcome } from './manifest.ts';
-export { HEAPCAP_VERSION } from './version.ts';

@@ -1,12 +1,12 @@
 /** The manifest written beside each snapshot, built from a capture's result (schema: @heapcap/storage's CaptureManifestSchema). */
 import type { CaptureResult, EndpointSpec, RuntimeFacts, WarmMode } from '@heapcap/capture';
 import type { CaptureManifest, StoredArtifact } from '@heapcap/storage';
-import { HEAPCAP_VERSION } from './version.ts';
+import { HEAPCAP_VERSION } from '@heapcap/config';
 import type { Summary } from '@heapcap/analysis';
 
 /** What became of a capture's summary. */
 export type CaptureSummaryOutcome =
-  | { kind: 'stored'; key: string; summary: Summary }
+  | { kind: 'stored'; key: string; location: string; summary: Summary }
   | { kind: 'failed'; code: string; message: string }
   | { kind: 'off' };
 

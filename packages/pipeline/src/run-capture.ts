@@ -8,7 +8,7 @@ import { pipeline, type Readable } from 'node:stream';
 import { SummaryTee } from '@heapcap/analysis';
 import { captureHeapSnapshot, type CaptureOptions, type CaptureResult } from '@heapcap/capture';
 import { toCaptureError } from '@heapcap/errors';
-import type { ArtifactRef, ArtifactStore, CaptureManifest, StoredArtifact } from '@heapcap/storage';
+import type { ArtifactRef, ArtifactStore, CaptureManifest, StoredArtifact, StoredObject } from '@heapcap/storage';
 import { buildManifest, type CaptureSummaryOutcome } from './manifest.ts';
 import { storeManifest } from './store-manifest.ts';
 import { runSamplingCapture, type RunSamplingOutput } from './run-sampling.ts';
@@ -17,7 +17,8 @@ import type { RunCaptureInput } from './types.ts';
 export interface RunCaptureOutput {
   kind: 'snapshot';
   manifest: CaptureManifest;
-  manifestKey: string;
+  /** Where the manifest was written (its key and the place to show a person). */
+  manifestObject: StoredObject;
   stored: StoredArtifact;
   result: CaptureResult<StoredArtifact>;
   /** The summary written beside the artifact, or why there is none (never a reason to fail the capture). */
@@ -76,8 +77,8 @@ async function runSnapshotCapture(input: RunCaptureInput): Promise<RunCaptureOut
     ...(input.trigger === undefined ? {} : { trigger: input.trigger }),
     summary,
   });
-  const manifestKey = await storeManifest(input.sink, ref, manifest);
-  return { kind: 'snapshot', manifest, manifestKey, stored, result, summary };
+  const manifestObject = await storeManifest(input.sink, ref, manifest);
+  return { kind: 'snapshot', manifest, manifestObject, stored, result, summary };
 }
 
 /**
@@ -95,8 +96,8 @@ async function storeSummary(sink: ArtifactStore, ref: ArtifactRef, tee: SummaryT
   const outcome = tee.outcome;
   if (!outcome.ok) return { kind: 'failed', code: outcome.error.code, message: outcome.error.message };
   try {
-    const key = await sink.putDocument(ref, 'summary', outcome.summary);
-    return { kind: 'stored', key, summary: outcome.summary };
+    const { key, location } = await sink.putDocument(ref, 'summary', outcome.summary);
+    return { kind: 'stored', key, location, summary: outcome.summary };
   } catch (err) {
     const error = toCaptureError(err, 'storage_failed');
     return { kind: 'failed', code: error.code, message: error.message };

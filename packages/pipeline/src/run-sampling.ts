@@ -4,8 +4,8 @@
  * summary: the per-class summary and the analyses read heap snapshots only.
  */
 import { captureSamplingProfile, type SamplingResult } from '@heapcap/capture';
-import type { ArtifactRef, SamplingManifest, StoredArtifact } from '@heapcap/storage';
-import { HEAPCAP_VERSION } from './version.ts';
+import type { ArtifactRef, SamplingManifest, StoredArtifact, StoredObject } from '@heapcap/storage';
+import { HEAPCAP_VERSION } from '@heapcap/config';
 import { artifactOf, runtimeOf, selectionOf } from './manifest.ts';
 import { storeManifest } from './store-manifest.ts';
 import type { RunCaptureInput } from './types.ts';
@@ -14,7 +14,8 @@ import type { RunCaptureInput } from './types.ts';
 export interface RunSamplingOutput {
   kind: 'sampling-profile';
   manifest: SamplingManifest;
-  manifestKey: string;
+  /** Where the manifest was written (its key and the place to show a person). */
+  manifestObject: StoredObject;
   stored: StoredArtifact;
   result: SamplingResult<StoredArtifact>;
   /** Sampling profiles have no summary. */
@@ -60,6 +61,6 @@ export async function runSamplingCapture(input: RunCaptureInput): Promise<RunSam
     finishedAt: result.finishedAt.toISOString(),
     heapcapVersion: HEAPCAP_VERSION,
   };
-  const manifestKey = await storeManifest(input.sink, ref, manifest);
-  return { kind: 'sampling-profile', manifest, manifestKey, stored, result, summary: { kind: 'off' } };
+  const manifestObject = await storeManifest(input.sink, ref, manifest);
+  return { kind: 'sampling-profile', manifest, manifestObject, stored, result, summary: { kind: 'off' } };
 }

@@ -1,9 +1,9 @@
 /** The last step of every capture kind: the manifest, whose presence means the capture is complete. */
 import { CaptureError, toCaptureError } from '@heapcap/errors';
-import type { ArtifactManifest, ArtifactRef, ArtifactStore } from '@heapcap/storage';
+import type { ArtifactManifest, ArtifactRef, ArtifactStore, StoredObject } from '@heapcap/storage';
 
 /** Write the manifest; when that fails remove the artifact too (without its manifest the capture is not complete). */
-export async function storeManifest(sink: ArtifactStore, ref: ArtifactRef, manifest: ArtifactManifest): Promise<string> {
+export async function storeManifest(sink: ArtifactStore, ref: ArtifactRef, manifest: ArtifactManifest): Promise<StoredObject> {
   try {
     return await sink.putManifest(ref, manifest);
   } catch (err) {

@@ -3,8 +3,7 @@
  * targets file at start-up and edited through the admin API; kept in one Redis
  * hash (id → entry JSON) so every api and worker process sees the same list.
  */
-import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
+import { assertUniqueNames, ConfigFileError, loadConfigFile } from '@heapcap/config';
 import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
 import { QueueError } from './errors.ts';
@@ -20,31 +19,16 @@ export interface RegisteredTarget {
 
 /** Read and validate a targets file (YAML or JSON). With `missingOk`, a missing file is an empty list. */
 export async function loadTargetsFile(path: string, options: { missingOk?: boolean } = {}): Promise<Target[]> {
-  let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    const file = await loadConfigFile(path, TargetsFileSchema, { what: 'targets file', ...(options.missingOk === true ? { ifMissing: { targets: [] } } : {}) });
+    assertUniqueNames(path, 'target id', file.targets.map((t) => t.id));
+    return file.targets;
   } catch (err) {
-    if (options.missingOk === true && (err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new QueueError('targets_file_unreadable', `cannot read the targets file ${path}: ${(err as Error).message}`, { path }, err);
+    if (!(err instanceof ConfigFileError)) throw err;
+    // The queue's codes, which the service maps to its start-up messages.
+    const code = err.problem === 'unreadable' ? 'targets_file_unreadable' : 'invalid_input';
+    throw new QueueError(code, err.message, { path, issues: err.issues, ...(err.line === undefined ? {} : { line: err.line, column: err.column }) }, err);
   }
-  let raw: unknown;
-  try {
-    // YAML is a superset of JSON: one parser reads both.
-    raw = parseYaml(text);
-  } catch (err) {
-    throw new QueueError('invalid_input', `${path} is not valid YAML/JSON: ${(err as Error).message}`, { path }, err);
-  }
-  const parsed = TargetsFileSchema.safeParse(raw ?? {});
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-    throw new QueueError('invalid_input', `${path}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { path, issues });
-  }
-  const seen = new Set<string>();
-  for (const t of parsed.data.targets) {
-    if (seen.has(t.id)) throw new QueueError('invalid_input', `${path}: target id "${t.id}" appears twice`, { path, id: t.id });
-    seen.add(t.id);
-  }
-  return parsed.data.targets;
 }
 
 /** CRUD over the registry hash. */

@@ -62,7 +62,7 @@ void test('bad targets files and bodies are refused with the field that is wrong
   await writeFile(bad, 'targets:\n  - { id: x, kind: node, inspect: "h:1" }\n  - { id: x, kind: node, inspect: "h:2" }\n');
   await assert.rejects(loadTargetsFile(bad), (err) => isQueueError(err, 'invalid_input') && /appears twice/.test(err.message));
   await writeFile(bad, 'targets: [ {');
-  await assert.rejects(loadTargetsFile(bad), (err) => isQueueError(err, 'invalid_input'));
+  await assert.rejects(loadTargetsFile(bad), (err) => isQueueError(err, 'invalid_input') && err.details?.['line'] === 1 && err.message.startsWith(`${bad}:1:`));
   await assert.rejects(loadTargetsFile(join(dir.path, 'missing.yaml')), (err) => isQueueError(err, 'targets_file_unreadable'));
   assert.deepEqual(await loadTargetsFile(join(dir.path, 'missing.yaml'), { missingOk: true }), []);
   await assert.rejects(q.targets.put({ id: 'y', kind: 'node', inspect: 'h:1', url: 'ws://evil' }), (err) => isQueueError(err, 'invalid_input'));

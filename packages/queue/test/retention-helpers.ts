@@ -14,7 +14,7 @@ export async function storedCapture(world: TestWorld, targetId: string, trigger:
   if (!started.ok) throw new Error(`could not start ${record.id}: ${started.reason}`);
   const ref = { captureId: record.id, targetId, startedAt: new Date(), gzip: true };
   const stored = await world.store.put(ref, Readable.from([Buffer.from(BODY)]));
-  const manifestKey = await world.store.putManifest(ref, sampleManifest(ref, stored));
+  const { key: manifestKey } = await world.store.putManifest(ref, sampleManifest(ref, stored));
   const { key, location, bytesUncompressed, bytesStored, sha256, gzip } = stored;
   const done = await q.attempts.succeed(record.id, targetId, started.attempts, { total: 1 }, { key, manifestKey, location, bytesUncompressed, bytesStored, sha256, gzip });
   if (!done.ok) throw new Error(`could not finish ${record.id}: ${done.reason}`);

@@ -7,7 +7,7 @@
  * limit, with a backstop that exits whatever still hangs.
  */
 import type { Logger } from 'pino';
-import { parseConfigAtEntry, type HeapcapConfig } from '@heapcap/config';
+import { ConfigFileError, parseConfigAtEntry, type HeapcapConfig } from '@heapcap/config';
 import { isQueueError, type HeapcapQueue } from '@heapcap/queue';
 import { createStore, type ArtifactStore } from '@heapcap/storage';
 import { createLogger } from './logger.ts';
@@ -69,7 +69,7 @@ const BACKSTOP_SLACK_MS = 10_000;
 
 /** A startup failure that is the operator's to fix: its message, and the exit code. */
 function operatorMessage(err: unknown): string | undefined {
-  if (err instanceof StartupError) return `${err.code}: ${err.message}`;
+  if (err instanceof StartupError || err instanceof ConfigFileError) return `${err.code}: ${err.message}`;
   if (isQueueError(err)) return `${err.code}: ${err.message}`;
   if (err instanceof Error && 'code' in err && err.code === 'EADDRINUSE') return `invalid_config: ${err.message} (another process listens there: stop it or set HEAPCAP_PORT)`;
   return undefined;

@@ -70,6 +70,17 @@ export function locationOfKey(key: string): CaptureLocation {
   return { dir: key.slice(0, slash), captureId: name.slice(0, -suffix.length) };
 }
 
+/**
+ * The key or location of another object of the same capture: `'manifest'` or a
+ * derived document, beside `keyOrLocation` (any of the capture's keys, or a
+ * location a store returned: a path or an `s3://` URL ends with the key).
+ * For callers that hold only one object's place, e.g. a `--json` manifest.
+ */
+export function siblingOf(keyOrLocation: string, object: 'manifest' | DocumentKind): string {
+  const loc = locationOfKey(keyOrLocation);
+  return object === 'manifest' ? `${loc.dir}/${loc.captureId}.manifest.json` : documentKey(loc, object);
+}
+
 /** Keys (relative to the store root) of every object a capture may own. */
 export function captureObjectKeys(loc: CaptureLocation): string[] {
   return CAPTURE_OBJECTS.map((suffix) => `${loc.dir}/${loc.captureId}${suffix}`);

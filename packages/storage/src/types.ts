@@ -22,12 +22,16 @@ export interface SnapshotHeader {
   edgeFields: string[];
 }
 
-/** What `put` wrote. */
-export interface StoredArtifact {
-  /** Key relative to the sink root, e.g. `checkout/2026/11/21/<id>.heapsnapshot.gz` (`.heapprofile.gz` for a sampling profile). */
+/** Where a store wrote an object: the key to hand back to it, and the place to show a person. */
+export interface StoredObject {
+  /** Key relative to the store root, e.g. `checkout/2026/11/21/<id>.manifest.json`. */
   key: string;
-  /** Where to find it: an absolute path or an `s3://bucket/key` URL. */
+  /** Where to find it: a file path (the store's root joined with the key) or an `s3://bucket/key` URL. */
   location: string;
+}
+
+/** What `put` wrote. `key` is e.g. `checkout/2026/11/21/<id>.heapsnapshot.gz` (`.heapprofile.gz` for a sampling profile). */
+export interface StoredArtifact extends StoredObject {
   /** Bytes of snapshot JSON received from the target (uncompressed). */
   bytesUncompressed: number;
   /** Bytes stored (after gzip, if on). */
@@ -91,15 +95,15 @@ export interface ArtifactStore {
   check(signal?: AbortSignal): Promise<void>;
   /** Stream the snapshot in, all or nothing. Rejects with a CaptureError (storage_* or cancelled). */
   put(ref: ArtifactRef, source: Readable, options?: PutOptions): Promise<StoredArtifact>;
-  /** Validate and write `<captureId>.manifest.json` beside the snapshot (last: its presence means complete); returns its key. */
-  putManifest(ref: ArtifactRef, manifest: ArtifactManifest): Promise<string>;
+  /** Validate and write `<captureId>.manifest.json` beside the snapshot (last: its presence means complete); returns its key and location. */
+  putManifest(ref: ArtifactRef, manifest: ArtifactManifest): Promise<StoredObject>;
   /**
    * Write a derived JSON document (`<captureId>.summary.json`, `.analysis.json`)
    * beside the capture's snapshot, whole or not at all (tmp + rename, or one
-   * PutObject); returns its key. `target` is the capture's ref, or the key of
-   * any of its objects (what a record keeps).
+   * PutObject); returns its key and location. `target` is the capture's ref,
+   * or the key of any of its objects (what a record keeps).
    */
-  putDocument(target: RemoveTarget, kind: DocumentKind, document: unknown): Promise<string>;
+  putDocument(target: RemoveTarget, kind: DocumentKind, document: unknown): Promise<StoredObject>;
   /** A derived document by the key `putDocument` returned, parsed; null when it does not exist. */
   getDocument(key: string): Promise<unknown>;
   /** Stream a stored object (snapshot, manifest) by the key this store returned. */

@@ -8,6 +8,7 @@ import { isCaptureError } from '@heapcap/errors';
 import { startMinio, tmpDir, type MinioServer, type TmpDir } from '@heapcap/testkit';
 import { createFileSink } from '../src/fs/sink.ts';
 import { createS3Sink } from '../src/s3/sink.ts';
+import { siblingOf } from '../src/keys.ts';
 import type { ArtifactStore } from '../src/types.ts';
 import { testRef } from './s3-fixtures.ts';
 
@@ -18,11 +19,15 @@ async function documentsRoundTrip(store: ArtifactStore): Promise<void> {
   const ref = testRef(true, 'docs-target');
   const stored = await store.put(ref, Readable.from([Buffer.from(SNAPSHOT)]));
   const summary = { schemaVersion: 1, classes: [{ name: 'Größe', count: 3, selfSize: 96 }] };
-  const summaryKey = await store.putDocument(ref, 'summary', summary);
+  const { key: summaryKey, location: summaryLocation } = await store.putDocument(ref, 'summary', summary);
   assert.equal(summaryKey, stored.key.replace(/\.heapsnapshot\.gz$/, '.summary.json'));
+  // The location is the artifact's, beside it: the path or s3:// URL a person is shown.
+  assert.equal(summaryLocation, stored.location.replace(/\.heapsnapshot\.gz$/, '.summary.json'));
+  assert.equal(siblingOf(stored.location, 'summary'), summaryLocation);
+  assert.equal(siblingOf(stored.key, 'manifest'), stored.key.replace(/\.heapsnapshot\.gz$/, '.manifest.json'));
   assert.deepEqual(await store.getDocument(summaryKey), summary);
   // By the snapshot's key (what a record keeps): the same directory.
-  const analysisKey = await store.putDocument({ key: stored.key }, 'analysis', { schemaVersion: 1, classes: [] });
+  const { key: analysisKey } = await store.putDocument({ key: stored.key }, 'analysis', { schemaVersion: 1, classes: [] });
   assert.equal(analysisKey, stored.key.replace(/\.heapsnapshot\.gz$/, '.analysis.json'));
   assert.deepEqual(await store.getDocument(analysisKey), { schemaVersion: 1, classes: [] });
   // Removing the capture removes its documents too.
@@ -48,7 +53,7 @@ void describe('derived documents', () => {
     const store = createFileSink({ dir: join(dir.path, 'fs') });
     const ref = testRef(false, 'docs-target');
     await store.put(ref, Readable.from([Buffer.from(SNAPSHOT)]));
-    const key = await store.putDocument(ref, 'summary', { a: 1 });
+    const { key } = await store.putDocument(ref, 'summary', { a: 1 });
     const path = join(store.root, ...key.split('/'));
     assert.equal((await stat(path)).mode & 0o777, 0o600);
     assert.equal(await readFile(path, 'utf8'), '{"a":1}\n');

@@ -312,8 +312,9 @@ void describe('manifest, read-back and remove', () => {
     const parsed = CaptureManifestSchema.parse(manifest);
     assert.deepEqual((parsed as Record<string, unknown>)['extra'], { chunks: 12 }, 'unknown keys survive (loose)');
 
-    const key = await sink.putManifest(ref, parsed);
+    const { key, location } = await sink.putManifest(ref, parsed);
     assert.equal(key, `checkout-api/2026/11/21/${ref.captureId}.manifest.json`);
+    assert.equal(location, join(root, key), 'what the CLI prints');
     const text = await readFile(join(root, key), 'utf8');
     assert.equal(text, `${JSON.stringify(parsed, null, 2)}\n`, 'pretty JSON, 2 spaces');
     assert.deepEqual(CaptureManifestSchema.parse(JSON.parse(text)), parsed);

@@ -81,8 +81,9 @@ void describe('S3 sink on MinIO', () => {
     assert.ok((await readAll(await sink.open(stored.key, { decompress: true }))).equals(snapshot));
 
     // Manifest written last, beside the snapshot.
-    const mKey = await sink.putManifest(ref, { ...sampleManifest(ref, stored), sha256: stored.sha256 });
+    const { key: mKey, location: mLocation } = await sink.putManifest(ref, { ...sampleManifest(ref, stored), sha256: stored.sha256 });
     assert.equal(mKey, manifestKey(ref));
+    assert.equal(mLocation, `s3://${BUCKET}/${PREFIX}/${mKey}`, 'what the CLI prints');
     const manifest = JSON.parse((await readAll(await sink.open(mKey))).toString('utf8')) as { sha256: string };
     assert.equal(manifest.sha256, stored.sha256);
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
-import type { CaptureManifest } from '@heapcap/storage';
+import { siblingOf, type CaptureManifest } from '@heapcap/storage';
 
 /** The parts of a V8 heap snapshot the tests read. */
 export interface HeapSnapshotJson {
@@ -74,7 +74,7 @@ export function assertTimingsAddUp(timings: CaptureManifest['timings']): void {
 /** Parses `--json` stdout and checks it equals the `.manifest.json` written beside the snapshot. */
 export async function readManifests(stdout: string): Promise<CaptureManifest> {
   const printed = JSON.parse(stdout) as CaptureManifest;
-  const file = printed.artifact.location.replace(/\.heapsnapshot(\.gz)?$/, '.manifest.json');
+  const file = siblingOf(printed.artifact.location, 'manifest');
   assert.notEqual(file, printed.artifact.location);
   const written = JSON.parse(await readFile(file, 'utf8')) as unknown;
   assert.deepEqual(written, printed, '--json output == .manifest.json');

@@ -39,7 +39,7 @@ import slackRoutes from './routes/slack/index.ts';
 import heapRoutes from './routes/captures/heap.ts';
 import diffRoutes from './routes/diff.ts';
 import leakHuntRoutes from './routes/leak-hunts.ts';
-import { HEAPCAP_VERSION } from '@heapcap/pipeline';
+import { HEAPCAP_VERSION } from '@heapcap/config';
 import './types.ts';
 
 /** Options of the app plugin: the dependencies with HTTP settings resolved. */

@@ -11,7 +11,7 @@ import type { HeapcapQueue } from '@heapcap/queue';
 import { StartupError } from '@heapcap/service';
 import { linkSettingsOf, repliesFromConfig, webApiOf, type LinkSettings, type SlackReplies } from '@heapcap/slack';
 import { SlackAuthorizer } from './auth/slack-auth.ts';
-import { loadSlackUsers, SlackUsersFileError, type SlackGrant } from './auth/slack-users.ts';
+import { loadSlackUsers } from './auth/slack-users.ts';
 
 /** What the Slack endpoints need. The caller closes `replies`. */
 export interface SlackDeps {
@@ -31,13 +31,8 @@ export async function prepareSlack(config: HeapcapConfig, queue: HeapcapQueue, l
   if (usersFile === undefined) {
     throw new StartupError('invalid_config', 'HEAPCAP_SLACK_SIGNING_SECRET is set but HEAPCAP_SLACK_USERS_FILE is not: nobody could use /heapcap. Write a Slack users file (docs/configuration.md) and point HEAPCAP_SLACK_USERS_FILE at it.');
   }
-  let grants: SlackGrant[];
-  try {
-    grants = await loadSlackUsers(usersFile);
-  } catch (err) {
-    if (err instanceof SlackUsersFileError) throw new StartupError('invalid_config', err.message, { cause: err });
-    throw err;
-  }
+  // A bad file is a ConfigFileError, which runService reports as the operator's to fix.
+  const grants = await loadSlackUsers(usersFile);
   const web = webApiOf(config, log);
   const authorizer = new SlackAuthorizer(grants, web === undefined ? undefined : (group, team) => web.userGroupMembers(group, team));
   if (authorizer.usesGroups && web === undefined) {

@@ -54,7 +54,7 @@ void describe('artifacts on S3', () => {
     assert.ok(started.ok);
     const ref = { captureId: queued.id, targetId: 'app', startedAt: new Date(), gzip: true };
     const stored = await sink.put(ref, createReadStream(path));
-    const manifestKey = await sink.putManifest(ref, sampleManifest(ref, stored));
+    const { key: manifestKey } = await sink.putManifest(ref, sampleManifest(ref, stored));
     const { key, location, bytesUncompressed, bytesStored, sha256, gzip } = stored;
     assert.ok((await h.queue.attempts.succeed(queued.id, 'app', started.attempts, { total: 1 }, { key, manifestKey, location, bytesUncompressed, bytesStored, sha256, gzip })).ok);
     const got = await h.queue.getCapture(queued.id);

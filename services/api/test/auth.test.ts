@@ -7,7 +7,8 @@ import { parseConfig } from '@heapcap/config';
 import { createQueue } from '@heapcap/queue';
 import { createFileSink } from '@heapcap/storage';
 import { startRedis, tmpDir, type RedisServer } from '@heapcap/testkit';
-import { parseTokens, resolveAuthMode, startApi, TokensFileError, hashToken } from '../src/index.ts';
+import { ConfigFileError } from '@heapcap/config';
+import { parseTokens, resolveAuthMode, startApi, hashToken } from '../src/index.ts';
 import { componentLogger } from '@heapcap/service';
 import { LogCapture, TOKENS, auth, nodeTarget, startHarness, tokensFileText, type Harness } from './harness.ts';
 
@@ -29,7 +30,7 @@ void describe('tokens file', () => {
     ['no tokens', 'tokens: []\n', /tokens/],
   ] as const) {
     void it(`rejects ${what}`, () => {
-      assert.throws(() => parseTokens(text, '/etc/heapcap/tokens.yaml'), (err: unknown) => err instanceof TokensFileError && /\/etc\/heapcap\/tokens\.yaml/.test(err.message) && pattern.test(err.message));
+      assert.throws(() => parseTokens(text, '/etc/heapcap/tokens.yaml'), (err: unknown) => err instanceof ConfigFileError && /\/etc\/heapcap\/tokens\.yaml/.test(err.message) && pattern.test(err.message));
     });
   }
 

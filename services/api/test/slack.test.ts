@@ -136,7 +136,7 @@ void test('the Slack users file: good, and each mistake named', () => {
   const grants = parseSlackUsers('grants:\n  - { name: a, team: T1, users: ["*"], scopes: [captures:read] }\n');
   assert.deepEqual(grants[0]?.users, ['*']);
   assert.throws(() => parseSlackUsers('grants:\n  - { name: a, team: T1, scopes: [captures:read] }\n'), /a grant needs users or groups/);
-  assert.throws(() => parseSlackUsers('grants:\n  - { name: a, team: t1, users: [U1], scopes: [captures:read] }\n'), /a Slack id in capitals, e.g. T0123ABCD\n  → at grants\[0\]\.team/);
+  assert.throws(() => parseSlackUsers('grants:\n  - { name: a, team: t1, users: [U1], scopes: [captures:read] }\n'), /grants\.0\.team: a Slack id in capitals, e.g. T0123ABCD/);
   assert.throws(() => parseSlackUsers('grants:\n  - { name: a, team: T1, users: [U1], scopes: [root] }\n'), /scopes/);
   assert.throws(() => parseSlackUsers('grants:\n  - { name: a, team: T1, users: [U1], scopes: [captures:read] }\n  - { name: a, team: T2, users: [U1], scopes: [captures:read] }\n'), /"a" appears twice/);
   assert.throws(() => parseSlackUsers('tokens: []'), /grants/);

@@ -8,6 +8,7 @@
  * the worker finishes or hands back its captures, connections close, logs flush.
  */
 import { prepareAuth, startApiPart } from '@heapcap/api';
+import { FlagError, parseFlags } from '@heapcap/cli';
 import { runService, type RunServiceOptions, type ServiceDefinition } from '@heapcap/service';
 import { startSchedulerPart, startWatchPart, startWorkerPart } from '@heapcap/worker';
 import type { AuthMode } from '@heapcap/api';
@@ -37,13 +38,13 @@ export interface ServeFlags {
 
 /** Parse `heapcap serve` arguments; throws on unknown ones. */
 export function parseServeArgs(argv: string[]): ServeFlags {
-  const flags: ServeFlags = { dev: false, help: false };
-  for (const a of argv) {
-    if (a === '--dev') flags.dev = true;
-    else if (a === '--help' || a === '-h') flags.help = true;
-    else throw new Error(`unknown argument "${a}" for heapcap serve`);
+  try {
+    const { values } = parseFlags(argv, { dev: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, 0);
+    return { dev: values.dev === true, help: values.help === true };
+  } catch (err) {
+    if (err instanceof FlagError) throw new Error(`unknown argument "${err.arg}" for heapcap serve`, { cause: err });
+    throw err;
   }
-  return flags;
 }
 
 /** `heapcap serve`: the API and a worker on one bootstrap; refuses without auth unless `--dev` on loopback. */

@@ -1,33 +1,37 @@
 /** `heapcap api` and `heapcap worker`: one service each, for deployments that run them apart. */
 import { apiService } from '@heapcap/api';
+import { FlagError, parseFlags, type FlagSpec, type Flags } from '@heapcap/cli';
 import { runService } from '@heapcap/service';
 import { workerService } from '@heapcap/worker';
 
 const API_USAGE = 'heapcap api [--dev]: run the REST API alone (captures run in `heapcap worker` processes)\n';
 const WORKER_USAGE = 'heapcap worker: run a capture worker alone (the API runs in `heapcap api` or `heapcap serve`)\n';
 
-/** Refuse unknown arguments with the usage (exit 2); print the usage for --help (exit 0). */
-function checkArgs(argv: string[], allowed: string[], usage: string): number | undefined {
+/** Refuse unknown arguments with the usage (exit 2); print the usage for --help (exit 0); else the flags. */
+function checkArgs<S extends FlagSpec>(argv: string[], spec: S, usage: string): { exit: number } | { values: Flags<S>['values'] } {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(usage);
-    return 0;
+    return { exit: 0 };
   }
-  const bad = argv.find((a) => !allowed.includes(a));
-  if (bad === undefined) return undefined;
-  process.stderr.write(`invalid_input: unknown argument "${bad}"\n\n${usage}`);
-  return 2;
+  try {
+    return { values: parseFlags(argv, spec, 0).values };
+  } catch (err) {
+    if (!(err instanceof FlagError)) throw err;
+    process.stderr.write(`invalid_input: unknown argument "${err.arg}"\n\n${usage}`);
+    return { exit: 2 };
+  }
 }
 
 /** Run `heapcap api ARGV` until a signal. */
 export async function runApi(argv: string[], env: Record<string, string | undefined>): Promise<number> {
-  const early = checkArgs(argv, ['--dev'], API_USAGE);
-  if (early !== undefined) return early;
-  return runService(apiService({ dev: argv.includes('--dev') }), { env, stderr: process.stderr });
+  const args = checkArgs(argv, { dev: { type: 'boolean' } }, API_USAGE);
+  if ('exit' in args) return args.exit;
+  return runService(apiService({ dev: args.values.dev === true }), { env, stderr: process.stderr });
 }
 
 /** Run `heapcap worker ARGV` until a signal. */
 export async function runWorker(argv: string[], env: Record<string, string | undefined>): Promise<number> {
-  const early = checkArgs(argv, [], WORKER_USAGE);
-  if (early !== undefined) return early;
+  const args = checkArgs(argv, {}, WORKER_USAGE);
+  if ('exit' in args) return args.exit;
   return runService(workerService, { env, stderr: process.stderr });
 }

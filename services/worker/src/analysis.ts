@@ -62,7 +62,7 @@ export async function runAnalysis(deps: AnalysisWorkerDeps, captureId: string): 
   try {
     await pipeline(await sink.open(artifact.key), createWriteStream(file, { mode: 0o600 }));
     const analysis = await analyzeSnapshotFile(file, { maxBytes: deps.maxBytes });
-    const key = await sink.putDocument({ key: artifact.key }, 'analysis', analysis);
+    const { key } = await sink.putDocument({ key: artifact.key }, 'analysis', analysis);
     const ms = Math.round(performance.now() - started);
     log.info({ ms, nodes: analysis.nodeCount, edges: analysis.edgeCount, key }, 'analysis succeeded');
     return await finish({ status: 'succeeded', key });

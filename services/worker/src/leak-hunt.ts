@@ -127,7 +127,7 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
     }
     await save({ phase: 'report' });
     const report = await leakHunt(files.baseline, files.target, files.final, { maxBytes: deps.maxBytes });
-    const reportKey = await deps.sink.putDocument({ captureId: huntId, targetId: hunt.targetId, startedAt: new Date(hunt.createdAt), gzip: true }, 'leak-hunt', report);
+    const { key: reportKey } = await deps.sink.putDocument({ captureId: huntId, targetId: hunt.targetId, startedAt: new Date(hunt.createdAt), gzip: true }, 'leak-hunt', report);
     const classes = report.classes.map((c) => ({ name: c.name, count: c.count, selfSize: c.selfSize }));
     await save({ status: 'succeeded', phase: null, reportKey, classes, finishedAt: new Date().toISOString() });
     log.info({ classes: classes.slice(0, 5).map((c) => `${c.name} ${c.count}`) }, 'leak hunt succeeded');

@@ -306,7 +306,7 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
       () =>
         queue.attempts.succeed(captureId, target.id, attempt, timings, {
           key: out.stored.key,
-          manifestKey: out.manifestKey,
+          manifestKey: out.manifestObject.key,
           location: out.stored.location,
           bytesUncompressed: out.stored.bytesUncompressed,
           bytesStored: out.stored.bytesStored,

@@ -21,7 +21,7 @@ import { documentBody, parseDocument } from '../document.ts';
 import { validManifest } from '../manifest.ts';
 import { openFileArtifact } from './read.ts';
 import type { ArtifactManifest } from '../manifest.ts';
-import type { ArtifactRef, ArtifactStore, OpenOptions, PutOptions, RemoveTarget, StoredArtifact } from '../types.ts';
+import type { ArtifactRef, ArtifactStore, OpenOptions, PutOptions, RemoveTarget, StoredArtifact, StoredObject } from '../types.ts';
 
 /** Options for {@link createFileSink}. */
 export interface FileSinkOptions {
@@ -206,21 +206,21 @@ export class FileSink implements ArtifactStore {
     }
   }
 
-  /** Writes `<capture>.manifest.json` (pretty JSON) beside the snapshot through tmp + rename; returns its key. */
-  async putManifest(ref: ArtifactRef, manifest: ArtifactManifest): Promise<string> {
+  /** Writes `<capture>.manifest.json` (pretty JSON) beside the snapshot through tmp + rename; returns its key and path. */
+  async putManifest(ref: ArtifactRef, manifest: ArtifactManifest): Promise<StoredObject> {
     const key = manifestKey(ref);
     const final = this.#path(ref, key);
     await this.#writeAtomic(final, validManifest(ref, manifest), 'manifest');
-    return key;
+    return { key, location: final };
   }
 
-  /** Writes `<capture>.<kind>.json` beside the snapshot through tmp + fsync + rename; returns its key. */
-  async putDocument(target: RemoveTarget, kind: DocumentKind, document: unknown): Promise<string> {
+  /** Writes `<capture>.<kind>.json` beside the snapshot through tmp + fsync + rename; returns its key and path. */
+  async putDocument(target: RemoveTarget, kind: DocumentKind, document: unknown): Promise<StoredObject> {
     const loc: CaptureLocation = 'key' in target ? locationOfKey(target.key) : locationOfRef(target);
     const key = documentKey(loc, kind);
     const final = 'key' in target ? this.#keyPath(key) : this.#path(target, key);
     await this.#writeAtomic(final, documentBody(document), 'document');
-    return key;
+    return { key, location: final };
   }
 
   /** Reads `<capture>.<kind>.json` back; null when the file is not there. */

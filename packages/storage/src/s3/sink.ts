@@ -25,7 +25,7 @@ import { s3SinkConfigSchema, type S3SinkConfig, type S3SinkConfigInput } from '.
 import { toStorageError, type S3ErrorContext } from './errors.ts';
 import { openS3Artifact, presignS3Get } from './read.ts';
 import { streamToS3 } from './upload.ts';
-import type { ArtifactRef, ArtifactStore, OpenOptions, PresignOptions, PutOptions, RemoveTarget, StoredArtifact } from '../types.ts';
+import type { ArtifactRef, ArtifactStore, OpenOptions, PresignOptions, PutOptions, RemoveTarget, StoredArtifact, StoredObject } from '../types.ts';
 
 /** Knobs that are not user configuration (tests shorten them). */
 export interface S3SinkOptions {
@@ -119,7 +119,7 @@ export class S3Sink implements ArtifactStore {
     });
     return {
       key,
-      location: `s3://${this.config.bucket}/${objectKey}`,
+      location: this.#url(objectKey),
       bytesUncompressed: digest.bytes,
       bytesStored: counter.bytes,
       sha256: digest.sha256,
@@ -129,8 +129,8 @@ export class S3Sink implements ArtifactStore {
     };
   }
 
-  /** Writes `<capture>.manifest.json` (pretty JSON) beside the snapshot; returns its key relative to the root. */
-  async putManifest(ref: ArtifactRef, manifest: ArtifactManifest): Promise<string> {
+  /** Writes `<capture>.manifest.json` (pretty JSON) beside the snapshot; returns its key relative to the root and its URL. */
+  async putManifest(ref: ArtifactRef, manifest: ArtifactManifest): Promise<StoredObject> {
     const key = manifestKey(ref);
     const objectKey = this.#objectKey(key);
     const body = validManifest(ref, manifest);
@@ -145,11 +145,11 @@ export class S3Sink implements ArtifactStore {
     } catch (err) {
       throw toStorageError(err, this.#ctx('manifest', objectKey));
     }
-    return key;
+    return { key, location: this.#url(objectKey) };
   }
 
-  /** Writes `<capture>.<kind>.json` beside the snapshot in one PutObject (visible whole or not at all); returns its key. */
-  async putDocument(target: RemoveTarget, kind: DocumentKind, document: unknown): Promise<string> {
+  /** Writes `<capture>.<kind>.json` beside the snapshot in one PutObject (visible whole or not at all); returns its key and URL. */
+  async putDocument(target: RemoveTarget, kind: DocumentKind, document: unknown): Promise<StoredObject> {
     const loc = 'key' in target ? locationOfKey(target.key) : locationOfRef(target);
     const key = documentKey(loc, kind);
     const { objectKey, ctx } = this.#location('document', key);
@@ -164,7 +164,7 @@ export class S3Sink implements ArtifactStore {
     } catch (err) {
       throw toStorageError(err, ctx);
     }
-    return key;
+    return { key, location: this.#url(objectKey) };
   }
 
   /** Reads `<capture>.<kind>.json` back; null when there is no such object. */
@@ -234,6 +234,11 @@ export class S3Sink implements ArtifactStore {
     this.#janitor.close();
     this.#client.destroy();
     this.#quickClient.destroy();
+  }
+
+  /** The `s3://bucket/key` URL of an object: what a person is shown. */
+  #url(objectKey: string): string {
+    return `s3://${this.config.bucket}/${objectKey}`;
   }
 
   #objectKey(relative: string): string {

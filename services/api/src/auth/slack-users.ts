@@ -13,8 +13,7 @@
  *       groups: [S0789IJKL]              # user groups (needs a bot token with usergroups:read)
  *       scopes: [captures:read, captures:write, artifacts:read]
  */
-import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
+import { assertUniqueNames, loadConfigFile, parseConfigText } from '@heapcap/config';
 import { z } from 'zod';
 import { SCOPES, type Scope } from './scopes.ts';
 
@@ -35,37 +34,17 @@ const SlackUsersFileSchema = z.strictObject({ grants: z.array(GrantSchema).min(1
 /** One grant of the file. */
 export type SlackGrant = z.output<typeof GrantSchema> & { scopes: Scope[] };
 
-/** A Slack users file that does not parse; the message names the file and each bad entry. */
-export class SlackUsersFileError extends Error {
-  override readonly name = 'SlackUsersFileError';
-  readonly code = 'invalid_config';
-}
-
-/** Parses the text of a Slack users file. */
+/** Parses the text of a Slack users file; ConfigFileError names the file and each bad entry. */
 export function parseSlackUsers(text: string, file = 'Slack users file'): SlackGrant[] {
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (err) {
-    throw new SlackUsersFileError(`${file}: not YAML or JSON: ${(err as Error).message}`);
-  }
-  const parsed = SlackUsersFileSchema.safeParse(raw);
-  if (!parsed.success) throw new SlackUsersFileError(`${file}: ${z.prettifyError(parsed.error)}`);
-  const names = new Set<string>();
-  for (const g of parsed.data.grants) {
-    if (names.has(g.name)) throw new SlackUsersFileError(`${file}: grant name "${g.name}" appears twice`);
-    names.add(g.name);
-  }
-  return parsed.data.grants;
+  return grantsOf(parseConfigText(text, SlackUsersFileSchema, file), file);
 }
 
 /** Reads and parses the Slack users file at `path`. */
 export async function loadSlackUsers(path: string): Promise<SlackGrant[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new SlackUsersFileError(`cannot read the Slack users file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  return parseSlackUsers(text, path);
+  return grantsOf(await loadConfigFile(path, SlackUsersFileSchema, { what: 'Slack users file' }), path);
+}
+
+function grantsOf(parsed: z.output<typeof SlackUsersFileSchema>, file: string): SlackGrant[] {
+  assertUniqueNames(file, 'grant name', parsed.grants.map((g) => g.name));
+  return parsed.grants;
 }

@@ -5,8 +5,7 @@
  * matched leaks through timing.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
+import { assertUniqueNames, loadConfigFile, parseConfigText } from '@heapcap/config';
 import { z } from 'zod';
 import { SCOPES, type Principal } from './scopes.ts';
 
@@ -26,39 +25,19 @@ export interface TokenEntry {
   scopes: Principal['scopes'];
 }
 
-/** A tokens file that does not parse; the message names the file and each bad entry. */
-export class TokensFileError extends Error {
-  override readonly name = 'TokensFileError';
-  readonly code = 'invalid_config';
-}
-
-/** Parses the text of a tokens file (YAML is a superset of JSON). */
+/** Parses the text of a tokens file (YAML is a superset of JSON); ConfigFileError names the file and each bad entry. */
 export function parseTokens(text: string, file = 'tokens file'): TokenEntry[] {
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (err) {
-    throw new TokensFileError(`${file}: not YAML or JSON: ${(err as Error).message}`);
-  }
-  const parsed = TokensFileSchema.safeParse(raw);
-  if (!parsed.success) throw new TokensFileError(`${file}: ${z.prettifyError(parsed.error)}`);
-  const names = new Set<string>();
-  return parsed.data.tokens.map((t) => {
-    if (names.has(t.name)) throw new TokensFileError(`${file}: token name "${t.name}" appears twice`);
-    names.add(t.name);
-    return { name: t.name, hash: Buffer.from(t.sha256, 'hex'), scopes: new Set(t.scopes) };
-  });
+  return entriesOf(parseConfigText(text, TokensFileSchema, file), file);
 }
 
 /** Reads and parses the tokens file at `path`. */
 export async function loadTokens(path: string): Promise<TokenEntry[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new TokensFileError(`cannot read tokens file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  return parseTokens(text, path);
+  return entriesOf(await loadConfigFile(path, TokensFileSchema, { what: 'tokens file' }), path);
+}
+
+function entriesOf(parsed: z.output<typeof TokensFileSchema>, file: string): TokenEntry[] {
+  assertUniqueNames(file, 'token name', parsed.tokens.map((t) => t.name));
+  return parsed.tokens.map((t) => ({ name: t.name, hash: Buffer.from(t.sha256, 'hex'), scopes: new Set(t.scopes) }));
 }
 
 /** Hex sha256 of a token: what the tokens file stores. */
