@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Summary } from './summary-schema.ts';
 import type { Analysis } from './analysis-schema.ts';
-import { ClassDeltaSchema, SideSchema, type ClassDelta } from './class-delta.ts';
+import { ClassDeltaSchema, type SideSchema, type ClassDelta } from './class-delta.ts';
 import { graphSuspects, summarySuspects, SuspectsSchema } from './suspects.ts';
 
 export const DIFF_SCHEMA_VERSION = 1;
