@@ -12,6 +12,8 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { verifySlackSignature, type SignatureFailure } from '@heapcap/slack';
 import { ApiError, validationFailed } from '../../errors.ts';
+import { addressKey } from '../../auth/failure-limit.ts';
+import { tooManyFailures } from '../../plugins/infra/auth.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { BlockActionsSchema, InteractionBodySchema, SlackHeadersSchema, SlackMessageResponseSchema, SlashCommandBodySchema } from '../../schemas/slack.ts';
 
@@ -41,10 +43,21 @@ const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string }> = async (app
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
+  // An address that sent too many unverifiable requests is refused before its body is read
+  // (the same limit as bad bearer tokens: HEAPCAP_AUTH_FAILURE_LIMIT per minute).
+  app.addHook('onRequest', async (req) => {
+    const waitMs = app.authFailures.blockedFor(addressKey(req.ip));
+    if (waitMs > 0) {
+      await app.slack.rejected(req, req.routeOptions.url ?? req.url, 'rate_limited');
+      throw tooManyFailures(app.authFailures, waitMs, 'without a valid Slack signature', 'signed with the app\'s signing secret');
+    }
+  });
+
   app.addHook('preValidation', async (req, reply) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const check = verifySlackSignature(signingSecret, { timestamp: header(req, 'x-slack-request-timestamp'), signature: header(req, 'x-slack-signature'), rawBody: raw });
     if (!check.ok) {
+      app.authFailures.fail(addressKey(req.ip));
       await app.slack.rejected(req, req.routeOptions.url ?? req.url, check.reason);
       throw new ApiError('unauthorized', `not a verified Slack request: ${FAILURE_TEXT[check.reason]}`, { reason: check.reason });
     }
@@ -79,7 +92,7 @@ const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string }> = async (app
           'Answers within Slack\'s 3 s with an ephemeral message; a capture\'s result is posted to the `response_url` (in channel) when it ends. ' +
           'Commands: capture <target> [reason], status <captureId>, list [target], targets, schedules [target], diff <a> <b>, help.',
         body: SlashCommandBodySchema,
-        response: { 200: SlackMessageResponseSchema, ...errorResponses(400, 401, 413, 415) },
+        response: { 200: SlackMessageResponseSchema, ...errorResponses(400, 401, 413, 415, 429) },
       },
     },
     async (req) => app.slack.command(req, req.body, signedAt(req)),
@@ -97,7 +110,7 @@ const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string }> = async (app
           'Verified like /slack/commands. A block_actions payload with the `heapcap_capture_again` button starts a capture of the button\'s target for the clicking user ' +
           '(who needs `captures:write`); the acknowledgement and, later, the result go to the payload\'s `response_url`. Other payloads are acknowledged and ignored.',
         body: InteractionBodySchema,
-        response: { 200: z.null().describe('empty: Slack only needs the 200'), ...errorResponses(400, 401, 413, 415) },
+        response: { 200: z.null().describe('empty: Slack only needs the 200'), ...errorResponses(400, 401, 413, 415, 429) },
       },
     },
     async (req, reply) => {
