@@ -64,8 +64,14 @@ export interface RunServiceOptions {
 
 /** Infrastructure close limits: Redis QUIT and the S3 client's sockets. */
 const INFRA_CLOSE_MS = 5_000;
-/** The backstop's slack beyond the sum of every step's limit. */
-const BACKSTOP_SLACK_MS = 10_000;
+/**
+ * The whole shutdown's limit: every step gets at most what is left of it, and
+ * the process exits when it is over. Below the 45 s terminationGracePeriodSeconds
+ * of deploy/k8s, so heapcap's own backstop, not the kubelet's SIGKILL, ends it.
+ */
+export const SHUTDOWN_GRACE_MS = 40_000;
+/** After `stopped`, whatever still holds the event loop (a client still reconnecting) gets this long. */
+const AFTER_STOP_MS = 1_000;
 
 /** A startup failure that is the operator's to fix: its message, and the exit code. */
 function operatorMessage(err: unknown): string | undefined {
@@ -122,10 +128,15 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
       { name: 'redis', close: () => queue.close(), timeoutMs: INFRA_CLOSE_MS },
       { name: 'store', close: () => store.close(), timeoutMs: INFRA_CLOSE_MS },
     ];
-    if (options.exitBackstop !== false) exitAfter(ordered.reduce((sum, s) => sum + s.timeoutMs, BACKSTOP_SLACK_MS));
-    await runShutdown(ordered, log);
+    const backstop = options.exitBackstop !== false;
+    // The last two steps (Redis, store) keep their own limits past the grace of the service's parts.
+    if (backstop) exitAfter(SHUTDOWN_GRACE_MS + 2 * INFRA_CLOSE_MS);
+    await runShutdown(ordered, log, Date.now() + SHUTDOWN_GRACE_MS);
     log.info('stopped');
     log.flush();
+    // Every part is closed: anything still open (measured: BullMQ clients reconnecting to a Redis that
+    // is down kept `serve` running for minutes after `stopped`) must not keep the process alive.
+    if (backstop) exitAfter(AFTER_STOP_MS, failure === undefined ? code : 1);
   }
   if (failure !== undefined) throw failure;
   return code;

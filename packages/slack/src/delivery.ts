@@ -9,7 +9,7 @@
  */
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { isTerminal, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
+import { closeWorker, isTerminal, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
 import type { ArtifactStore } from '@heapcap/storage';
 import { deliverable } from './blocks.ts';
 import { artifactLink, type LinkSettings } from './links.ts';
@@ -31,6 +31,8 @@ export interface DeliveryTuning {
   responseUrlWindowMs: number;
   /** A capture that has not ended after this long is not reported any more. */
   giveUpAfterMs: number;
+  /** At close, replies being posted get this long; then the connections are cut (Redis may be down). */
+  closeGraceMs: number;
 }
 
 export const DEFAULT_DELIVERY_TUNING: DeliveryTuning = {
@@ -39,6 +41,7 @@ export const DEFAULT_DELIVERY_TUNING: DeliveryTuning = {
   recheckDelayMs: 500,
   responseUrlWindowMs: RESPONSE_URL_WINDOW_MS - 60_000,
   giveUpAfterMs: 24 * 3_600_000,
+  closeGraceMs: 5_000,
 };
 
 /** What the delivery needs. */
@@ -188,11 +191,8 @@ export class SlackDelivery {
     this.#closing ??= (async () => {
       this.#state = 'closing';
       this.#stop.abort();
-      try {
-        await this.#worker?.close();
-      } catch (err) {
-        this.#log.warn({ err }, 'slack delivery close failed; continuing');
-      }
+      // A reply still being delivered is retried by another process once its job lock expires.
+      if (this.#worker !== undefined) await closeWorker(this.#worker, { graceMs: this.tuning.closeGraceMs });
       this.#connection?.disconnect();
       this.#state = 'closed';
     })();
