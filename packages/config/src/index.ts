@@ -3,4 +3,4 @@ export { parseConfig, parseConfigAtEntry, ConfigError, DEFAULT_API_URL, type Hea
 export { DurationSchema, formatDuration, parseDuration } from './duration.ts';
 export { ID_PATTERN, IdSchema, newCaptureId } from './ids.ts';
 export { bucketProblem, defaultS3QueueSize, S3_STORAGE_CLASSES, parseStorageUrl, type StorageConfig, type FileStorageConfig, type S3StorageConfig, type S3Settings } from './storage.ts';
-export { DEFAULT_SLACK_API_URL, publicUrlOf, type SlackConfig } from './slack.ts';
+export { DEFAULT_SLACK_API_URL, DEFAULT_SLACK_RESPONSE_HOSTS, publicUrlOf, type SlackConfig } from './slack.ts';

@@ -49,6 +49,8 @@ export interface SlackDeliveryDeps {
   queue: HeapcapQueue;
   store: Pick<ArtifactStore, 'canPresign' | 'presign'>;
   links: LinkSettings;
+  /** Origins a response_url may have (HEAPCAP_SLACK_RESPONSE_HOSTS); a reply to any other goes through chat.postMessage or nowhere. */
+  responseOrigins: readonly string[];
   /** The bot's Web API client; without it nothing is posted past the response_url. */
   web: SlackWebApi | undefined;
   log: Logger;
@@ -163,7 +165,7 @@ export class SlackDelivery {
     if (!inWindow) why = 'the response_url window (30 min) has passed';
     else if (!(await this.#budget.take(data.responseUrl))) why = `the response_url took its ${RESPONSE_URL_MAX_POSTS} posts`;
     else {
-      const out = await postToResponseUrl(data.responseUrl, message, this.#stop.signal);
+      const out = await postToResponseUrl(data.responseUrl, message, { origins: this.#deps.responseOrigins, signal: this.#stop.signal });
       if (out.kind === 'delivered') {
         log.info({ ...facts, via: 'response_url' }, 'slack reply delivered');
         return;

@@ -49,6 +49,7 @@ async function slackApp(): Promise<ApiInstance> {
       authorizer: new SlackAuthorizer(parseSlackUsers('grants:\n  - { name: nobody, team: T0TEST, users: [U0NOBODY], scopes: [captures:read] }\n'), async () => []),
       replies,
       links: { publicUrl: 'http://heapcap.test', mode: 'api', ttlSeconds: 900 },
+      responseOrigins: ['https://hooks.slack.com'],
     },
   });
   await a.ready();

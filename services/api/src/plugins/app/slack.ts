@@ -93,7 +93,7 @@ const slackPlugin: FastifyPluginAsync<SlackPluginOptions> = async (app, { queue,
       req.log.warn('slack follow-up not sent: the response_url took its 5 posts');
       return;
     }
-    const out = await postToResponseUrl(url, message);
+    const out = await postToResponseUrl(url, message, { origins: slack.responseOrigins });
     if (out.kind !== 'delivered') req.log.warn({ outcome: out.kind, detail: out.detail }, 'slack follow-up not delivered');
   };
 

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { verifySlackSignature, type SignatureFailure } from '@heapcap/slack';
+import { responseUrlRefusal, verifySlackSignature, type SignatureFailure } from '@heapcap/slack';
 import { ApiError, validationFailed } from '../../errors.ts';
 import { addressKey } from '../../auth/failure-limit.ts';
 import { tooManyFailures } from '../../plugins/infra/auth.ts';
@@ -39,7 +39,14 @@ function signedAt(req: FastifyRequest): number {
   return Number(header(req, 'x-slack-request-timestamp'));
 }
 
-const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string }> = async (app, { signingSecret }) => {
+/** Refuses a signed request whose response_url heapcap must not POST to (a loopback, internal or metadata address). */
+function checkResponseUrl(url: string | undefined, origins: readonly string[]): void {
+  if (url === undefined) return;
+  const refusal = responseUrlRefusal(url, origins);
+  if (refusal !== undefined) throw new ApiError('response_url_not_allowed', `${refusal}; heapcap only answers through Slack's own hosts`, { allowed: origins });
+}
+
+const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string; responseOrigins: readonly string[] }> = async (app, { signingSecret, responseOrigins }) => {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
@@ -89,13 +96,17 @@ const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string }> = async (app
         summary: 'The /heapcap slash command (Slack calls this)',
         description:
           'Verified with the app signing secret before the form is parsed (401 `unauthorized` with `details.reason` otherwise; audited). ' +
+          'A `response_url` outside HEAPCAP_SLACK_RESPONSE_HOSTS (Slack\'s own hosts by default) is refused with 400 `response_url_not_allowed`. ' +
           'Answers within Slack\'s 3 s with an ephemeral message; a capture\'s result is posted to the `response_url` (in channel) when it ends. ' +
           'Commands: capture <target> [reason], status <captureId>, list [target], targets, schedules [target], diff <a> <b>, help.',
         body: SlashCommandBodySchema,
         response: { 200: SlackMessageResponseSchema, ...errorResponses(400, 401, 413, 415, 429) },
       },
     },
-    async (req) => app.slack.command(req, req.body, signedAt(req)),
+    async (req) => {
+      checkResponseUrl(req.body.response_url, responseOrigins);
+      return app.slack.command(req, req.body, signedAt(req));
+    },
   );
 
   app.post(
@@ -124,6 +135,7 @@ const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string }> = async (app
       if (type === 'block_actions') {
         const parsed = BlockActionsSchema.safeParse(json);
         if (!parsed.success) throw validationFailed(parsed.error.issues.map((i) => ({ in: 'body', path: `payload.${i.path.join('.')}`, message: i.message })));
+        checkResponseUrl(parsed.data.response_url, responseOrigins);
         app.slack.interaction(req, parsed.data, signedAt(req));
       } else {
         req.log.info({ type: typeof type === 'string' ? type.slice(0, 50) : typeof type }, 'slack interaction type ignored');
