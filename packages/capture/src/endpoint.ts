@@ -106,6 +106,26 @@ export function parseHostPort(value: string, what = 'inspector address'): { host
   return { host: m[1], port };
 }
 
+/**
+ * The listed `webSocketDebuggerUrl` with its host and port replaced by the
+ * registered ones (the host as asked: its address, see addressOf): only the path (the target's id) is taken from the
+ * inspector's answer. Whoever answers /json/list (a compromised target, a
+ * process that took the port) could otherwise send the worker to any
+ * host:port, e.g. another target's inspector or an internal service.
+ */
+function pinWsUrl(listed: string, host: string, port: number): string {
+  let u: URL;
+  try {
+    u = new URL(listed);
+  } catch {
+    throw new CaptureError('target_not_found', `the inspector at ${host}:${port} listed a webSocketDebuggerUrl that is not a URL`, { hint: 'is this a V8 inspector?' });
+  }
+  if (u.protocol !== 'ws:' && u.protocol !== 'wss:') {
+    throw new CaptureError('target_not_found', `the inspector at ${host}:${port} listed a ${u.protocol} URL, not ws://`, { hint: 'is this a V8 inspector?' });
+  }
+  return `${u.protocol}//${host}:${port}${u.pathname}${u.search}`;
+}
+
 async function resolveNodeHostPort(hostPort: string, options: ResolveOptions): Promise<ResolvedEndpoint> {
   const { host, port } = parseHostPort(hostPort);
   const targets = await listTargets(host, port, options);
@@ -115,7 +135,7 @@ async function resolveNodeHostPort(hostPort: string, options: ResolveOptions): P
       hint: 'another debugger may be attached (Node allows one session per target in some versions); detach it and retry',
     });
   }
-  return { product: 'node', wsUrl: node.webSocketDebuggerUrl, description: `node ${host}:${port}` };
+  return { product: 'node', wsUrl: pinWsUrl(node.webSocketDebuggerUrl, await addressOf(host), port), description: `node ${host}:${port}` };
 }
 
 async function resolveNodePid(spec: { pid: number; host?: string; port?: number }, options: ResolveOptions): Promise<ResolvedEndpoint> {
@@ -242,7 +262,7 @@ async function resolveChromium(browser: string, select: ChromiumSelector, option
   }
   return {
     product: 'chromium',
-    wsUrl: chosen.webSocketDebuggerUrl,
+    wsUrl: pinWsUrl(chosen.webSocketDebuggerUrl, await addressOf(host), port),
     description: `chromium ${host}:${port} ${type} "${chosen.title ?? ''}"`,
     browser: { product: version['Browser'] ?? 'unknown', v8Version: version['V8-Version'] },
     selected: { id: chosen.id ?? '', type, title: chosen.title ?? '', url: chosen.url ?? '', matches: matches.length, pick },

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { after, before, describe, test } from 'node:test';
-import { fixturePath, startNodeTarget, type NodeTarget } from '@heapcap/testkit';
+import { fixturePath, startNodeTarget, startStubInspector, tmpDir, type NodeTarget, type StubInspector } from '@heapcap/testkit';
+import { runCli } from './run-cli.ts';
 import { resolveEndpoint } from '../src/index.ts';
 
 /** Ports fetch() refuses ("bad ports") that an inspector may legally use. */
@@ -46,5 +47,53 @@ void describe('endpoint discovery', () => {
   void test('an inspector named by host name is found (resolved to its address first)', async () => {
     const resolved = await resolveEndpoint({ kind: 'node', inspect: `${hostname()}:${port}` }, { timeoutMs: 5_000 });
     assert.match(resolved.wsUrl, new RegExp(`^ws://[\\d.]+:${port}/`));
+  });
+});
+
+void describe('defect 6: the WebSocket is pinned to the registered host:port', () => {
+  let decoy: StubInspector;
+  let hostile: StubInspector;
+
+  before(async () => {
+    decoy = await startStubInspector();
+    // An inspector whose /json/list sends the worker to another inspector (or any internal service).
+    hostile = await startStubInspector({ listedWsUrl: `ws://127.0.0.1:${decoy.port}/t/default` });
+  });
+  after(async () => {
+    await hostile.close();
+    await decoy.close();
+  });
+
+  void test('defect 6: a /json/list webSocketDebuggerUrl naming another host:port is not followed (node)', async () => {
+    const resolved = await resolveEndpoint({ kind: 'node', inspect: `127.0.0.1:${hostile.port}` }, { timeoutMs: 5_000 });
+    assert.equal(resolved.wsUrl, `ws://127.0.0.1:${hostile.port}/t/default`);
+  });
+
+  void test('defect 6: the same for a browser target (chromium)', async (t) => {
+    const tab = await startStubInspector({ listedType: 'page', listedWsUrl: `ws://127.0.0.1:${decoy.port}/t/default` });
+    t.after(() => tab.close());
+    const resolved = await resolveEndpoint({ kind: 'chromium', browser: `localhost:${tab.port}` }, { timeoutMs: 5_000 });
+    assert.equal(resolved.wsUrl, `ws://localhost:${tab.port}/t/default`);
+  });
+
+  void test('defect 6: heapcap capture --node against it snapshots the registered inspector, never the one it names', async () => {
+    const out = await tmpDir('heapcap-pinned');
+    try {
+      const run = await runCli(['--node', `127.0.0.1:${hostile.port}`, '--out', out.path, '--json'], 60_000);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(hostile.stats().snapshots, 1);
+      assert.equal(decoy.stats().connections, 0, 'nothing connected to the inspector /json/list named');
+    } finally {
+      await out.cleanup();
+    }
+  });
+
+  void test('defect 6: a listed URL that is not ws:// is refused with target_not_found', async () => {
+    const odd = await startStubInspector({ listedWsUrl: 'http://169.254.169.254/latest/meta-data' });
+    try {
+      await assert.rejects(resolveEndpoint({ kind: 'node', inspect: `127.0.0.1:${odd.port}` }, { timeoutMs: 5_000 }), (err: Error & { code?: string }) => err.code === 'target_not_found' && /not ws:\/\//.test(err.message));
+    } finally {
+      await odd.close();
+    }
   });
 });
