@@ -231,6 +231,33 @@ async function assertNodeProcess(pid: number): Promise<void> {
       hint: 'check the pid; only Node.js processes can be opened with SIGUSR1',
     });
   }
+  await assertCatchesSigusr1(pid, name);
+}
+
+/** SIGUSR1 is signal 10 on Linux: bit 9 of the SigCgt mask (signal n is bit n - 1). */
+const SIGUSR1_BIT = 9n;
+
+/**
+ * The name says little (measured: a copy of `sleep` named `node` passed the
+ * name check and died of the SIGUSR1). What decides is whether the process
+ * has a SIGUSR1 handler, which Node.js installs at start-up to open its
+ * inspector: the `SigCgt` mask of /proc/PID/status (readable for any user's
+ * process). Without /proc (not Linux) the caller is trusted.
+ */
+async function assertCatchesSigusr1(pid: number, name: string): Promise<void> {
+  let status: string;
+  try {
+    status = await readFile(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return;
+  }
+  const hex = /^SigCgt:\s*([0-9a-f]+)$/im.exec(status)?.[1];
+  if (hex === undefined) return;
+  if (((BigInt(`0x${hex}`) >> SIGUSR1_BIT) & 1n) === 1n) return;
+  throw new CaptureError('target_not_node', `process ${pid} ("${name}") does not catch SIGUSR1 (SigCgt ${hex} in /proc/${pid}/status), so it is not a Node.js process that SIGUSR1 would open; the signal would kill it. Nothing was sent`, {
+    hint: 'check the pid; a Node.js process catches SIGUSR1 once it has started (node --disable-sigusr1 turns that off: start it with --inspect instead)',
+    details: { pid, sigCgt: hex },
+  });
 }
 
 async function resolveChromium(browser: string, select: ChromiumSelector, options: ResolveOptions): Promise<ResolvedEndpoint> {
