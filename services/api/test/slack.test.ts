@@ -195,3 +195,14 @@ void test('defect 5: HEAPCAP_SLACK_RESPONSE_HOSTS: Slack\'s own hosts by default
   assert.throws(() => parseConfig({ HEAPCAP_SLACK_RESPONSE_HOSTS: 'https://hooks.slack.com/commands' }), /HEAPCAP_SLACK_RESPONSE_HOSTS/);
   assert.throws(() => parseConfig({ HEAPCAP_SLACK_RESPONSE_HOSTS: ' , ' }), /HEAPCAP_SLACK_RESPONSE_HOSTS/);
 });
+
+void test('defect 9: the Slack 413 names the route\'s own limit (128 KiB for commands), not the app\'s 64 KiB', async () => {
+  const a = await app(groupDeps());
+  const body = slashCommandBody({ text: `capture demo ${'x'.repeat(140 * 1024)}`, response_url: slack.hook().url });
+  const res = await signed(a, body);
+  assert.equal(res.statusCode, 413, res.body);
+  const err = res.json<{ error: { code: string; message: string; details: { limitBytes: number } } }>().error;
+  assert.equal(err.code, 'payload_too_large');
+  assert.equal(err.details.limitBytes, 128 * 1024);
+  assert.match(err.message, /larger than 131072 bytes/);
+});
