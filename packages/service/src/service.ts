@@ -81,6 +81,27 @@ function operatorMessage(err: unknown): string | undefined {
   return undefined;
 }
 
+/** How long the start-up storage check may take before it is reported as not answering. */
+const STORE_CHECK_MS = 10_000;
+
+/** Logs whether the artifact store accepts a probe write; never throws. */
+async function checkStoreAtStart(store: ArtifactStore, log: Logger): Promise<void> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), STORE_CHECK_MS);
+  try {
+    await store.check(ac.signal);
+    log.info({ storage: store.root }, 'artifact storage is writable');
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    log.error(
+      { storage: store.root, code: typeof code === 'string' ? code : undefined, err: err instanceof Error ? err.message : String(err) },
+      'artifact storage is not writable: captures will fail until it is (GET /readyz says why)',
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Run `def` until a stop signal; resolves with the process exit code. */
 export async function runService<P>(def: ServiceDefinition<P>, options: RunServiceOptions): Promise<number> {
   const { stderr } = options;
@@ -105,6 +126,9 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
     return 1;
   }
   const store = createStore(config.storage);
+  // Not a reason to refuse (a mount may come later, /readyz says so meanwhile), but said at once:
+  // before, serve started on an unwritable store without a word and every capture then failed.
+  void checkStoreAtStart(store, log);
   const steps: CloseStep[] = [];
   const ctx: ServiceContext = { config, log, queue, store, stderr, onClose: (step) => steps.push(step) };
   let code = 0;

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test, type TestContext } from 'node:test';
-import { startDevServe, startMinio, startRedis, tmpDir, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { startDevServe, startMinio, startRedis, tmpDir, waitFor, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 import { SHUTDOWN_GRACE_MS } from '@heapcap/service';
 
 let dir: TmpDir;
@@ -79,6 +79,28 @@ void test('defect 2: serve exits on SIGTERM within its grace with MinIO down', a
     assert.equal(out.code, 0);
   } finally {
     await minio.stop();
+    await redis.stop();
+  }
+});
+
+void test('defect 9: serve on unwritable storage says so at start, and /readyz says why', async () => {
+  const redis = await startRedis();
+  try {
+    // procfs refuses every mkdir (as root, a plain permission problem would not show here).
+    const serve = await startDevServe(dir.path, redis.url, { HEAPCAP_STORAGE: 'file:///proc/nope/captures', HEAPCAP_LOG_LEVEL: 'info' });
+    try {
+      const line = await waitFor(() => serve.stdout.lines().find((l) => l.includes('artifact storage is not writable')), { timeoutMs: 15_000, what: 'the storage log line' });
+      assert.match(line, /"level":50/);
+      assert.match(line, /"code":"storage_failed"/);
+      const res = await fetch(`${serve.url}/readyz`);
+      assert.equal(res.status, 503);
+      const body = (await res.json()) as { error: { details: { checks: { storage: string }; reasons?: { storage: string } } } };
+      assert.equal(body.error.details.checks.storage, 'unavailable');
+      assert.match(body.error.details.reasons?.storage ?? '', /^storage_failed: .*\/proc\/nope/);
+    } finally {
+      await serve.stop();
+    }
+  } finally {
     await redis.stop();
   }
 });
