@@ -106,6 +106,26 @@ export function parseHostPort(value: string, what = 'inspector address'): { host
   return { host: m[1], port };
 }
 
+/**
+ * The listed `webSocketDebuggerUrl` with its host and port replaced by the
+ * registered ones (the host as asked: its address, see addressOf): only the path (the target's id) is taken from the
+ * inspector's answer. Whoever answers /json/list (a compromised target, a
+ * process that took the port) could otherwise send the worker to any
+ * host:port, e.g. another target's inspector or an internal service.
+ */
+function pinWsUrl(listed: string, host: string, port: number): string {
+  let u: URL;
+  try {
+    u = new URL(listed);
+  } catch {
+    throw new CaptureError('target_not_found', `the inspector at ${host}:${port} listed a webSocketDebuggerUrl that is not a URL`, { hint: 'is this a V8 inspector?' });
+  }
+  if (u.protocol !== 'ws:' && u.protocol !== 'wss:') {
+    throw new CaptureError('target_not_found', `the inspector at ${host}:${port} listed a ${u.protocol} URL, not ws://`, { hint: 'is this a V8 inspector?' });
+  }
+  return `${u.protocol}//${host}:${port}${u.pathname}${u.search}`;
+}
+
 async function resolveNodeHostPort(hostPort: string, options: ResolveOptions): Promise<ResolvedEndpoint> {
   const { host, port } = parseHostPort(hostPort);
   const targets = await listTargets(host, port, options);
@@ -115,7 +135,7 @@ async function resolveNodeHostPort(hostPort: string, options: ResolveOptions): P
       hint: 'another debugger may be attached (Node allows one session per target in some versions); detach it and retry',
     });
   }
-  return { product: 'node', wsUrl: node.webSocketDebuggerUrl, description: `node ${host}:${port}` };
+  return { product: 'node', wsUrl: pinWsUrl(node.webSocketDebuggerUrl, await addressOf(host), port), description: `node ${host}:${port}` };
 }
 
 async function resolveNodePid(spec: { pid: number; host?: string; port?: number }, options: ResolveOptions): Promise<ResolvedEndpoint> {
@@ -211,6 +231,33 @@ async function assertNodeProcess(pid: number): Promise<void> {
       hint: 'check the pid; only Node.js processes can be opened with SIGUSR1',
     });
   }
+  await assertCatchesSigusr1(pid, name);
+}
+
+/** SIGUSR1 is signal 10 on Linux: bit 9 of the SigCgt mask (signal n is bit n - 1). */
+const SIGUSR1_BIT = 9n;
+
+/**
+ * The name says little (measured: a copy of `sleep` named `node` passed the
+ * name check and died of the SIGUSR1). What decides is whether the process
+ * has a SIGUSR1 handler, which Node.js installs at start-up to open its
+ * inspector: the `SigCgt` mask of /proc/PID/status (readable for any user's
+ * process). Without /proc (not Linux) the caller is trusted.
+ */
+async function assertCatchesSigusr1(pid: number, name: string): Promise<void> {
+  let status: string;
+  try {
+    status = await readFile(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return;
+  }
+  const hex = /^SigCgt:\s*([0-9a-f]+)$/im.exec(status)?.[1];
+  if (hex === undefined) return;
+  if (((BigInt(`0x${hex}`) >> SIGUSR1_BIT) & 1n) === 1n) return;
+  throw new CaptureError('target_not_node', `process ${pid} ("${name}") does not catch SIGUSR1 (SigCgt ${hex} in /proc/${pid}/status), so it is not a Node.js process that SIGUSR1 would open; the signal would kill it. Nothing was sent`, {
+    hint: 'check the pid; a Node.js process catches SIGUSR1 once it has started (node --disable-sigusr1 turns that off: start it with --inspect instead)',
+    details: { pid, sigCgt: hex },
+  });
 }
 
 async function resolveChromium(browser: string, select: ChromiumSelector, options: ResolveOptions): Promise<ResolvedEndpoint> {
@@ -242,7 +289,7 @@ async function resolveChromium(browser: string, select: ChromiumSelector, option
   }
   return {
     product: 'chromium',
-    wsUrl: chosen.webSocketDebuggerUrl,
+    wsUrl: pinWsUrl(chosen.webSocketDebuggerUrl, await addressOf(host), port),
     description: `chromium ${host}:${port} ${type} "${chosen.title ?? ''}"`,
     browser: { product: version['Browser'] ?? 'unknown', v8Version: version['V8-Version'] },
     selected: { id: chosen.id ?? '', type, title: chosen.title ?? '', url: chosen.url ?? '', matches: matches.length, pick },

@@ -34,6 +34,7 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
     case 'target_unreachable':
     case 'target_not_found':
     case 'target_ambiguous':
+    case 'target_not_node':
     case 'target_closed':
     case 'target_busy':
     case 'target_lock_lost':

@@ -9,6 +9,29 @@ import { z } from 'zod';
 /** Where Slack's Web API lives (GovSlack and tests use another base). */
 export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
 
+/**
+ * Where Slack's response_urls point: `https://hooks.slack.com/commands/…` and
+ * `…/actions/…` (commercial Slack), `https://hooks.slack-gov.com/…` (GovSlack
+ * runs on slack-gov.com). Any other URL in a signed request is refused: a
+ * response_url is an address heapcap POSTs to, and a request signed with a
+ * leaked signing secret could otherwise aim it at loopback, Redis or a cloud
+ * metadata service.
+ */
+export const DEFAULT_SLACK_RESPONSE_HOSTS = 'hooks.slack.com,hooks.slack-gov.com';
+
+/** One HEAPCAP_SLACK_RESPONSE_HOSTS entry as an origin: a bare host means https on 443; a URL keeps its scheme and port. */
+function responseOrigin(entry: string): string | undefined {
+  const e = entry.trim();
+  if (/^[A-Za-z0-9.-]+$/.test(e)) return `https://${e.toLowerCase()}`;
+  try {
+    const u = new URL(e);
+    if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.username !== '' || u.password !== '' || (u.pathname !== '/' && u.pathname !== '') || u.search !== '') return undefined;
+    return u.origin;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The HEAPCAP_SLACK_* variables and HEAPCAP_PUBLIC_URL (spread into the env schema). */
 export const SLACK_ENV = {
   /** Slack app's signing secret (a secret: never logged). Set → the API mounts /slack/commands and /slack/interactions. */
@@ -25,6 +48,23 @@ export const SLACK_ENV = {
   HEAPCAP_SLACK_LINK_TTL_SECONDS: z.coerce.number().int().min(60).max(604_800).default(3_600),
   /** First retry delay of a Slack post, ms; doubled each retry. */
   HEAPCAP_SLACK_RETRY_MS: z.coerce.number().int().min(10).max(600_000).default(2_000),
+  /**
+   * The hosts a response_url may point to, comma-separated: a bare host (https, port 443) or an
+   * origin (`http://127.0.0.1:8099`: tests' stand-ins, a Slack-compatible proxy). Default: Slack's own.
+   */
+  HEAPCAP_SLACK_RESPONSE_HOSTS: z
+    .string()
+    .default(DEFAULT_SLACK_RESPONSE_HOSTS)
+    .transform((v, ctx) => {
+      const entries = v.split(',').map((e) => e.trim()).filter((e) => e !== '');
+      const origins = entries.map(responseOrigin);
+      const bad = entries.filter((_, i) => origins[i] === undefined);
+      if (entries.length === 0 || bad.length > 0) {
+        ctx.addIssue({ code: 'custom', message: `must be hosts (hooks.slack.com) or origins (https://host:port), comma-separated; not ${bad.length > 0 ? bad.map((b) => JSON.stringify(b)).join(', ') : 'empty'}` });
+        return z.NEVER;
+      }
+      return [...new Set(origins as string[])];
+    }),
   /** The API's base URL as engineers reach it (links in Slack messages); default http://HEAPCAP_HOST:HEAPCAP_PORT. */
   HEAPCAP_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL, e.g. https://heapcap.internal.example' }).optional(),
 };
@@ -40,6 +80,8 @@ export interface SlackConfig {
   links: 'api' | 'presigned';
   linkTtlSeconds: number;
   retryBaseMs: number;
+  /** Origins a response_url may have (`https://hooks.slack.com`, …); see HEAPCAP_SLACK_RESPONSE_HOSTS. */
+  responseOrigins: readonly string[];
 }
 
 /** The Slack settings of parsed env values. */
@@ -52,6 +94,7 @@ export function slackConfigOf(e: SlackEnv): SlackConfig {
     links: e.HEAPCAP_SLACK_LINKS,
     linkTtlSeconds: e.HEAPCAP_SLACK_LINK_TTL_SECONDS,
     retryBaseMs: e.HEAPCAP_SLACK_RETRY_MS,
+    responseOrigins: e.HEAPCAP_SLACK_RESPONSE_HOSTS,
   };
 }
 

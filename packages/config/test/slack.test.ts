@@ -5,7 +5,7 @@ import { ConfigError, parseConfig } from '../src/index.ts';
 
 void test('defaults: Slack off, API links, the public URL from the listen address', () => {
   const c = parseConfig({});
-  assert.deepEqual(c.slack, { signingSecret: undefined, usersFile: undefined, botToken: undefined, apiUrl: 'https://slack.com/api/', links: 'api', linkTtlSeconds: 3600, retryBaseMs: 2000 });
+  assert.deepEqual(c.slack, { signingSecret: undefined, usersFile: undefined, botToken: undefined, apiUrl: 'https://slack.com/api/', links: 'api', linkTtlSeconds: 3600, retryBaseMs: 2000, responseOrigins: ['https://hooks.slack.com', 'https://hooks.slack-gov.com'] });
   assert.equal(c.publicUrl, 'http://127.0.0.1:8080');
   assert.equal(parseConfig({ HEAPCAP_HOST: '0.0.0.0', HEAPCAP_PORT: '9090' }).publicUrl, 'http://127.0.0.1:9090');
   assert.equal(parseConfig({ HEAPCAP_HOST: '::1' }).publicUrl, 'http://[::1]:8080');
@@ -21,6 +21,7 @@ void test('every Slack variable lands in config.slack', () => {
     HEAPCAP_SLACK_LINKS: 'presigned',
     HEAPCAP_SLACK_LINK_TTL_SECONDS: '600',
     HEAPCAP_SLACK_RETRY_MS: '500',
+    HEAPCAP_SLACK_RESPONSE_HOSTS: 'hooks.slack-gov.com',
   });
   assert.deepEqual(c.slack, {
     signingSecret: '8f742231b10e8888abcd99yyyzzz85a5',
@@ -30,6 +31,7 @@ void test('every Slack variable lands in config.slack', () => {
     links: 'presigned',
     linkTtlSeconds: 600,
     retryBaseMs: 500,
+    responseOrigins: ['https://hooks.slack-gov.com'],
   });
 });
 

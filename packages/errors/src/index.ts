@@ -13,6 +13,8 @@ export const ERROR_CODES = [
   'target_not_found',
   // A selector (Chromium page pattern) matched several targets and was not told to take the first.
   'target_ambiguous',
+  // A node-pid target that does not catch SIGUSR1 (SigCgt in /proc/PID/status): the signal would kill it.
+  'target_not_node',
   'target_closed',
   // The target stayed locked by other captures for longer than the caller waits for it (a leak hunt: 2 min).
   // Not retried automatically: the hunt already waited, and trying again is the operator's call.

@@ -84,6 +84,7 @@ export { isTerminal } from './wait.ts';
 export { loadTargetsFile, TargetRegistry, type RegisteredTarget } from './registry.ts';
 export { TargetLocks } from './locks.ts';
 export { AuditLog, type AuditInput, type AuditEntry } from './audit.ts';
+export { closeWorker, type CloseWorkerOptions, type WorkerCloseOutcome } from './worker-close.ts';
 export { CaptureAnalyses, type AnalysisRequestOutcome } from './analyses.ts';
 export { LeakHunts, leakHuntQueueName, LeakHuntRecordSchema, LeakHuntJobSchema, LEAK_HUNT_QUEUE, LEAK_HUNT_JOB, LEAK_HUNT_STATUSES, type LeakHuntRecord, type LeakHuntJob } from './leak-hunts.ts';
 export {

@@ -4,7 +4,7 @@
  * in the registry, ordered shutdown with a time limit. The API, the worker and
  * `heapcap serve` are built on `runService`.
  */
-export { runService, StartupError, type RunServiceOptions, type ServiceContext, type ServiceDefinition } from './service.ts';
+export { runService, StartupError, SHUTDOWN_GRACE_MS, type RunServiceOptions, type ServiceContext, type ServiceDefinition } from './service.ts';
 export { createLogger, componentLogger, safeRedisUrl, REDACT_PATHS } from './logger.ts';
 export { connectQueue, redisHelp, RedisUnreachableError } from './redis.ts';
 export { keepTargetsSynced, syncTargetsFile, type TargetsKeeper } from './targets-sync.ts';

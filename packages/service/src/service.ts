@@ -64,8 +64,14 @@ export interface RunServiceOptions {
 
 /** Infrastructure close limits: Redis QUIT and the S3 client's sockets. */
 const INFRA_CLOSE_MS = 5_000;
-/** The backstop's slack beyond the sum of every step's limit. */
-const BACKSTOP_SLACK_MS = 10_000;
+/**
+ * The whole shutdown's limit: every step gets at most what is left of it, and
+ * the process exits when it is over. Below the 45 s terminationGracePeriodSeconds
+ * of deploy/k8s, so heapcap's own backstop, not the kubelet's SIGKILL, ends it.
+ */
+export const SHUTDOWN_GRACE_MS = 40_000;
+/** After `stopped`, whatever still holds the event loop (a client still reconnecting) gets this long. */
+const AFTER_STOP_MS = 1_000;
 
 /** A startup failure that is the operator's to fix: its message, and the exit code. */
 function operatorMessage(err: unknown): string | undefined {
@@ -73,6 +79,27 @@ function operatorMessage(err: unknown): string | undefined {
   if (isQueueError(err)) return `${err.code}: ${err.message}`;
   if (err instanceof Error && 'code' in err && err.code === 'EADDRINUSE') return `invalid_config: ${err.message} (another process listens there: stop it or set HEAPCAP_PORT)`;
   return undefined;
+}
+
+/** How long the start-up storage check may take before it is reported as not answering. */
+const STORE_CHECK_MS = 10_000;
+
+/** Logs whether the artifact store accepts a probe write; never throws. */
+async function checkStoreAtStart(store: ArtifactStore, log: Logger): Promise<void> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), STORE_CHECK_MS);
+  try {
+    await store.check(ac.signal);
+    log.info({ storage: store.root }, 'artifact storage is writable');
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    log.error(
+      { storage: store.root, code: typeof code === 'string' ? code : undefined, err: err instanceof Error ? err.message : String(err) },
+      'artifact storage is not writable: captures will fail until it is (GET /readyz says why)',
+    );
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Run `def` until a stop signal; resolves with the process exit code. */
@@ -99,6 +126,9 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
     return 1;
   }
   const store = createStore(config.storage);
+  // Not a reason to refuse (a mount may come later, /readyz says so meanwhile), but said at once:
+  // before, serve started on an unwritable store without a word and every capture then failed.
+  void checkStoreAtStart(store, log);
   const steps: CloseStep[] = [];
   const ctx: ServiceContext = { config, log, queue, store, stderr, onClose: (step) => steps.push(step) };
   let code = 0;
@@ -122,10 +152,15 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
       { name: 'redis', close: () => queue.close(), timeoutMs: INFRA_CLOSE_MS },
       { name: 'store', close: () => store.close(), timeoutMs: INFRA_CLOSE_MS },
     ];
-    if (options.exitBackstop !== false) exitAfter(ordered.reduce((sum, s) => sum + s.timeoutMs, BACKSTOP_SLACK_MS));
-    await runShutdown(ordered, log);
+    const backstop = options.exitBackstop !== false;
+    // The last two steps (Redis, store) keep their own limits past the grace of the service's parts.
+    if (backstop) exitAfter(SHUTDOWN_GRACE_MS + 2 * INFRA_CLOSE_MS);
+    await runShutdown(ordered, log, Date.now() + SHUTDOWN_GRACE_MS);
     log.info('stopped');
     log.flush();
+    // Every part is closed: anything still open (measured: BullMQ clients reconnecting to a Redis that
+    // is down kept `serve` running for minutes after `stopped`) must not keep the process alive.
+    if (backstop) exitAfter(AFTER_STOP_MS, failure === undefined ? code : 1);
   }
   if (failure !== undefined) throw failure;
   return code;

@@ -36,16 +36,21 @@ export function exitAfter(ms: number, code = 1): void {
   setTimeout(() => process.exit(code), ms).unref();
 }
 
-/** Run `steps` in order, each within its limit; a failed or late step is logged and the next one runs. */
-export async function runShutdown(steps: CloseStep[], log: Logger): Promise<void> {
+/**
+ * Run `steps` in order, each within its limit and (when `deadline`, epoch ms, is
+ * given) within what is left of the deadline, but at least 1 s, so that the last
+ * steps (Redis, store) still run; a failed or late step is logged and the next one runs.
+ */
+export async function runShutdown(steps: CloseStep[], log: Logger, deadline = Number.POSITIVE_INFINITY): Promise<void> {
   for (const step of steps) {
     let timer: NodeJS.Timeout | undefined;
+    const limitMs = Math.min(step.timeoutMs, Math.max(1_000, deadline - Date.now()));
     const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), step.timeoutMs);
+      timer = setTimeout(() => resolve('late'), limitMs);
     });
     try {
       const outcome = await Promise.race([step.close().then(() => 'done' as const), late]);
-      if (outcome === 'late') log.warn({ step: step.name, timeoutMs: step.timeoutMs }, 'shutdown step did not finish in time; continuing');
+      if (outcome === 'late') log.warn({ step: step.name, timeoutMs: limitMs }, 'shutdown step did not finish in time; continuing');
     } catch (err) {
       log.warn({ err, step: step.name }, 'shutdown step failed; continuing');
     } finally {

@@ -9,7 +9,7 @@
  */
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { isTerminal, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
+import { closeWorker, isTerminal, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
 import type { ArtifactStore } from '@heapcap/storage';
 import { deliverable } from './blocks.ts';
 import { artifactLink, type LinkSettings } from './links.ts';
@@ -31,6 +31,8 @@ export interface DeliveryTuning {
   responseUrlWindowMs: number;
   /** A capture that has not ended after this long is not reported any more. */
   giveUpAfterMs: number;
+  /** At close, replies being posted get this long; then the connections are cut (Redis may be down). */
+  closeGraceMs: number;
 }
 
 export const DEFAULT_DELIVERY_TUNING: DeliveryTuning = {
@@ -39,6 +41,7 @@ export const DEFAULT_DELIVERY_TUNING: DeliveryTuning = {
   recheckDelayMs: 500,
   responseUrlWindowMs: RESPONSE_URL_WINDOW_MS - 60_000,
   giveUpAfterMs: 24 * 3_600_000,
+  closeGraceMs: 5_000,
 };
 
 /** What the delivery needs. */
@@ -46,6 +49,8 @@ export interface SlackDeliveryDeps {
   queue: HeapcapQueue;
   store: Pick<ArtifactStore, 'canPresign' | 'presign'>;
   links: LinkSettings;
+  /** Origins a response_url may have (HEAPCAP_SLACK_RESPONSE_HOSTS); a reply to any other goes through chat.postMessage or nowhere. */
+  responseOrigins: readonly string[];
   /** The bot's Web API client; without it nothing is posted past the response_url. */
   web: SlackWebApi | undefined;
   log: Logger;
@@ -160,7 +165,7 @@ export class SlackDelivery {
     if (!inWindow) why = 'the response_url window (30 min) has passed';
     else if (!(await this.#budget.take(data.responseUrl))) why = `the response_url took its ${RESPONSE_URL_MAX_POSTS} posts`;
     else {
-      const out = await postToResponseUrl(data.responseUrl, message, this.#stop.signal);
+      const out = await postToResponseUrl(data.responseUrl, message, { origins: this.#deps.responseOrigins, signal: this.#stop.signal });
       if (out.kind === 'delivered') {
         log.info({ ...facts, via: 'response_url' }, 'slack reply delivered');
         return;
@@ -188,11 +193,8 @@ export class SlackDelivery {
     this.#closing ??= (async () => {
       this.#state = 'closing';
       this.#stop.abort();
-      try {
-        await this.#worker?.close();
-      } catch (err) {
-        this.#log.warn({ err }, 'slack delivery close failed; continuing');
-      }
+      // A reply still being delivered is retried by another process once its job lock expires.
+      if (this.#worker !== undefined) await closeWorker(this.#worker, { graceMs: this.tuning.closeGraceMs });
       this.#connection?.disconnect();
       this.#state = 'closed';
     })();

@@ -26,5 +26,5 @@ export function repliesFromConfig(config: HeapcapConfig, queue: HeapcapQueue): S
 
 /** The consumer of reply jobs (worker side). */
 export function deliveryFromConfig(config: HeapcapConfig, queue: HeapcapQueue, store: ArtifactStore, log: Logger, tuning?: Partial<DeliveryTuning>): SlackDelivery {
-  return new SlackDelivery({ queue, store, links: linkSettingsOf(config), web: webApiOf(config, log), log, tuning });
+  return new SlackDelivery({ queue, store, links: linkSettingsOf(config), responseOrigins: config.slack.responseOrigins, web: webApiOf(config, log), log, tuning });
 }

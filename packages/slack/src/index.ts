@@ -34,7 +34,7 @@ export {
 } from './messages/replies.ts';
 export { artifactLink, apiArtifactUrl, type LinkSettings } from './links.ts';
 export { SlackReplies, SlackReplyJobSchema, SLACK_QUEUE, SLACK_REPLY_JOB, DEFAULT_REPLY_ATTEMPTS, type SlackReplyJob, type ReplyRetry } from './replies.ts';
-export { postToResponseUrl, ResponseUrlBudget, responseUrlBudget, RESPONSE_URL_MAX_POSTS, RESPONSE_URL_WINDOW_MS, type PostOutcome } from './response-url.ts';
+export { postToResponseUrl, responseUrlRefusal, ResponseUrlBudget, responseUrlBudget, RESPONSE_URL_MAX_POSTS, RESPONSE_URL_WINDOW_MS, type PostOutcome, type PostOptions } from './response-url.ts';
 export { SlackWebApi, describeWebApiError } from './web-api.ts';
 export { SlackDelivery, DEFAULT_DELIVERY_TUNING, type DeliveryTuning, type SlackDeliveryDeps } from './delivery.ts';
 export { deliveryFromConfig, linkSettingsOf, repliesFromConfig, webApiOf } from './from-config.ts';

@@ -19,8 +19,36 @@ const POST_TIMEOUT_MS = 10_000;
 /** How a post ended. `rejected`: Slack refused this URL for good (expired, used up, bad payload); do not post to it again. */
 export type PostOutcome = { kind: 'delivered' } | { kind: 'retry'; detail: string } | { kind: 'rejected'; detail: string };
 
-/** POST `message` to `url`; never throws, never mentions the URL. */
-export async function postToResponseUrl(url: string, message: SlackMessage, signal?: AbortSignal): Promise<PostOutcome> {
+/**
+ * Why heapcap must not POST to `url`, or undefined when it may: its origin
+ * (scheme, host, port) must be one of `origins` (HEAPCAP_SLACK_RESPONSE_HOSTS,
+ * Slack's own hosts by default), and it carries no credentials. Names the
+ * origin at most, never the path (where the capability is).
+ */
+export function responseUrlRefusal(url: string, origins: readonly string[]): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'the response_url is not a URL';
+  }
+  if (u.username !== '' || u.password !== '') return 'the response_url carries credentials';
+  if (!origins.includes(u.origin)) return `the response_url's origin ${u.origin} is not one of HEAPCAP_SLACK_RESPONSE_HOSTS (${origins.join(', ')})`;
+  return undefined;
+}
+
+/** Where a post may go, and its cancellation. */
+export interface PostOptions {
+  /** Allowed origins (see responseUrlRefusal). */
+  origins: readonly string[];
+  signal?: AbortSignal | undefined;
+}
+
+/** POST `message` to `url` if its origin is allowed (else `rejected`, nothing sent); never throws, never mentions the URL's path. */
+export async function postToResponseUrl(url: string, message: SlackMessage, { origins, signal }: PostOptions): Promise<PostOutcome> {
+  // Checked again here, not only at intake: a reply job in Redis outlives the request that made it.
+  const refusal = responseUrlRefusal(url, origins);
+  if (refusal !== undefined) return { kind: 'rejected', detail: refusal };
   const timeout = AbortSignal.timeout(POST_TIMEOUT_MS);
   let res: Response;
   try {

@@ -31,11 +31,11 @@ after(async () => {
 const BOT = 'xoxb-test-0000-bot-token';
 
 /** A delivery with a log sink; closed by the test. */
-function delivery(queue: HeapcapQueue, options: { bot?: boolean; tuning?: Partial<DeliveryTuning> } = {}): { d: SlackDelivery; logs: JsonLogSink } {
+function delivery(queue: HeapcapQueue, options: { bot?: boolean; tuning?: Partial<DeliveryTuning>; origins?: string[] } = {}): { d: SlackDelivery; logs: JsonLogSink } {
   const logs = jsonLogSink();
   const log = pino({ level: 'debug' }, logs.stream);
   const web = options.bot === true ? new SlackWebApi({ token: BOT, apiUrl: slack.apiUrl, log }) : undefined;
-  const d = new SlackDelivery({ queue, store: world.store, links: { publicUrl: 'http://heapcap.test', mode: 'api', ttlSeconds: 900 }, web, log, tuning: options.tuning });
+  const d = new SlackDelivery({ queue, store: world.store, links: { publicUrl: 'http://heapcap.test', mode: 'api', ttlSeconds: 900 }, responseOrigins: options.origins ?? [slack.origin], web, log, tuning: options.tuning });
   return { d, logs };
 }
 
@@ -142,6 +142,27 @@ void test('a reply waits for its capture across a restart of the delivery, and i
     assert.equal(hook.posts().length, 1);
   } finally {
     await second.d.close();
+    await replies.close();
+  }
+});
+
+void test('defect 5: a response_url outside HEAPCAP_SLACK_RESPONSE_HOSTS is never posted to; the reply goes through chat.postMessage', async () => {
+  const replies = new SlackReplies(world.queue, { attempts: 8, baseDelayMs: 20 });
+  // The stand-in's hooks stand for any address a forged or replayed job could name (loopback, Redis, 169.254.169.254).
+  const { d, logs } = delivery(world.queue, { bot: true, origins: ['https://hooks.slack.com'] });
+  await d.start();
+  try {
+    const elsewhere = slack.hook();
+    const id = await askedCapture(replies, elsewhere.url, 'CELSEWHERE');
+    await succeed(id);
+    const posted = await waitFor(() => slack.calls('chat.postMessage').find((c) => c.body['channel'] === 'CELSEWHERE'), { timeoutMs: 30_000, what: 'chat.postMessage to CELSEWHERE' });
+    assert.match(JSON.stringify(posted.body['blocks']), new RegExp(id));
+    assert.equal(elsewhere.posts().length, 0, 'nothing is posted to a response_url outside the allowed hosts');
+    const line = logs.lines().find((l) => l['captureId'] === id && l['msg'] === 'slack reply delivered');
+    assert.match(String(line?.['because']), /the response_url's origin http:\/\/127\.0\.0\.1:\d+ is not one of HEAPCAP_SLACK_RESPONSE_HOSTS \(https:\/\/hooks\.slack\.com\)/);
+    assert.doesNotMatch(logs.text().join('\n'), new RegExp(elsewhere.url.split('/').pop()!), 'the URL path is never logged');
+  } finally {
+    await d.close();
     await replies.close();
   }
 });

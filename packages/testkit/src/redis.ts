@@ -14,6 +14,10 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Stops the server and starts a fresh one (empty) on the same port, for reconnect tests. */
   restart(): Promise<void>;
+  /** SIGSTOP: the server keeps its socket (the kernel still accepts connections) but answers nothing. */
+  pause(): void;
+  /** SIGCONT after {@link pause}. */
+  resume(): void;
 }
 
 const START_TIMEOUT_MS = 15_000;
@@ -56,6 +60,8 @@ export async function startRedis(): Promise<RedisServer> {
       await current.stop();
       current = await launch(port, dir);
     },
+    pause: () => current.child.kill('SIGSTOP'),
+    resume: () => current.child.kill('SIGCONT'),
   };
 }
 
@@ -86,6 +92,8 @@ async function launch(port: number, dir: TmpDir): Promise<Running> {
   const stop = async (): Promise<void> => {
     if (exited) return;
     child.kill('SIGTERM');
+    // A paused server (pause()) only acts on SIGTERM once it runs again.
+    child.kill('SIGCONT');
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
     try {
       await exit;

@@ -38,6 +38,8 @@ export type WebApiAnswer = (fields: Record<string, unknown>) => { body: Record<s
 export interface SlackStandIn {
   /** Base URL of the Web API (HEAPCAP_SLACK_API_URL), ending in `/api/`. */
   apiUrl: string;
+  /** The origin of every hook() URL: what HEAPCAP_SLACK_RESPONSE_HOSTS must allow for heapcap to post to them. */
+  origin: string;
   /** A new response_url answering `statuses` in turn (then 200 for ever; `'always-500'` never stops failing). */
   hook(statuses?: number[] | 'always-500'): StandInHook;
   /** Calls of one Web API method, in order. */
@@ -108,6 +110,7 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
   let closed: Promise<void> | undefined;
   return {
     apiUrl: `${base}/api/`,
+    origin: base,
     hook(statuses = []) {
       // Shaped like Slack's: /commands/<team>/<id>/<secret>; the secret part is what must never be logged.
       const path = `/commands/T0TEST/${Date.now()}/${randomBytes(12).toString('hex')}`;

@@ -37,6 +37,10 @@ export interface StubInspectorOptions {
   generateMs?: number;
   /** Port (default: any free one). */
   port?: number;
+  /** The webSocketDebuggerUrl /json/list names (default its own `/t/default`): a hostile inspector points elsewhere. */
+  listedWsUrl?: string;
+  /** The target type /json/list names (default `node`; `page` to stand in for a browser tab). */
+  listedType?: string;
 }
 
 /** What the stub served. */
@@ -178,9 +182,9 @@ export async function startStubInspector(options: StubInspectorOptions = {}): Pr
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/json/list' || path === '/json') {
       const { port } = server.address() as AddressInfo;
-      const url = `ws://127.0.0.1:${port}/t/default`;
+      const url = options.listedWsUrl ?? `ws://127.0.0.1:${port}/t/default`;
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify([{ id: 'default', type: 'node', title: 'stub', url: 'file://stub', description: 'heapcap stub inspector', webSocketDebuggerUrl: url }]));
+      res.end(JSON.stringify([{ id: 'default', type: options.listedType ?? 'node', title: 'stub', url: 'file://stub', description: 'heapcap stub inspector', webSocketDebuggerUrl: url }]));
       return;
     }
     if (path === '/json/version') {

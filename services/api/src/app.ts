@@ -90,5 +90,5 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(samplesRoutes, { prefix: '/v1/targets' });
   await app.register(workersRoutes, { prefix: '/v1/workers' });
   // Only with a signing secret: without one the paths answer 404 like any unknown route.
-  if (deps.slack !== undefined) await app.register(slackRoutes, { prefix: '/slack', signingSecret: deps.slack.signingSecret });
+  if (deps.slack !== undefined) await app.register(slackRoutes, { prefix: '/slack', signingSecret: deps.slack.signingSecret, responseOrigins: deps.slack.responseOrigins });
 }

@@ -10,6 +10,8 @@ export const API_ERROR_STATUS = {
   malformed_json: 400,
   /** Not valid HTTP: a URL that is not valid percent-encoding, a header with CR/LF or other bad bytes. */
   malformed_request: 400,
+  /** A Slack request whose response_url points outside HEAPCAP_SLACK_RESPONSE_HOSTS (Slack's own hosts by default). */
+  response_url_not_allowed: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,

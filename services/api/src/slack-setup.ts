@@ -19,6 +19,8 @@ export interface SlackDeps {
   authorizer: SlackAuthorizer;
   replies: SlackReplies;
   links: LinkSettings;
+  /** Origins a response_url may have (HEAPCAP_SLACK_RESPONSE_HOSTS): checked when a request arrives and again before each post. */
+  responseOrigins: readonly string[];
 }
 
 /** The Slack dependencies for `config`, or undefined when Slack is not configured. Throws StartupError on mistakes. */
@@ -39,5 +41,5 @@ export async function prepareSlack(config: HeapcapConfig, queue: HeapcapQueue, l
     throw new StartupError('invalid_config', `${usersFile} grants scopes to Slack user groups, which heapcap can only resolve with a bot token: set HEAPCAP_SLACK_BOT_TOKEN (scope usergroups:read), or list users instead.`);
   }
   log.info({ grants: grants.length, bot: web !== undefined, links: config.slack.links }, 'slack endpoints enabled');
-  return { signingSecret, authorizer, replies: repliesFromConfig(config, queue), links: linkSettingsOf(config) };
+  return { signingSecret, authorizer, replies: repliesFromConfig(config, queue), links: linkSettingsOf(config), responseOrigins: config.slack.responseOrigins };
 }

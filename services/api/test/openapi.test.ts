@@ -45,4 +45,30 @@ void describe('OpenAPI document', () => {
     const codes = doc['paths']['/v1/captures']['get']['responses']['400']['content']['application/json']['schema']['properties']['error']['properties']['code']['enum'] as string[];
     for (const c of ['malformed_request', 'method_not_allowed', 'headers_too_large', 'rate_limited']) assert.ok(codes.includes(c), c);
   });
+
+  void it('defect 9: every $ref resolves (WorkerList was referenced and missing)', () => {
+    const refs = new Set<string>();
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v !== null && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) {
+          if (k === '$ref' && typeof x === 'string') refs.add(x);
+          else walk(x);
+        }
+      }
+    };
+    walk(doc);
+    const missing = [...refs].filter((r) => {
+      const path = r.replace(/^#\//, '').split('/');
+      let at: unknown = doc;
+      for (const p of path) at = (at as Json | undefined)?.[p];
+      return at === undefined;
+    });
+    assert.deepEqual(missing, []);
+  });
+
+  void it('defect 9: POST /v1/captures/{id}/pin has an optional body, as the server accepts none', () => {
+    const body = doc['paths']['/v1/captures/{id}/pin']['post']['requestBody'] as Json | undefined;
+    assert.notEqual(body?.['required'], true, JSON.stringify(body));
+  });
 });

@@ -123,6 +123,8 @@ export async function startSlackServe(env: Record<string, string> = {}): Promise
         HEAPCAP_SLACK_USERS_FILE: usersFile,
         HEAPCAP_SLACK_BOT_TOKEN: BOT_TOKEN,
         HEAPCAP_SLACK_API_URL: slack.apiUrl,
+        // The stand-in's hooks are response_urls on loopback: allowed here only (Slack's own hosts by default).
+        HEAPCAP_SLACK_RESPONSE_HOSTS: slack.origin,
         // Retries in a test's time: 200 ms, 400 ms, 800 ms, …
         HEAPCAP_SLACK_RETRY_MS: '200',
         // The most talkative level: the secrets must not appear even there.

@@ -25,7 +25,7 @@ async function enqueued(): Promise<{ records: number; jobs: number }> {
   return { records: Object.values(d.records).reduce((a, b) => a + b, 0), jobs: Object.values(d.jobs).reduce((a, b) => a + b, 0) };
 }
 
-void test('not verifiably from Slack → 401 with a reason, nothing enqueued, each audited', async () => {
+void test('not verifiably from Slack → 401 with a reason, nothing enqueued, audited', async () => {
   const mark = await auditMark(h.queue);
   const before = await enqueued();
   const hook = h.slack.hook();
@@ -51,14 +51,10 @@ void test('not verifiably from Slack → 401 with a reason, nothing enqueued, ea
 
   assert.deepEqual(await enqueued(), before, 'nothing enqueued');
   assert.equal(hook.posts().length, 0);
+  // The first refusal of an address is audited at once; the next ones of the same minute are
+  // counted into one summary entry at the minute's end (slack-flood.test.ts: a flood cannot empty the log).
   const audit = (await h.auditSince(mark)).filter((e) => e.action === 'slack.rejected');
-  assert.deepEqual(audit.map((e) => [e.who, e.details?.['reason'], e.details?.['endpoint']]), [
-    ['slack:unverified', 'bad_signature', '/slack/commands'],
-    ['slack:unverified', 'missing_headers', '/slack/commands'],
-    ['slack:unverified', 'stale_timestamp', '/slack/commands'],
-    ['slack:unverified', 'bad_signature', '/slack/commands'],
-    ['slack:unverified', 'bad_signature', '/slack/interactions'],
-  ]);
+  assert.deepEqual(audit.map((e) => [e.who, e.details?.['reason'], e.details?.['endpoint']]), [['slack:unverified', 'bad_signature', '/slack/commands']]);
   assert.ok(audit.every((e) => e.from === '127.0.0.1'), 'audited with the client address');
 });
 

@@ -63,6 +63,8 @@ function groupDeps(): SlackDeps {
     authorizer: new SlackAuthorizer(GROUP_GRANTS, (g, t) => web.userGroupMembers(g, t)),
     replies,
     links: { publicUrl: 'http://heapcap.test', mode: 'api', ttlSeconds: 900 },
+    // The stand-in's hooks, and a port nothing listens on for answers that never follow up.
+    responseOrigins: [slack.origin, 'http://127.0.0.1:9'],
   };
 }
 
@@ -153,4 +155,54 @@ void test('start-up: Slack off without a secret; a secret without users file, or
   const ok = await prepareSlack(parseConfig({ HEAPCAP_SLACK_SIGNING_SECRET: SECRET, HEAPCAP_SLACK_USERS_FILE: groups, HEAPCAP_SLACK_BOT_TOKEN: 'xoxb-1-2-abc' }), world.queue, log);
   assert.ok(ok !== undefined);
   await ok.replies.close();
+});
+
+void test('defect 5: a signed request whose response_url is not Slack\'s is refused at intake (400 response_url_not_allowed), nothing posted', async () => {
+  const a = await app(groupDeps());
+  const before = (await world.queue.depth()).records;
+  const refused = [
+    `http://127.0.0.1:${redis.port}/`,
+    'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+    'http://localhost:6379/',
+    'https://hooks.slack.com.evil.example/commands/T0TEST/1/x',
+    'https://user:pw@hooks.slack.com/commands/T0TEST/1/x',
+    'http://hooks.slack.com/commands/T0TEST/1/x',
+    'https://hooks.slack.com:8443/commands/T0TEST/1/x',
+  ];
+  for (const url of refused) {
+    const res = await signed(a, slashCommandBody({ text: 'capture demo', user_id: 'U0SRE', response_url: url }));
+    assert.equal(res.statusCode, 400, `${url}: ${res.body}`);
+    const body = res.json<{ error: { code: string; message: string } }>();
+    assert.equal(body.error.code, 'response_url_not_allowed', url);
+    assert.match(body.error.message, /is not one of HEAPCAP_SLACK_RESPONSE_HOSTS|carries credentials/, url);
+  }
+  // Interactions carry their response_url in the payload: refused the same way.
+  const payload = JSON.stringify({ type: 'block_actions', user: { id: 'U0SRE', team_id: 'T0TEST' }, team: { id: 'T0TEST' }, channel: { id: 'C1' }, response_url: 'http://169.254.169.254/x', trigger_id: '1', actions: [{ action_id: 'heapcap_capture_again', value: 'demo', block_id: 'b' }] });
+  const form = new URLSearchParams({ payload }).toString();
+  const click = await a.inject({ method: 'POST', url: '/slack/interactions', headers: slackSign(SECRET, form), payload: form });
+  assert.equal(click.statusCode, 400, click.body);
+  assert.equal(click.json<{ error: { code: string } }>().error.code, 'response_url_not_allowed');
+  assert.deepEqual((await world.queue.depth()).records, before, 'nothing enqueued');
+  // An allowed origin still works.
+  const hook = slack.hook();
+  const ok = await signed(a, slashCommandBody({ text: 'help', response_url: hook.url }));
+  assert.equal(ok.statusCode, 200, ok.body);
+});
+
+void test('defect 5: HEAPCAP_SLACK_RESPONSE_HOSTS: Slack\'s own hosts by default, hosts or origins, refused when malformed', () => {
+  assert.deepEqual(parseConfig({}).slack.responseOrigins, ['https://hooks.slack.com', 'https://hooks.slack-gov.com']);
+  assert.deepEqual(parseConfig({ HEAPCAP_SLACK_RESPONSE_HOSTS: 'hooks.slack.com, http://127.0.0.1:8099,https://proxy.example:443' }).slack.responseOrigins, ['https://hooks.slack.com', 'http://127.0.0.1:8099', 'https://proxy.example']);
+  assert.throws(() => parseConfig({ HEAPCAP_SLACK_RESPONSE_HOSTS: 'https://hooks.slack.com/commands' }), /HEAPCAP_SLACK_RESPONSE_HOSTS/);
+  assert.throws(() => parseConfig({ HEAPCAP_SLACK_RESPONSE_HOSTS: ' , ' }), /HEAPCAP_SLACK_RESPONSE_HOSTS/);
+});
+
+void test('defect 9: the Slack 413 names the route\'s own limit (128 KiB for commands), not the app\'s 64 KiB', async () => {
+  const a = await app(groupDeps());
+  const body = slashCommandBody({ text: `capture demo ${'x'.repeat(140 * 1024)}`, response_url: slack.hook().url });
+  const res = await signed(a, body);
+  assert.equal(res.statusCode, 413, res.body);
+  const err = res.json<{ error: { code: string; message: string; details: { limitBytes: number } } }>().error;
+  assert.equal(err.code, 'payload_too_large');
+  assert.equal(err.details.limitBytes, 128 * 1024);
+  assert.match(err.message, /larger than 131072 bytes/);
 });

@@ -7,7 +7,7 @@
 import { Worker, UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { toCaptureError } from '@heapcap/errors';
-import type { HeapcapQueue } from '@heapcap/queue';
+import { closeWorker, type HeapcapQueue } from '@heapcap/queue';
 import type { ArtifactStore } from '@heapcap/storage';
 
 /** What the after-capture jobs (analysis, leak hunt) run with. */
@@ -88,17 +88,7 @@ export class JobConsumer<T> {
   close(graceMs = 5_000): Promise<void> {
     this.#closing ??= (async () => {
       const worker = this.#worker;
-      if (worker !== undefined) {
-        let timer: NodeJS.Timeout | undefined;
-        const done = await Promise.race([
-          worker.close().then(() => true, () => true),
-          new Promise<boolean>((resolve) => {
-            timer = setTimeout(() => resolve(false), graceMs);
-          }),
-        ]);
-        clearTimeout(timer);
-        if (!done) await worker.close(true).catch(() => undefined);
-      }
+      if (worker !== undefined) await closeWorker(worker, { graceMs });
       this.#connection?.disconnect();
     })();
     return this.#closing;

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { CAPTURE_QUEUE, captureQueueName, leakHuntQueueName, reconcileCaptures, type HeapcapQueue, type WorkerInfo } from '@heapcap/queue';
+import { CAPTURE_QUEUE, captureQueueName, closeWorker, leakHuntQueueName, reconcileCaptures, type HeapcapQueue, type WorkerInfo } from '@heapcap/queue';
 import { HEAPCAP_VERSION, type HeapcapConfig } from '@heapcap/config';
 import type { ArtifactStore } from '@heapcap/storage';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
@@ -248,24 +248,18 @@ export class CaptureWorker {
     this.#log.info('worker closed');
   }
 
-  /** Stop fetching; wait for running captures until the deadline; then cancel them (they re-queue) and force-close. */
+  /** Stop fetching; wait for running captures until the deadline; then cancel them (they re-queue) and cut the connections. */
   async #drain(worker: Worker, timeoutMs: number): Promise<void> {
-    const closing = worker.close();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      closing.then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), timeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (!timedOut) return;
-    this.#log.warn({ timeoutMs }, 'captures still running at the shutdown deadline; cancelling them');
-    worker.cancelAllJobs('shutdown');
-    // The processors now hand their captures back; give them a moment, then stop regardless.
-    const grace = new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref());
-    await Promise.race([closing, grace]);
-    await worker.close(true);
+    await closeWorker(worker, {
+      graceMs: timeoutMs,
+      onLate: async (closing, why) => {
+        if (why === 'deadline') this.#log.warn({ timeoutMs }, 'captures still running at the shutdown deadline; cancelling them');
+        else this.#log.warn('Redis does not answer: cancelling running captures without waiting (nothing they do can be recorded)');
+        worker.cancelAllJobs('shutdown');
+        // The processors now hand their captures back; closeWorker gives them 5 s, then stops regardless.
+        await closing;
+      },
+    });
   }
 }
 

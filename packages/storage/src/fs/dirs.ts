@@ -8,8 +8,8 @@
  * whose directory was pruned between its `mkdir` and its `open` (ENOENT)
  * creates it again and retries.
  */
-import { mkdir, open, rmdir, type FileHandle } from 'node:fs/promises';
-import { dirname, relative, sep } from 'node:path';
+import { mkdir, open, rmdir, stat, type FileHandle } from 'node:fs/promises';
+import { dirname, relative, resolve, sep } from 'node:path';
 import { errnoCode } from './errors.ts';
 
 /** Heap snapshots hold whatever the target held (tokens, personal data): owner-only. */
@@ -38,11 +38,44 @@ export class CreatedDirs {
   }
 }
 
+/**
+ * `mkdir -p dir` with one system call per directory, so it always ends:
+ * Node's `mkdir(…, { recursive: true })` never returned under /proc (procfs
+ * answers ENOENT to every mkdir; Node then creates the parent, which exists,
+ * and tries again: `heapcap capture --out /proc/nope` spun at 100 % CPU until
+ * SIGKILL). Walks up to the first directory that exists, then creates the
+ * missing ones downwards; an error of any of them is thrown as is. Resolves
+ * with the topmost directory it created (like Node's), if any.
+ */
+export async function mkdirp(dir: string, mode = DIR_MODE): Promise<string | undefined> {
+  const missing: string[] = [];
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    try {
+      await stat(at);
+      break;
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT' || dirname(at) === at) throw err;
+      missing.push(at);
+    }
+  }
+  let top: string | undefined;
+  for (const d of missing.reverse()) {
+    try {
+      await mkdir(d, { mode });
+      top ??= d;
+    } catch (err) {
+      // Made meanwhile by a concurrent writer: fine (if it is no directory, the next step says so).
+      if (errnoCode(err) !== 'EEXIST') throw err;
+    }
+  }
+  return top;
+}
+
 /** `mkdir -p dir`, then create `file` in it ('wx'); retried when a concurrent prune removed the directory in between. */
 export async function openInDir(dir: string, file: string, mode: number, created: CreatedDirs): Promise<FileHandle> {
   for (let attempt = 1; ; attempt++) {
     try {
-      created.note(await mkdir(dir, { recursive: true, mode: DIR_MODE }));
+      created.note(await mkdirp(dir));
       return await open(file, 'wx', mode);
     } catch (err) {
       if (errnoCode(err) !== 'ENOENT' || attempt >= OPEN_ATTEMPTS) throw err;

@@ -5,13 +5,13 @@
  * nothing; a failed put removes its temp file.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readdir, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import type { Readable, Stream } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CaptureError } from '@heapcap/errors';
 import { SnapshotDigest } from '../digest.ts';
-import { CreatedDirs, DIR_MODE, openInDir, pruneEmptyDirs } from './dirs.ts';
+import { CreatedDirs, mkdirp, openInDir, pruneEmptyDirs } from './dirs.ts';
 import { errnoCode, fsStorageError, type FsOp } from './errors.ts';
 import { createSnapshotGzip } from '../gzip.ts';
 import { FileWriter } from './file-writer.ts';
@@ -31,6 +31,8 @@ export interface FileSinkOptions {
 
 // Heap snapshots hold whatever the target held (tokens, personal data): owner-only.
 const FILE_MODE = 0o600;
+/** How long the storage check may take (a local disk answers in milliseconds). */
+const CHECK_DEADLINE_MS = 15_000;
 
 function tempSuffix(): string {
   return randomBytes(6).toString('hex');
@@ -116,14 +118,47 @@ export class FileSink implements ArtifactStore {
     this.root = resolve(options.dir);
   }
 
-  /** Creates the root (mkdir -p), then writes, fsyncs and deletes a probe file in it. */
+  /**
+   * Creates the root (mkdir -p), then writes, fsyncs and deletes a probe file
+   * in it, within CHECK_DEADLINE_MS and `signal`: a directory that never
+   * answers (a hung network mount) fails the check instead of holding the
+   * capture (or a Ctrl-C) for ever.
+   */
   async check(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted === true) throw cancelled(signal);
+    const work = this.#check();
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const stop = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new CaptureError('storage_unavailable', `the storage check of ${this.root} did not finish within ${CHECK_DEADLINE_MS / 1000} s`, {
+              hint: 'the directory does not answer (a hung network mount?); check it, or choose another --out',
+              details: { op: 'check', path: this.root, deadlineMs: CHECK_DEADLINE_MS },
+            }),
+          ),
+        CHECK_DEADLINE_MS,
+      );
+      onAbort = () => reject(cancelled(signal!));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    // A late failure of the abandoned work is not anyone's any more.
+    work.catch(() => {});
+    try {
+      await Promise.race([work, stop]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #check(): Promise<void> {
     const probe = join(this.root, `.heapcap-probe.${tempSuffix()}.tmp`);
     let at = this.root;
     let created = false;
     try {
-      await mkdir(this.root, { recursive: true, mode: DIR_MODE });
+      await mkdirp(this.root);
       at = probe;
       const handle = await open(probe, 'wx', FILE_MODE);
       created = true;

@@ -36,7 +36,7 @@ const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       const r = await app.readiness.check();
       if (!r.ready) {
         // Which dependency is down is operational, not secret: the probe's reader needs it.
-        return sendError(reply, new ApiError('unavailable', 'not ready: a dependency is unreachable', { checks: r.checks }));
+        return sendError(reply, new ApiError('unavailable', 'not ready: a dependency is unreachable', { checks: r.checks, ...(r.reasons === undefined ? {} : { reasons: r.reasons }) }));
       }
       return { status: 'ready' as const, checks: r.checks };
     },

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { WorkerInfoSchema } from '@heapcap/queue';
 import { errorResponses } from '../schemas/common.ts';
 
-const ListWorkersResponseSchema = z.object({ items: z.array(WorkerInfoSchema) }).meta({ id: 'WorkerList' });
+const ListWorkersResponseSchema = z.object({ items: z.array(WorkerInfoSchema) }).describe('WorkerList');
 
 const workersRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(

@@ -14,6 +14,7 @@ import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ScheduleSettings } from '@heapcap/config';
 import {
+  closeWorker,
   Janitor,
   MemberJobSchema,
   RETENTION_JOB,
@@ -191,15 +192,7 @@ export class ScheduleWorker {
   async #stopWorker(): Promise<void> {
     const worker = this.#worker;
     if (worker === undefined) return;
-    let timer: NodeJS.Timeout | undefined;
-    const late = await Promise.race([
-      worker.close().then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), this.tuning.closeTimeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
     // A job still running is picked up again by another process (BullMQ's stalled check).
-    if (late) await worker.close(true);
+    await closeWorker(worker, { graceMs: this.tuning.closeTimeoutMs });
   }
 }

@@ -18,6 +18,8 @@ export type CheckState = 'ok' | 'unavailable';
 export interface Readiness {
   ready: boolean;
   checks: { redis: CheckState; registry: CheckState; storage: CheckState };
+  /** Why storage is unavailable (`code: message` of the store's check, e.g. a path and its errno); only when it is. */
+  reasons?: { storage: string };
 }
 
 /** Checks the API's dependencies. */
@@ -48,6 +50,13 @@ async function within(p: Promise<unknown>, ms: number): Promise<CheckState> {
   }
 }
 
+/** `code: message` of a failed storage check, short (a path and an errno are operational facts, not secrets). */
+function describeFailure(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  const text = `${typeof code === 'string' ? `${code}: ` : ''}${err instanceof Error ? err.message : String(err)}`;
+  return text.length > 300 ? `${text.slice(0, 299)}…` : text;
+}
+
 /** A ReadinessService over `redis`, the registry and `sink`. */
 export function createReadiness(opts: ReadinessOptions): ReadinessService {
   const timeoutMs = opts.timeoutMs ?? 2_000;
@@ -67,6 +76,7 @@ export function createReadiness(opts: ReadinessOptions): ReadinessService {
             }),
             timeoutMs,
           );
+      let storageReason = `no answer within ${timeoutMs} ms`;
       const storageCheck =
         Date.now() < storageOkUntil
           ? Promise.resolve<CheckState>('ok')
@@ -76,6 +86,9 @@ export function createReadiness(opts: ReadinessOptions): ReadinessService {
                 const timer = setTimeout(() => ac.abort(), timeoutMs);
                 try {
                   await opts.sink.check(ac.signal);
+                } catch (err) {
+                  storageReason = describeFailure(err);
+                  throw err;
                 } finally {
                   clearTimeout(timer);
                 }
@@ -84,7 +97,11 @@ export function createReadiness(opts: ReadinessOptions): ReadinessService {
             );
       const [redis, registry, storage] = await Promise.all([redisCheck, registryCheck, storageCheck]);
       if (storage === 'ok' && Date.now() >= storageOkUntil) storageOkUntil = Date.now() + ttlMs;
-      return { ready: redis === 'ok' && registry === 'ok' && storage === 'ok', checks: { redis, registry, storage } };
+      return {
+        ready: redis === 'ok' && registry === 'ok' && storage === 'ok',
+        checks: { redis, registry, storage },
+        ...(storage === 'ok' ? {} : { reasons: { storage: storageReason } }),
+      };
     },
   };
 }

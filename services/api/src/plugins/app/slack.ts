@@ -21,12 +21,18 @@ import {
   type SlackMessage,
 } from '@heapcap/slack';
 import type { SlackDeps } from '../../slack-setup.ts';
+import { addressKey } from '../../auth/failure-limit.ts';
+import { RejectionAudit } from '../../auth/rejection-audit.ts';
 import type { BlockActions, SlashCommandBody } from '../../schemas/slack.ts';
 import { commandOrigin, refuse, runCommand } from './slack-commands.ts';
 import { startSlackCapture, type SlackOrigin } from './slack-capture.ts';
 
 /** A command's own reply must be ready by then, or Slack gets "working on it" (Slack allows 3 s in all). */
 export const ACK_BUDGET_MS = 2_000;
+/** Refused Slack requests are summarized per address over this window. */
+const REJECTION_WINDOW_MS = 60_000;
+/** Addresses with audit entries of their own per window (the rest share one): at most 2 × 10 + 1 entries a minute. */
+const REJECTION_SOURCES = 10;
 /** At shutdown, follow-ups still running get this long. */
 const FOLLOW_UP_CLOSE_MS = 5_000;
 
@@ -36,8 +42,12 @@ export interface SlackService {
   command(req: FastifyRequest, body: SlashCommandBody, timestampS: number): Promise<SlackMessage>;
   /** Start handling a button click; its answer goes to the payload's response_url. */
   interaction(req: FastifyRequest, payload: BlockActions, timestampS: number): void;
-  /** Audit a request refused for its signature (never throws: the 401 goes out regardless). */
-  rejected(req: FastifyRequest, endpoint: string, reason: SignatureFailure): Promise<void>;
+  /**
+   * Audit a request refused for its signature, or for its address being over
+   * the failed-authentication limit (aggregated per address and minute, see
+   * RejectionAudit; never throws: the 401 or 429 goes out regardless).
+   */
+  rejected(req: FastifyRequest, endpoint: string, reason: SignatureFailure | 'rate_limited'): Promise<void>;
 }
 
 declare module 'fastify' {
@@ -56,6 +66,19 @@ const slackPlugin: FastifyPluginAsync<SlackPluginOptions> = async (app, { queue,
   const deps = { queue, store, slack };
   const budget = responseUrlBudget(queue);
   const tasks = new Set<Promise<void>>();
+  // Further refusals of an address within the window become one summary entry (a flood cannot empty the audit stream).
+  const rejections = new RejectionAudit({
+    windowMs: REJECTION_WINDOW_MS,
+    maxSources: REJECTION_SOURCES,
+    write: async ({ from, details }) => {
+      try {
+        const entry = await queue.audit.append({ who: 'slack:unverified', action: 'slack.rejected', from, details });
+        app.log.info({ audit: entry }, `audit: ${entry.action} by ${entry.who} (summary)`);
+      } catch (err) {
+        app.log.error({ err: err instanceof Error ? err.message : String(err) }, 'could not audit refused Slack requests');
+      }
+    },
+  });
 
   /** Keep a follow-up until it ends; its failure is logged, never thrown (the request has been answered). */
   const track = (req: FastifyRequest, task: Promise<void>): void => {
@@ -70,7 +93,7 @@ const slackPlugin: FastifyPluginAsync<SlackPluginOptions> = async (app, { queue,
       req.log.warn('slack follow-up not sent: the response_url took its 5 posts');
       return;
     }
-    const out = await postToResponseUrl(url, message);
+    const out = await postToResponseUrl(url, message, { origins: slack.responseOrigins });
     if (out.kind !== 'delivered') req.log.warn({ outcome: out.kind, detail: out.detail }, 'slack follow-up not delivered');
   };
 
@@ -134,6 +157,7 @@ const slackPlugin: FastifyPluginAsync<SlackPluginOptions> = async (app, { queue,
     },
 
     async rejected(req, endpoint, reason) {
+      if (rejections.note(addressKey(req.ip), reason) === 'counted') return;
       try {
         await app.audit.record(req, { who: 'slack:unverified', action: 'slack.rejected', details: { endpoint, reason } });
       } catch (err) {
@@ -143,6 +167,7 @@ const slackPlugin: FastifyPluginAsync<SlackPluginOptions> = async (app, { queue,
   };
   app.decorate('slack', service);
   app.addHook('onClose', async () => {
+    await rejections.flush();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled([...tasks]), new Promise((resolve) => (timer = setTimeout(resolve, FOLLOW_UP_CLOSE_MS)))]);
     clearTimeout(timer);

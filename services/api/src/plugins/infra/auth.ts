@@ -13,6 +13,13 @@ import { DEV_PRINCIPAL, type Principal } from '../../auth/scopes.ts';
 import { verifyToken, type TokenEntry } from '../../auth/tokens.ts';
 import { AuthFailureLimiter, addressKey } from '../../auth/failure-limit.ts';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Failed authentications per client address (bearer tokens and Slack signatures alike). */
+    authFailures: AuthFailureLimiter;
+  }
+}
+
 /** How callers are authenticated: tokens from the tokens file, or `--dev` (no auth, loopback only). */
 export type AuthMode = { kind: 'tokens'; tokens: readonly TokenEntry[] } | { kind: 'dev' };
 
@@ -52,6 +59,17 @@ export interface AuthPluginOptions {
   failures: { max: number; windowMs: number };
 }
 
+/** The 429 for an address over its failed-authentication limit (`what` failed; `how` to retry). */
+export function tooManyFailures(limiter: AuthFailureLimiter, waitMs: number, what: string, how: string): ApiError {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new ApiError(
+    'rate_limited',
+    `${limiter.max} requests ${what} came from this address within ${Math.round(limiter.windowMs / 1000)} s; retry in ${seconds} s, ${how}`,
+    { limit: limiter.max, retryAfterSeconds: seconds },
+    { 'retry-after': String(seconds) },
+  );
+}
+
 /**
  * authenticate(), refused with 429 before the token is looked at when the
  * client address (req.ip: X-Forwarded-For only where trustProxy says so) is
@@ -61,15 +79,7 @@ function authenticateLimited(mode: AuthMode, limiter: AuthFailureLimiter, req: F
   if (mode.kind === 'dev') return DEV_PRINCIPAL;
   const key = addressKey(req.ip);
   const waitMs = limiter.blockedFor(key);
-  if (waitMs > 0) {
-    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-    throw new ApiError(
-      'rate_limited',
-      `${limiter.max} requests with a missing or invalid token came from this address within ${Math.round(limiter.windowMs / 1000)} s; retry in ${seconds} s, with a valid token`,
-      { limit: limiter.max, retryAfterSeconds: seconds },
-      { 'retry-after': String(seconds) },
-    );
-  }
+  if (waitMs > 0) throw tooManyFailures(limiter, waitMs, 'with a missing or invalid token', 'with a valid token');
   try {
     return authenticate(mode, req);
   } catch (err) {
@@ -80,6 +90,8 @@ function authenticateLimited(mode: AuthMode, limiter: AuthFailureLimiter, req: F
 
 const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { mode, failures }) => {
   const limiter = new AuthFailureLimiter(failures);
+  // Shared with the Slack routes: an unsigned Slack request is a failed authentication too.
+  app.decorate('authFailures', limiter);
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (req) => {
     const config = req.routeOptions.config;

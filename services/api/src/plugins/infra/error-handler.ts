@@ -62,7 +62,8 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
 
 const errorHandlerPlugin: FastifyPluginAsync<{ bodyLimit: number }> = async (app, { bodyLimit }) => {
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
-    const apiErr = toApiError(err, bodyLimit);
+    // The route's own limit where it has one (the Slack routes: 128 KiB and 1 MiB), else the app's.
+    const apiErr = toApiError(err, req.routeOptions.bodyLimit ?? bodyLimit);
     if (apiErr.statusCode >= 500) {
       // The cause goes to the log (with the request id), never to the client.
       req.log.error({ err, code: apiErr.code }, 'request failed');

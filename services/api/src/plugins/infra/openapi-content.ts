@@ -35,3 +35,22 @@ export function transformWithContent(input: TransformInput): ReturnType<typeof j
   }
   return out;
 }
+
+type Doc = { paths?: Record<string, Record<string, { requestBody?: { required?: boolean; content?: Record<string, { schema?: { anyOf?: { type?: unknown }[] } }> } }>> };
+
+/**
+ * @fastify/swagger marks every request body `required: true`; a body whose
+ * schema admits null (`.nullish()`: no body at all, e.g. POST …/pin) is not,
+ * so the document says so.
+ */
+export function optionalNullableBodies<T>(doc: T): T {
+  for (const ops of Object.values((doc as Doc).paths ?? {})) {
+    for (const op of Object.values(ops)) {
+      const body = op.requestBody;
+      if (body === undefined) continue;
+      const nullable = Object.values(body.content ?? {}).some((m) => m.schema?.anyOf?.some((s) => s.type === 'null') === true);
+      if (nullable) body.required = false;
+    }
+  }
+  return doc;
+}

@@ -7,7 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
 import { fileURLToPath } from 'node:url';
-import { transformWithContent } from './openapi-content.ts';
+import { optionalNullableBodies, transformWithContent } from './openapi-content.ts';
 
 /** Set to true by the bundler (scripts/build.mjs); undefined when the sources run through tsx. */
 declare const HEAPCAP_BUNDLED: boolean | undefined;
@@ -36,6 +36,7 @@ const openapiPlugin: FastifyPluginAsync<{ version: string }> = async (app, { ver
       security: [{ bearer: [] }],
     },
     transform: transformWithContent,
+    transformObject: (d) => optionalNullableBodies('openapiObject' in d ? d.openapiObject : d.swaggerObject),
   });
   // Swagger UI registers its own routes: mark them public from an enclosing context.
   await app.register(async (docs) => {

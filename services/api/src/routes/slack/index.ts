@@ -10,8 +10,10 @@
 import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { verifySlackSignature, type SignatureFailure } from '@heapcap/slack';
+import { responseUrlRefusal, verifySlackSignature, type SignatureFailure } from '@heapcap/slack';
 import { ApiError, validationFailed } from '../../errors.ts';
+import { addressKey } from '../../auth/failure-limit.ts';
+import { tooManyFailures } from '../../plugins/infra/auth.ts';
 import { errorResponses } from '../../schemas/common.ts';
 import { BlockActionsSchema, InteractionBodySchema, SlackHeadersSchema, SlackMessageResponseSchema, SlashCommandBodySchema } from '../../schemas/slack.ts';
 
@@ -37,14 +39,32 @@ function signedAt(req: FastifyRequest): number {
   return Number(header(req, 'x-slack-request-timestamp'));
 }
 
-const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string }> = async (app, { signingSecret }) => {
+/** Refuses a signed request whose response_url heapcap must not POST to (a loopback, internal or metadata address). */
+function checkResponseUrl(url: string | undefined, origins: readonly string[]): void {
+  if (url === undefined) return;
+  const refusal = responseUrlRefusal(url, origins);
+  if (refusal !== undefined) throw new ApiError('response_url_not_allowed', `${refusal}; heapcap only answers through Slack's own hosts`, { allowed: origins });
+}
+
+const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string; responseOrigins: readonly string[] }> = async (app, { signingSecret, responseOrigins }) => {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  // An address that sent too many unverifiable requests is refused before its body is read
+  // (the same limit as bad bearer tokens: HEAPCAP_AUTH_FAILURE_LIMIT per minute).
+  app.addHook('onRequest', async (req) => {
+    const waitMs = app.authFailures.blockedFor(addressKey(req.ip));
+    if (waitMs > 0) {
+      await app.slack.rejected(req, req.routeOptions.url ?? req.url, 'rate_limited');
+      throw tooManyFailures(app.authFailures, waitMs, 'without a valid Slack signature', 'signed with the app\'s signing secret');
+    }
+  });
 
   app.addHook('preValidation', async (req, reply) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const check = verifySlackSignature(signingSecret, { timestamp: header(req, 'x-slack-request-timestamp'), signature: header(req, 'x-slack-signature'), rawBody: raw });
     if (!check.ok) {
+      app.authFailures.fail(addressKey(req.ip));
       await app.slack.rejected(req, req.routeOptions.url ?? req.url, check.reason);
       throw new ApiError('unauthorized', `not a verified Slack request: ${FAILURE_TEXT[check.reason]}`, { reason: check.reason });
     }
@@ -76,13 +96,17 @@ const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string }> = async (app
         summary: 'The /heapcap slash command (Slack calls this)',
         description:
           'Verified with the app signing secret before the form is parsed (401 `unauthorized` with `details.reason` otherwise; audited). ' +
+          'A `response_url` outside HEAPCAP_SLACK_RESPONSE_HOSTS (Slack\'s own hosts by default) is refused with 400 `response_url_not_allowed`. ' +
           'Answers within Slack\'s 3 s with an ephemeral message; a capture\'s result is posted to the `response_url` (in channel) when it ends. ' +
           'Commands: capture <target> [reason], status <captureId>, list [target], targets, schedules [target], diff <a> <b>, help.',
         body: SlashCommandBodySchema,
-        response: { 200: SlackMessageResponseSchema, ...errorResponses(400, 401, 413, 415) },
+        response: { 200: SlackMessageResponseSchema, ...errorResponses(400, 401, 413, 415, 429) },
       },
     },
-    async (req) => app.slack.command(req, req.body, signedAt(req)),
+    async (req) => {
+      checkResponseUrl(req.body.response_url, responseOrigins);
+      return app.slack.command(req, req.body, signedAt(req));
+    },
   );
 
   app.post(
@@ -97,7 +121,7 @@ const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string }> = async (app
           'Verified like /slack/commands. A block_actions payload with the `heapcap_capture_again` button starts a capture of the button\'s target for the clicking user ' +
           '(who needs `captures:write`); the acknowledgement and, later, the result go to the payload\'s `response_url`. Other payloads are acknowledged and ignored.',
         body: InteractionBodySchema,
-        response: { 200: z.null().describe('empty: Slack only needs the 200'), ...errorResponses(400, 401, 413, 415) },
+        response: { 200: z.null().describe('empty: Slack only needs the 200'), ...errorResponses(400, 401, 413, 415, 429) },
       },
     },
     async (req, reply) => {
@@ -111,6 +135,7 @@ const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string }> = async (app
       if (type === 'block_actions') {
         const parsed = BlockActionsSchema.safeParse(json);
         if (!parsed.success) throw validationFailed(parsed.error.issues.map((i) => ({ in: 'body', path: `payload.${i.path.join('.')}`, message: i.message })));
+        checkResponseUrl(parsed.data.response_url, responseOrigins);
         app.slack.interaction(req, parsed.data, signedAt(req));
       } else {
         req.log.info({ type: typeof type === 'string' ? type.slice(0, 50) : typeof type }, 'slack interaction type ignored');
