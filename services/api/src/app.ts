@@ -3,7 +3,8 @@
  * first (errors, auth, 405s, OpenAPI, metrics, rate limit), then the domain services
  * the routes use (audit, readiness, targets, artifacts, captures, schedules,
  * pins, schedule metrics, Slack), then the
- * routes. Routes only use decorated services, never the queue or sink directly.
+ * routes, the console's sessions and its files (/ui) last. Routes only use
+ * decorated services, never the queue or sink directly.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps, HttpSettings } from './deps.ts';

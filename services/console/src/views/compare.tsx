@@ -60,8 +60,9 @@ function Suspects({ view }: { view: DiffView }) {
 function ClassTable({ classes, retained }: { classes: ClassDelta[]; retained: boolean }) {
   const [key, setKey] = useState<SortKey>('selfSizeDelta');
   const [desc, setDesc] = useState(true);
+  const [all, setAll] = useState(false);
   const value = (c: ClassDelta): number | string => (key === 'name' ? c.name : (c[key] ?? 0));
-  const sorted = [...classes].sort((a, b) => {
+  const sorted = classes.filter((c) => all || c.status !== 'unchanged').sort((a, b) => {
     const [x, y] = [value(a), value(b)];
     const cmp = typeof x === 'string' ? x.localeCompare(String(y)) : x - (y as number);
     return desc ? -cmp : cmp;
@@ -83,6 +84,10 @@ function ClassTable({ classes, retained }: { classes: ClassDelta[]; retained: bo
     </th>
   );
   return (
+    <>
+    <label>
+      <input type="checkbox" checked={all} onChange={(e) => setAll(e.currentTarget.checked)} /> Show unchanged classes
+    </label>
     <table class="grid" data-testid="classes">
       <thead>
         <tr>
@@ -111,6 +116,7 @@ function ClassTable({ classes, retained }: { classes: ClassDelta[]; retained: bo
         ))}
       </tbody>
     </table>
+    </>
   );
 }
 
