@@ -4,7 +4,8 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/fixtures/**', 'data/**', 'dist/**', 'bench/out/**', '**/*.cjs'] },
   {
-    files: ['**/*.ts', '**/*.mts'],
+    // .tsx: the console's Preact views (services/console/src, typed by its own tsconfig with the DOM).
+    files: ['**/*.ts', '**/*.mts', '**/*.tsx'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },

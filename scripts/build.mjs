@@ -12,7 +12,7 @@ import { build } from 'esbuild';
 import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
@@ -67,6 +67,16 @@ const assets = join(swaggerUi, 'static');
 if (!existsSync(assets)) throw new Error(`Swagger UI assets missing at ${assets}`);
 // dist/static: where the bundled plugin's own __dirname-relative reads (its logo) land too.
 cpSync(assets, join(OUT, 'static'), { recursive: true });
+
+// The web console (services/console), built by Vite into dist/console: the API serves it at /ui from
+// beside its own chunk, so the one bundle (and the image, which copies dist/) carries it.
+const requireFromConsole = createRequire(join(ROOT, 'services/console/package.json'));
+const vite = await import(pathToFileURL(requireFromConsole.resolve('vite')).href);
+await vite.build({
+  configFile: join(ROOT, 'services/console/vite.config.mjs'),
+  logLevel: 'warn',
+  build: { outDir: join(OUT, 'console') },
+});
 
 const old = join(ROOT, `.dist-old-${process.pid}`);
 if (existsSync(DIST)) renameSync(DIST, old);

@@ -40,6 +40,8 @@ export const ALLOWED = {
   api: ['errors', 'config', 'queue', 'storage', 'service', 'analysis', 'slack'],
   worker: ['errors', 'config', 'capture', 'queue', 'storage', 'pipeline', 'service', 'analysis', 'slack'],
   serve: ['errors', 'config', 'cli', 'service', 'api', 'worker'],
+  // The web console runs in the browser and talks to the API over HTTP only: it imports nothing of ours.
+  console: [],
   bench: ['errors', 'config', 'capture', 'storage', 'queue', 'analysis', 'pipeline', 'service', 'api', 'worker', 'testkit'],
   scripts: ['errors', 'config', 'storage', 'testkit'],
 };
@@ -58,7 +60,7 @@ function walk(dir, out = []) {
     if (name === 'node_modules' || name === 'out') continue;
     const p = join(dir, name);
     if (statSync(p).isDirectory()) walk(p, out);
-    else if (/\.(ts|mts)$/.test(name) && !name.endsWith('.d.ts')) out.push(p);
+    else if (/\.(ts|mts|tsx)$/.test(name) && !name.endsWith('.d.ts')) out.push(p);
   }
   return out;
 }

@@ -3,7 +3,8 @@
  * first (errors, auth, 405s, OpenAPI, metrics, rate limit), then the domain services
  * the routes use (audit, readiness, targets, artifacts, captures, schedules,
  * pins, schedule metrics, Slack), then the
- * routes. Routes only use decorated services, never the queue or sink directly.
+ * routes, the console's sessions and its files (/ui) last. Routes only use
+ * decorated services, never the queue or sink directly.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps, HttpSettings } from './deps.ts';
@@ -39,6 +40,11 @@ import slackRoutes from './routes/slack/index.ts';
 import heapRoutes from './routes/captures/heap.ts';
 import diffRoutes from './routes/diff.ts';
 import leakHuntRoutes from './routes/leak-hunts.ts';
+import consoleRoutes from './routes/console.ts';
+import sessionRoutes from './routes/session.ts';
+import { ConsoleSessions } from './console/sessions.ts';
+import { defaultConsoleDir } from './console/assets.ts';
+import { DEV_PRINCIPAL } from './auth/scopes.ts';
 import { HEAPCAP_VERSION } from '@heapcap/config';
 import './types.ts';
 
@@ -52,7 +58,10 @@ export interface AppOptions {
 export default async function serviceApp(app: FastifyInstance, { deps, http }: AppOptions): Promise<void> {
   // Infrastructure.
   await app.register(errorHandler, { bodyLimit: http.bodyLimitBytes });
-  await app.register(auth, { mode: deps.auth, failures: { max: http.authFailureMax, windowMs: http.authFailureWindowMs } });
+  // The console's sessions (tokens mode; --dev signs everyone in as dev).
+  const sessions =
+    deps.auth.kind === 'tokens' ? new ConsoleSessions({ redis: deps.queue.redis, prefix: deps.queue.keys.prefix, tokens: deps.auth.tokens, ttlMs: http.sessionTtlMs }) : undefined;
+  await app.register(auth, { mode: deps.auth, failures: { max: http.authFailureMax, windowMs: http.authFailureWindowMs }, sessions });
   // Before every route (it collects their methods) and after auth (its hook runs after auth's).
   await app.register(methods);
   await app.register(openapi, { version: HEAPCAP_VERSION });
@@ -89,6 +98,8 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(watchRulesRoutes, { prefix: '/v1/watch-rules' });
   await app.register(samplesRoutes, { prefix: '/v1/targets' });
   await app.register(workersRoutes, { prefix: '/v1/workers' });
+  await app.register(sessionRoutes, { prefix: '/v1/session', sessions, devPrincipal: deps.auth.kind === 'dev' ? DEV_PRINCIPAL : undefined });
+  await app.register(consoleRoutes, { dir: deps.consoleDir ?? defaultConsoleDir() });
   // Only with a signing secret: without one the paths answer 404 like any unknown route.
   if (deps.slack !== undefined) await app.register(slackRoutes, { prefix: '/slack', signingSecret: deps.slack.signingSecret, responseOrigins: deps.slack.responseOrigins });
 }

@@ -22,6 +22,8 @@ export interface HttpSettings {
    * entries name and that failed authentications are counted against.
    */
   trustProxy: boolean | string[] | ((address: string, hop: number) => boolean);
+  /** How long a console session lives after sign-in (absolute): a working day. */
+  sessionTtlMs: number;
 }
 
 /** Defaults: 64 KiB bodies, 600 requests per token and 30 failed authentications per address per minute. */
@@ -32,6 +34,7 @@ export const DEFAULT_HTTP: HttpSettings = {
   authFailureMax: 30,
   authFailureWindowMs: 60_000,
   trustProxy: false,
+  sessionTtlMs: 8 * 3600_000,
 };
 
 /** The HTTP settings that configuration sets (HEAPCAP_RATE_LIMIT, HEAPCAP_AUTH_FAILURE_LIMIT, HEAPCAP_TRUST_PROXY). */
@@ -53,4 +56,6 @@ export interface ApiDeps {
   http?: Partial<HttpSettings> | undefined;
   /** Slack's endpoints, mounted only when set (HEAPCAP_SLACK_SIGNING_SECRET; see prepareSlack). The caller closes its replies producer. */
   slack?: SlackDeps | undefined;
+  /** The built console served at /ui. Default: dist/console beside the bundle (defaultConsoleDir). */
+  consoleDir?: string | undefined;
 }

@@ -14,6 +14,8 @@ export const API_ERROR_STATUS = {
   response_url_not_allowed: 400,
   unauthorized: 401,
   forbidden: 403,
+  /** A write authenticated by the console's session cookie without the session's CSRF token in x-heapcap-csrf. */
+  csrf_failed: 403,
   not_found: 404,
   target_not_found: 404,
   /** The capture has no summary (taken before summaries, or its summary failed). */

@@ -1,5 +1,6 @@
 /** Fastify type augmentation: route config, the request's principal and the decorated services. */
 import type { Principal, Scope } from './auth/scopes.ts';
+import type { Session } from './console/sessions.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -11,5 +12,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the auth hook on every non-public route. */
     principal: Principal | null;
+    /** The console session the request was authenticated by (its cookie), or null (bearer, --dev, public). */
+    session: Session | null;
   }
 }

@@ -12,6 +12,7 @@ import { ApiError } from '../../errors.ts';
 import { DEV_PRINCIPAL, type Principal } from '../../auth/scopes.ts';
 import { verifyToken, type TokenEntry } from '../../auth/tokens.ts';
 import { AuthFailureLimiter, addressKey } from '../../auth/failure-limit.ts';
+import { CSRF_HEADER, SESSION_COOKIE, csrfMatches, readCookie, type ConsoleSessions, type Session } from '../../console/sessions.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -57,6 +58,30 @@ export function principalOf(req: FastifyRequest): Principal {
 export interface AuthPluginOptions {
   mode: AuthMode;
   failures: { max: number; windowMs: number };
+  /** Console sessions (tokens mode): a session cookie is an alternative to the bearer header. */
+  sessions?: ConsoleSessions | undefined;
+}
+
+/** Methods that change nothing: a cookie-authenticated request of any other method needs the CSRF header. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The caller of a request that carries the console's session cookie and no
+ * Authorization header (a bearer header wins). An unknown or expired session
+ * is a failed authentication like a bad token; a write without the session's
+ * CSRF token in its header is refused with `csrf_failed`: the cookie goes with
+ * any request the browser makes to this origin, the header only with ours.
+ */
+async function authenticateSession(sessions: ConsoleSessions, limiter: AuthFailureLimiter, id: string, req: FastifyRequest): Promise<Session> {
+  const session = await sessions.resolve(id);
+  if (session === undefined) {
+    limiter.fail(addressKey(req.ip));
+    throw unauthorized('the console session has expired or was signed out: sign in again', true);
+  }
+  if (!SAFE_METHODS.has(req.method) && !csrfMatches(session, req.headers[CSRF_HEADER])) {
+    throw new ApiError('csrf_failed', `a write with the session cookie needs the session's CSRF token in the ${CSRF_HEADER} header`, { header: CSRF_HEADER });
+  }
+  return session;
 }
 
 /** The 429 for an address over its failed-authentication limit (`what` failed; `how` to retry). */
@@ -88,15 +113,18 @@ function authenticateLimited(mode: AuthMode, limiter: AuthFailureLimiter, req: F
   }
 }
 
-const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { mode, failures }) => {
+const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { mode, failures, sessions }) => {
   const limiter = new AuthFailureLimiter(failures);
   // Shared with the Slack routes: an unsigned Slack request is a failed authentication too.
   app.decorate('authFailures', limiter);
   app.decorateRequest('principal', null);
+  app.decorateRequest('session', null);
   app.addHook('onRequest', async (req) => {
     const config = req.routeOptions.config;
     if (config.public === true) return;
-    const principal = authenticateLimited(mode, limiter, req);
+    const cookie = sessions !== undefined && mode.kind === 'tokens' && req.headers.authorization === undefined ? readCookie(req.headers.cookie, SESSION_COOKIE) : undefined;
+    if (cookie !== undefined && sessions !== undefined) req.session = await authenticateSession(sessions, limiter, cookie, req);
+    const principal = req.session?.principal ?? authenticateLimited(mode, limiter, req);
     req.principal = principal;
     const scope = config.scope;
     if (scope !== undefined && !principal.scopes.has(scope)) {

@@ -1,0 +1,158 @@
+/**
+ * The console's one way to the API: same-origin fetch with the session cookie,
+ * the CSRF token on every write, and errors as the API's stable codes. The
+ * types are the parts of the API's responses the views read (the OpenAPI
+ * document at /openapi.json has all of them).
+ */
+
+export type Scope = 'captures:read' | 'captures:write' | 'artifacts:read' | 'targets:admin';
+
+export interface SessionView {
+  signedIn: boolean;
+  mode: 'tokens' | 'dev';
+  name: string | null;
+  scopes: Scope[];
+  csrfToken: string | null;
+  expiresAt: string | null;
+}
+
+export interface Target {
+  id: string;
+  kind: string;
+  labels?: Record<string, string>;
+  placement?: string;
+}
+
+export interface Sample {
+  t: number;
+  heapUsedBytes: number;
+  heapTotalBytes: number;
+  heapLimitBytes: number | null;
+  rssBytes: number | null;
+}
+
+export interface Samples {
+  targetId: string;
+  sampler: string | null;
+  items: Sample[];
+}
+
+export type CaptureStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'expired';
+
+export interface CaptureRecord {
+  id: string;
+  targetId: string;
+  labels: Record<string, string>;
+  trigger: { kind: string; who: string; reason?: string; from?: string; scheduleId?: string; ruleId?: string };
+  options: { kind?: string; gc?: boolean };
+  status: CaptureStatus;
+  phase: string | null;
+  error: { code: string; message: string; hint?: string; phase?: string } | null;
+  timings: Record<string, number> | null;
+  artifact: { bytesUncompressed: number; bytesStored: number; sha256: string; gzip: boolean; kind?: string; summaryKey?: string; summaryError?: string } | null;
+  attempts: number;
+  pinned: { by: string; at: string; reason?: string } | null;
+  analysis?: { status: string };
+  worker?: string;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface ClassRow {
+  name: string;
+  count: number;
+  selfSize: number;
+}
+
+export interface DiffSide {
+  count: number;
+  selfSize: number;
+  retainedSize?: number;
+}
+
+export interface ClassDelta {
+  name: string;
+  status: string;
+  base: DiffSide | null;
+  head: DiffSide | null;
+  countDelta: number;
+  selfSizeDelta: number;
+  retainedSizeDelta?: number;
+}
+
+export interface PathStep {
+  edge: string;
+  edgeType: string;
+  id: number;
+  class: string;
+  name?: string;
+}
+
+export interface Suspect {
+  rank: number;
+  class: string;
+  kind: string;
+  holder: { class: string; edge: string | null; via: string | null } | null;
+  countDelta: number;
+  selfSizeDelta: number;
+  retainedSizeDelta?: number;
+  path: PathStep[] | null;
+  reason: string;
+}
+
+export interface DiffView {
+  base: { captureId: string; createdAt: string; analysis: { status: string } };
+  head: { captureId: string; createdAt: string; analysis: { status: string } };
+  omittedClasses: number;
+  diff: {
+    suspects: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[] };
+    totalSelfSizeDelta: number;
+    nodeCountDelta: number;
+    retained: boolean;
+    classes: ClassDelta[];
+  };
+}
+
+/** An answer other than 2xx: the API's stable code (match on it, never on the message). */
+export class ApiFailure extends Error {
+  override readonly name = 'ApiFailure';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken: string | null = null;
+
+/** Remembers the session's CSRF token (from GET/POST /v1/session) for the writes that follow. */
+export function useCsrf(token: string | null): void {
+  csrfToken = token;
+}
+
+/** One API call. `body` is sent as JSON; writes carry the CSRF header. */
+export async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const h: Record<string, string> = { accept: 'application/json', ...headers };
+  if (body !== undefined) h['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken !== null) h['x-heapcap-csrf'] = csrfToken;
+  const res = await fetch(path, { method, headers: h, credentials: 'same-origin', body: body === undefined ? null : JSON.stringify(body) });
+  if (res.status === 204) return null as T;
+  const text = await res.text();
+  const json: unknown = text === '' ? null : JSON.parse(text);
+  if (!res.ok) {
+    const err = (json as { error?: { code?: string; message?: string } } | null)?.error;
+    throw new ApiFailure(res.status, err?.code ?? 'internal', err?.message ?? `HTTP ${res.status}`);
+  }
+  return json as T;
+}
+
+/** A query string from the defined values of `q`. */
+export function query(q: Record<string, string | number | undefined>): string {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') p.set(k, String(v));
+  const s = p.toString();
+  return s === '' ? '' : `?${s}`;
+}

@@ -1,0 +1,70 @@
+/** The console's shell: the session, the navigation and the view for the current route. */
+import { useEffect, useState } from 'preact/hooks';
+import { api, useCsrf, type ApiFailure, type SessionView } from './api.ts';
+import { useRoute, href } from './router.ts';
+import { SessionContext } from './session.tsx';
+import { CaptureView } from './views/capture.tsx';
+import { CapturesView } from './views/captures.tsx';
+import { CompareView } from './views/compare.tsx';
+import { ErrorNote } from './views/parts.tsx';
+import { SignIn } from './views/signin.tsx';
+import { TargetView } from './views/target.tsx';
+import { TargetsView } from './views/targets.tsx';
+
+function View() {
+  const { parts, params } = useRoute();
+  const [section, id] = parts;
+  if (section === 'targets' && id !== undefined) return <TargetView id={id} />;
+  if (section === 'captures' && id !== undefined) return <CaptureView id={id} />;
+  if (section === 'captures') return <CapturesView key={params.toString()} params={params} />;
+  if (section === 'compare') return <CompareView params={params} />;
+  return <TargetsView />;
+}
+
+export function App() {
+  const [session, setSession] = useState<SessionView | null>(null);
+  const [failure, setFailure] = useState<ApiFailure | undefined>();
+  const signIn = (s: SessionView): void => {
+    useCsrf(s.csrfToken);
+    setSession(s);
+  };
+  useEffect(() => {
+    api<SessionView>('GET', '/v1/session').then(signIn, (err: ApiFailure) => setFailure(err));
+  }, []);
+  const signOut = async (): Promise<void> => {
+    await api('DELETE', '/v1/session');
+    useCsrf(null);
+    setSession({ signedIn: false, mode: 'tokens', name: null, scopes: [], csrfToken: null, expiresAt: null });
+  };
+  if (session === null) return failure === undefined ? <p class="muted">Loading…</p> : <ErrorNote error={failure} />;
+  if (!session.signedIn) return <SignIn onSignedIn={signIn} />;
+  const { section } = { section: location.hash.split('/')[1] ?? '' };
+  return (
+    <SessionContext.Provider value={session}>
+      <header class="top">
+        <a class="brand" href={href()}>
+          heapcap
+        </a>
+        <nav aria-label="main">
+          <a href={href('targets')} aria-current={section === 'targets' || section === '' ? 'page' : undefined}>
+            Targets
+          </a>
+          <a href={href('captures')} aria-current={section.startsWith('captures') ? 'page' : undefined}>
+            Captures
+          </a>
+        </nav>
+        <span class="who" data-testid="who">
+          {session.name} <span class="muted">({session.scopes.join(', ')})</span>
+        </span>
+        {session.mode === 'tokens' && (
+          <button type="button" data-testid="sign-out" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        )}
+      </header>
+      <main>
+        <View />
+      </main>
+    </SessionContext.Provider>
+  );
+}

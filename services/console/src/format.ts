@@ -1,0 +1,33 @@
+/** How numbers and times read in the console. */
+
+const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
+
+/** 1536 → "1.5 KB" (powers of 1024, as DevTools shows heap sizes). */
+export function bytes(n: number | null | undefined): string {
+  if (n === null || n === undefined) return '–';
+  let v = Math.abs(n);
+  let i = 0;
+  while (v >= 1024 && i < UNITS.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${n < 0 ? '-' : ''}${v >= 100 || i === 0 ? v.toFixed(0) : v.toFixed(1)} ${UNITS[i]}`;
+}
+
+/** A delta with its sign: "+1.2 MB", "-3". */
+export function signed(n: number | undefined, fmt: (v: number) => string = (v) => v.toLocaleString('en')): string {
+  if (n === undefined) return '–';
+  return n > 0 ? `+${fmt(n)}` : fmt(n);
+}
+
+/** Milliseconds as "850 ms" or "4.2 s". */
+export function ms(n: number | undefined): string {
+  if (n === undefined) return '–';
+  return n < 1000 ? `${Math.round(n)} ms` : `${(n / 1000).toFixed(1)} s`;
+}
+
+/** An ISO time as local date and time, seconds included. */
+export function time(iso: string | null | undefined): string {
+  if (iso === null || iso === undefined) return '–';
+  return new Date(iso).toLocaleString('en-GB', { hour12: false });
+}

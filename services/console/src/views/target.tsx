@@ -1,0 +1,78 @@
+/** A target: its memory curve over a chosen range with its captures on the same axis, and "Capture now". */
+import { useState } from 'preact/hooks';
+import { api, query, type CaptureRecord, type Samples } from '../api.ts';
+import { MemoryChart, TRIGGER_COLOURS } from '../components/memory-chart.tsx';
+import { useLoad } from '../hooks.ts';
+import { go, href } from '../router.ts';
+import { useCan } from '../session.tsx';
+import { CaptureTable, ErrorNote } from './parts.tsx';
+import type { ApiFailure } from '../api.ts';
+
+const RANGES: Record<string, number> = { '15 min': 15 * 60_000, '1 h': 3_600_000, '6 h': 6 * 3_600_000, '24 h': 24 * 3_600_000 };
+
+export function TargetView({ id }: { id: string }) {
+  const [range, setRange] = useState('1 h');
+  const [until, setUntil] = useState(() => Date.now());
+  const since = until - RANGES[range]!;
+  const iso = (t: number) => new Date(t).toISOString();
+  const samples = useLoad(() => api<Samples>('GET', `/v1/targets/${encodeURIComponent(id)}/samples${query({ since: iso(since), until: iso(until), limit: 10_000 })}`), [id, since, until]);
+  const captures = useLoad(() => api<{ items: CaptureRecord[] }>('GET', `/v1/captures${query({ target: id, since: iso(since), limit: 100 })}`), [id, since, until]);
+  const canCapture = useCan('captures:write');
+  const [failure, setFailure] = useState<ApiFailure | undefined>();
+  const [busy, setBusy] = useState(false);
+
+  const captureNow = async (): Promise<void> => {
+    setBusy(true);
+    try {
+      const res = await api<{ capture: CaptureRecord }>('POST', '/v1/captures', { target: id, reason: 'console: Capture now' });
+      go(href('captures', res.capture.id));
+    } catch (err) {
+      setFailure(err as ApiFailure);
+      setBusy(false);
+    }
+  };
+
+  const items = captures.data?.items ?? [];
+  return (
+    <section>
+      <h1>
+        Target <code>{id}</code>
+      </h1>
+      <div class="toolbar">
+        <label>
+          Range{' '}
+          <select value={range} onChange={(e) => setRange(e.currentTarget.value)}>
+            {Object.keys(RANGES).map((r) => (
+              <option key={r}>{r}</option>
+            ))}
+          </select>
+        </label>
+        <button type="button" onClick={() => setUntil(Date.now())}>
+          Refresh
+        </button>
+        {canCapture && (
+          <button type="button" class="primary" data-testid="capture-now" disabled={busy} onClick={() => void captureNow()}>
+            Capture now
+          </button>
+        )}
+        <a href={`${href('captures')}?target=${encodeURIComponent(id)}`}>All captures of {id}</a>
+      </div>
+      <ErrorNote error={failure ?? samples.error ?? captures.error} />
+      <MemoryChart samples={samples.data?.items ?? []} captures={items} from={since / 1000} to={until / 1000} />
+      <p class="legend">
+        Captures:{' '}
+        {Object.entries(TRIGGER_COLOURS).map(([k, c]) => (
+          <span key={k} class={`swatch swatch-${k}`} data-colour={c}>
+            {k}
+          </span>
+        ))}{' '}
+        (dashed: did not succeed)
+      </p>
+      {samples.data !== undefined && samples.data.items.length === 0 && (
+        <p class="muted">No memory samples in this range: only targets a watch rule watches are sampled (docs/watch.md).</p>
+      )}
+      <h2>Captures in this range</h2>
+      <CaptureTable items={items} showTarget={false} />
+    </section>
+  );
+}

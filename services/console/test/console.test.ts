@@ -1,0 +1,239 @@
+/**
+ * The console in a real browser: Debian's Chromium driven by puppeteer-core
+ * against `bin/heapcap serve` (the bundle, with the console it ships in
+ * dist/console) on a real Redis, capturing a real Node target that leaks.
+ * Each view's screenshot goes to docs/console/ (the README shows them).
+ */
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { after, before, describe, it } from 'node:test';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { CHROMIUM_FLAGS, REPO_ROOT, chromiumBinary, freePort, startHeapcap, startNodeTarget, startRedis, tmpDir, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { hashToken } from '@heapcap/api';
+
+// What the functions passed to page.evaluate read in the browser (this file is typed for Node).
+declare const location: { hash: string };
+declare const document: { cookie: string; querySelectorAll(selector: string): { length: number } };
+
+const TOKENS = { admin: 'console-admin-7f3e91c2', reader: 'console-reader-2b8d40aa' };
+const SHOTS = join(REPO_ROOT, 'docs/console');
+/** Budget (issue 24): the console's JavaScript, gzipped. */
+const JS_BUDGET_BYTES = 150 * 1024;
+
+let redis: RedisServer;
+let dir: TmpDir;
+let target: NodeTarget;
+let serve: RunningHeapcap;
+let browser: Browser;
+let page: Page;
+const firstCapture: { id?: string } = {};
+
+async function shot(p: Page, name: string): Promise<void> {
+  await p.screenshot({ path: join(SHOTS, `${name}.png`) as `${string}.png`, fullPage: true });
+}
+
+/** The hash route's capture id once the page shows a capture. */
+async function captureIdOnPage(p: Page): Promise<string> {
+  await p.waitForFunction(() => /^#\/captures\/[0-9A-Z]+$/.test(location.hash), { timeout: 15_000 });
+  return (await p.evaluate(() => location.hash)).split('/')[2]!;
+}
+
+/** Opens the target page, presses "Capture now" and waits for the capture to succeed on the page it opens. */
+async function captureNow(p: Page): Promise<{ id: string; firstStatus: string | null }> {
+  await p.goto(`${serve.url}/ui/#/targets/shapes`);
+  await p.waitForSelector('[data-testid=capture-now]', { timeout: 15_000 });
+  await p.click('[data-testid=capture-now]');
+  const id = await captureIdOnPage(p);
+  const firstStatus = await (await p.waitForSelector('h1 [data-status]', { timeout: 15_000 }))!.evaluate((e) => e.getAttribute('data-status'));
+  // No reload from here: the page polls the record until it ends.
+  await p.waitForSelector('h1 [data-status="succeeded"]', { timeout: 90_000 });
+  return { id, firstStatus };
+}
+
+async function signIn(p: Page, token: string): Promise<void> {
+  await p.goto(`${serve.url}/`);
+  await p.waitForSelector('#token', { timeout: 15_000 });
+  await p.type('#token', token);
+  await p.click('button[type=submit]');
+  await p.waitForSelector('[data-testid=who]', { timeout: 15_000 });
+}
+
+async function sessionCookie(p: Page): Promise<string> {
+  const cookie = (await p.browserContext().cookies()).find((c) => c.name === 'heapcap_session');
+  assert.ok(cookie !== undefined, 'the session cookie is set');
+  return cookie.value;
+}
+
+void describe('console', () => {
+  before(async () => {
+    await mkdir(SHOTS, { recursive: true });
+    redis = await startRedis();
+    dir = await tmpDir('heapcap-console');
+    target = await startNodeTarget({ script: join(REPO_ROOT, 'packages/analysis/test/fixtures/shapes-target.cjs') });
+    await writeFile(join(dir.path, 'targets.yaml'), `targets:\n  - id: shapes\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n    labels: { service: shapes, env: test }\n`);
+    await writeFile(
+      join(dir.path, 'tokens.yaml'),
+      `tokens:\n  - name: admin\n    sha256: "${hashToken(TOKENS.admin)}"\n    scopes: [captures:read, captures:write, artifacts:read, targets:admin]\n` +
+        `  - name: reader\n    sha256: "${hashToken(TOKENS.reader)}"\n    scopes: [captures:read]\n`,
+    );
+    serve = await startHeapcap(['serve'], {
+      cwd: dir.path,
+      timeoutMs: 180_000,
+      env: {
+        HEAPCAP_REDIS_URL: redis.url,
+        HEAPCAP_PORT: String(await freePort()),
+        HEAPCAP_TARGETS_FILE: join(dir.path, 'targets.yaml'),
+        HEAPCAP_TOKENS_FILE: join(dir.path, 'tokens.yaml'),
+        HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}`,
+        HEAPCAP_RETENTION_INTERVAL: '1h',
+      },
+    });
+    browser = await puppeteer.launch({
+      executablePath: chromiumBinary(),
+      headless: true,
+      userDataDir: join(dir.path, 'chromium'),
+      args: [...CHROMIUM_FLAGS.filter((f) => f !== '--headless')],
+      defaultViewport: { width: 1280, height: 900 },
+    });
+    page = await browser.newPage();
+  });
+  after(async () => {
+    await browser?.close();
+    await serve?.stop();
+    await target?.kill();
+    await redis?.stop();
+    await dir?.cleanup();
+  });
+
+  void it('/ sends browsers to /ui; every console file has the strict CSP; the JavaScript is within budget', async () => {
+    const root = await fetch(`${serve.url}/`, { headers: { accept: 'text/html' }, redirect: 'manual' });
+    assert.equal(root.status, 302);
+    assert.equal(root.headers.get('location'), '/ui/');
+    const api = await fetch(`${serve.url}/`, { headers: { accept: 'application/json' } });
+    assert.equal(((await api.json()) as { console: string }).console, '/ui/');
+    const index = await fetch(`${serve.url}/ui/`);
+    const html = await index.text();
+    const files = [...html.matchAll(/(?:src|href)="(\/ui\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    assert.ok(files.some((f) => f.endsWith('.js')), html);
+    assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+    let jsGzip = 0;
+    for (const res of [index, await fetch(`${serve.url}/ui/nope.js`), ...(await Promise.all(files.map((f) => fetch(`${serve.url}${f}`))))]) {
+      const csp = res.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /default-src 'self'/, res.url);
+      assert.match(csp, /script-src 'self'(;|$)/, res.url);
+      if (res.url.endsWith('.js') && res.ok) jsGzip += gzipSync(Buffer.from(await res.arrayBuffer()), { level: 9 }).length;
+    }
+    console.log(`console JavaScript: ${(jsGzip / 1024).toFixed(1)} KB gzipped`);
+    assert.ok(jsGzip > 0 && jsGzip <= JS_BUDGET_BYTES, `${jsGzip} bytes gzipped`);
+  });
+
+  void it('signs in with a token: an HttpOnly SameSite=Strict cookie, then the targets with their labels', async () => {
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    await signIn(page, TOKENS.admin);
+    assert.match(await page.$eval('[data-testid=who]', (e) => e.textContent ?? ''), /admin/);
+    const cookie = (await page.browserContext().cookies()).find((c) => c.name === 'heapcap_session')!;
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.sameSite, 'Strict');
+    assert.equal(cookie.secure, false, 'plain HTTP: not Secure');
+    assert.equal(await page.evaluate(() => document.cookie), '', 'the page script cannot read the session');
+    const row = await page.waitForSelector('tr[data-target="shapes"]', { timeout: 15_000 });
+    assert.match((await row!.evaluate((e) => e.textContent)) ?? '', /service=shapes.*env=test/);
+    await shot(page, 'targets');
+    assert.deepEqual(violations, []);
+  });
+
+  void it('"Capture now" on the target page: the capture goes live to succeeded; its waterfall and classes show', async () => {
+    const { id, firstStatus } = await captureNow(page);
+    firstCapture.id = id;
+    await page.waitForSelector('[data-testid=waterfall] [data-phase="generate"]', { timeout: 15_000 });
+    await page.waitForSelector('[data-testid=top-classes] tbody tr', { timeout: 30_000 });
+    const phases = await page.$$eval('[data-testid=waterfall] [data-phase]', (els) => els.map((e) => e.getAttribute('data-phase')));
+    for (const p of ['queued', 'connect', 'generate', 'serialize']) assert.ok(phases.includes(p), `${p} in ${phases.join(',')}`);
+    assert.equal(await page.$eval('[data-testid=download]', (e) => e.getAttribute('href')), `/v1/captures/${id}/artifact?encoding=gzip`);
+    console.log(`first status seen on the capture page: ${firstStatus}`);
+    await shot(page, 'capture');
+    // The target page has the capture on its time axis.
+    await page.goto(`${serve.url}/ui/#/targets/shapes`);
+    await page.waitForSelector(`[data-testid=captures] tr[data-capture="${id}"]`, { timeout: 15_000 });
+    await page.waitForSelector('[data-testid=memory-chart] canvas', { timeout: 15_000 });
+    await shot(page, 'target');
+  });
+
+  void it('compares two captures of the leaking target: the leaking class is suspect #1; the class table sorts', async () => {
+    assert.ok(firstCapture.id !== undefined, 'the capture test ran');
+    await target.request('map 3000', 'MAP');
+    await target.request('garbage 2000', 'GARBAGE');
+    const second = await captureNow(page);
+    await page.waitForSelector('[data-testid=compare-with]', { timeout: 15_000 });
+    await page.select('[data-testid=compare-with]', firstCapture.id);
+    await page.waitForFunction((base, head) => location.hash === `#/compare?base=${base}&head=${head}`, { timeout: 15_000 }, firstCapture.id, second.id);
+    const top = await page.waitForSelector('[data-testid=suspects] li[data-rank="1"]', { timeout: 30_000 });
+    assert.equal(await top!.evaluate((e) => e.getAttribute('data-class')), 'SessionRecord');
+    await page.click('button[data-sort="countDelta"]');
+    await page.waitForSelector('th[aria-sort="descending"] button[data-sort="countDelta"]', { timeout: 5_000 });
+    const counts = await page.$$eval('[data-testid=classes] tbody tr td:nth-child(3)', (tds) => tds.map((td) => Number((td.textContent ?? '').replace(/[+,]/g, ''))));
+    assert.deepEqual(counts, [...counts].sort((a, b) => b - a), 'sorted by count delta, largest first');
+    await shot(page, 'compare');
+    await page.goto(`${serve.url}/ui/#/captures`);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=captures] tbody tr').length >= 2, { timeout: 15_000 });
+    await shot(page, 'captures');
+  });
+
+  void it('a read-only token sees no write buttons; a cookie-only write without the CSRF header is refused', async () => {
+    const ctx = await browser.createBrowserContext();
+    try {
+      const reader = await ctx.newPage();
+      await signIn(reader, TOKENS.reader);
+      await reader.goto(`${serve.url}/ui/#/targets/shapes`);
+      await reader.waitForSelector('[data-testid=memory-chart]', { timeout: 15_000 });
+      assert.equal(await reader.$('[data-testid=capture-now]'), null, 'no Capture now for captures:read');
+      await reader.goto(`${serve.url}/ui/#/captures/${firstCapture.id}`);
+      await reader.waitForSelector('[data-testid=waterfall]', { timeout: 15_000 });
+      assert.equal(await reader.$('[data-testid=download]'), null, 'no download without artifacts:read');
+      await shot(reader, 'read-only');
+      const readerCookie = await sessionCookie(reader);
+      const readerSession = (await (await fetch(`${serve.url}/v1/session`, { headers: { cookie: `heapcap_session=${readerCookie}` } })).json()) as { csrfToken: string };
+      const denied = await fetch(`${serve.url}/v1/captures`, {
+        method: 'POST',
+        headers: { cookie: `heapcap_session=${readerCookie}`, 'x-heapcap-csrf': readerSession.csrfToken, 'content-type': 'application/json' },
+        body: JSON.stringify({ target: 'shapes' }),
+      });
+      assert.equal(denied.status, 403);
+      assert.equal(((await denied.json()) as { error: { code: string } }).error.code, 'forbidden');
+    } finally {
+      await ctx.close();
+    }
+    // The admin's cookie, as a forged cross-site form would send it: no CSRF header, or a wrong one.
+    const cookie = `heapcap_session=${await sessionCookie(page)}`;
+    const write = (headers: Record<string, string>) =>
+      fetch(`${serve.url}/v1/captures`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', ...headers }, body: JSON.stringify({ target: 'shapes', reason: 'forged' }) });
+    const forged: Record<string, string>[] = [{}, { 'x-heapcap-csrf': 'x'.repeat(43) }];
+    for (const headers of forged) {
+      const res = await write(headers);
+      assert.equal(res.status, 403);
+      assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'csrf_failed');
+    }
+    // With the session's own token the same write goes through: the header is what was missing.
+    const { csrfToken } = (await (await fetch(`${serve.url}/v1/session`, { headers: { cookie } })).json()) as { csrfToken: string };
+    const ok = await write({ 'x-heapcap-csrf': csrfToken });
+    assert.equal(ok.status, 202, await ok.text());
+  });
+
+  void it('signs out: the session is gone from Redis, the cookie no longer authenticates', async () => {
+    const cookie = `heapcap_session=${await sessionCookie(page)}`;
+    await page.goto(`${serve.url}/ui/#/targets`);
+    await page.waitForSelector('[data-testid=sign-out]', { timeout: 15_000 });
+    await page.click('[data-testid=sign-out]');
+    await page.waitForSelector('#token', { timeout: 15_000 });
+    await shot(page, 'sign-in');
+    const res = await fetch(`${serve.url}/v1/captures`, { headers: { cookie } });
+    assert.equal(res.status, 401);
+    await page.reload();
+    await page.waitForSelector('#token', { timeout: 15_000 });
+  });
+});
