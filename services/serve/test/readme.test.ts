@@ -240,6 +240,8 @@ void describe('README: running the service', () => {
         HEAPCAP_SLACK_SIGNING_SECRET: secret,
         HEAPCAP_SLACK_BOT_TOKEN: 'xoxb-0000-readme-test',
         HEAPCAP_SLACK_API_URL: slack.apiUrl,
+        // The loopback stand-in answers for Slack's response_url hosts (defect 5 allows only those).
+        HEAPCAP_SLACK_RESPONSE_HOSTS: slack.origin,
       },
     });
     t.after(() => serve.stop());
