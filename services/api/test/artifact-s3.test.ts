@@ -102,7 +102,9 @@ void describe('artifacts on S3', () => {
     try {
       const down = await h.app.inject({ method: 'GET', url: '/readyz' });
       assert.equal(down.statusCode, 503);
-      assert.deepEqual(down.json<{ error: { details: unknown } }>().error.details, { checks: { redis: 'ok', registry: 'ok', storage: 'unavailable' } });
+      const details = down.json<{ error: { details: { checks: unknown; reasons?: { storage?: string } } } }>().error.details;
+      assert.deepEqual(details.checks, { redis: 'ok', registry: 'ok', storage: 'unavailable' });
+      assert.match(details.reasons?.storage ?? '', /^storage_unavailable: /, 'the storage reason names the error code');
     } finally {
       minio.resume();
     }

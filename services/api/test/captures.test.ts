@@ -116,6 +116,7 @@ void describe('captures without a worker', () => {
       '/v1/schedules/{id}',
       '/v1/schedules/{id}/pause',
       '/v1/schedules/{id}/resume',
+      '/v1/session',
       '/v1/targets',
       '/v1/targets/{id}',
       '/v1/targets/{id}/samples',
