@@ -344,7 +344,7 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
   const timings = error.timings ?? null;
   if (abort === 'cancel') {
     const { recorded } = await recordWithRetry(() => queue.attempts.cancelled(captureId, target.id, attempt, phase, timings), limit, log);
-    log.info({ outcome: 'cancelled', recorded, phase, ...(settle === undefined ? {} : { settle }) }, 'capture cancelled');
+    log.info({ outcome: 'cancelled', recorded, phase, settle }, 'capture cancelled');
     throw new UnrecoverableError('cancelled');
   }
   if (abort === 'shutdown') {
@@ -358,12 +358,12 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
   const info = {
     code: abort === 'lock_lost' ? ('target_lock_lost' as const) : error.code,
     message: abort === 'lock_lost' ? `lost the target lock${phase === null ? '' : ` during ${phase}`} (its lease expired); another capture may hold the target now` : error.message,
-    ...(error.hint === undefined ? {} : { hint: error.hint }),
+    hint: error.hint,
     ...(phase === null ? {} : { phase }),
-    ...(settle === undefined ? {} : { settle }),
+    settle,
   };
   const { recorded } = await recordWithRetry(() => queue.attempts.fail(captureId, target.id, attempt, info, timings, retry), limit, log);
-  log.warn({ outcome: 'failed', recorded, code: info.code, phase, retry, attemptsMade: a.job.attemptsMade, ...(settle === undefined ? {} : { settle }) }, retry ? 'capture failed; will retry' : 'capture failed');
+  log.warn({ outcome: 'failed', recorded, code: info.code, phase, retry, attemptsMade: a.job.attemptsMade, settle }, retry ? 'capture failed; will retry' : 'capture failed');
   if (retry) throw new Error(`${info.code}: ${info.message}`);
   throw new UnrecoverableError(`${info.code}: ${info.message}`);
 }
