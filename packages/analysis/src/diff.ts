@@ -108,6 +108,6 @@ export function topGrowth(diff: SummaryDiff, n = 5): GrowthEntry[] {
       name: c.name,
       countDelta: c.countDelta,
       selfSizeDelta: c.selfSizeDelta,
-      ...(c.retainedSizeDelta === undefined ? {} : { retainedSizeDelta: c.retainedSizeDelta }),
+      retainedSizeDelta: c.retainedSizeDelta,
     }));
 }
