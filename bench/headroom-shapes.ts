@@ -62,7 +62,7 @@ async function measurePoint(pid: number, endpoint: CaptureOptions['endpoint'], s
   const rssBefore = statusKb(pid, 'VmRSS') * 1024;
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
   const head = headKeeper();
-  const result = await captureHeapSnapshot({ endpoint, timeouts: { snapshotMs: 20 * 60_000 }, ...(previous === undefined ? {} : { headroom: { previous } }) }, head.consume);
+  const result = await captureHeapSnapshot({ endpoint, timeouts: { snapshotMs: 20 * 60_000 }, headroom: { previous } }, head.consume);
   const extraBytes = statusKb(pid, 'VmHWM') * 1024 - rssBefore;
   return {
     shape,

@@ -112,7 +112,7 @@ async function inProcess(target: NodeTarget, path: string, rep: number, load: nu
   try {
     const { result, pause } = await withPauseProbe(target, () => target.request(`writeHeapSnapshot ${path}`, 'WROTE ', RUN_TIMEOUT_MS));
     const generateMs = firstByteNs === undefined ? undefined : Number(firstByteNs - pause.startNs) / 1e6;
-    return { mode: 'in-process', rep, ms: Number(result.split(' ')[1]), ...pauseFields(pause), ...(generateMs === undefined ? {} : { generateMs }), load };
+    return { mode: 'in-process', rep, ms: Number(result.split(' ')[1]), ...pauseFields(pause), generateMs, load };
   } finally {
     clearInterval(poll);
     await rm(path, { force: true });
@@ -136,7 +136,7 @@ function ours(mode: keyof typeof OURS, targetArgs: string[], dir: string, rep: n
 }
 
 function pauseFields(pause: Pause | undefined): Pick<Run, 'pauseMs' | 'targetCpuMs' | 'targetWaitMs'> {
-  return pause === undefined ? {} : { pauseMs: pause.ms, targetCpuMs: pause.mainCpuMs, targetWaitMs: pause.mainWaitMs };
+  return { pauseMs: pause?.ms, targetCpuMs: pause?.mainCpuMs, targetWaitMs: pause?.mainWaitMs };
 }
 
 function fromCapture(mode: Mode, rep: number, cap: CliCapture, load: number, pause?: Pause): Run {

@@ -75,8 +75,8 @@ async function ours(label: string, node: NodeVersion, dir: string, options: Omit
         generateMs: result.timings.generate,
         serializeMs: result.timings.serialize,
         warmDecision: result.warm.decision,
-        ...(result.facts.v8Version === undefined ? {} : { v8: result.facts.v8Version }),
-        ...(result.warm.durationMs === undefined ? {} : { warmMs: result.warm.durationMs }),
+        v8: result.facts.v8Version,
+        warmMs: result.warm.durationMs,
       };
       progress(row);
       return row;

@@ -22,13 +22,11 @@ const startRssKb = rssKb(process.pid);
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const out = await runCapture({
-  captureId: newCaptureId(),
-  targetId: 'bench',
-  endpoint: { kind: 'node', inspect },
-  sink,
+  kind: 'snapshot',
+  ids: { captureId: newCaptureId(), targetId: 'bench' },
+  store: sink,
   gzip: true,
-  warm: 'auto',
-  gc: false,
+  capture: { endpoint: { kind: 'node', inspect }, warm: 'auto', gc: false },
 });
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);

@@ -108,6 +108,7 @@ export function topGrowth(diff: SummaryDiff, n = 5): GrowthEntry[] {
       name: c.name,
       countDelta: c.countDelta,
       selfSizeDelta: c.selfSizeDelta,
+      // Only with both analyses: a growth entry without retained sizes has no such key (compared as written).
       ...(c.retainedSizeDelta === undefined ? {} : { retainedSizeDelta: c.retainedSizeDelta }),
     }));
 }

@@ -10,6 +10,7 @@
  * it is destroyed with `snapshot_truncated` or `target_closed`, so a sink never
  * completes a bad artifact.
  */
+import { definedOnly } from './defined.ts';
 import type { Readable } from 'node:stream';
 import { CaptureError, toCaptureError } from './errors.ts';
 import { PhaseClock, type Phase, type PhaseTimings } from './clock.ts';
@@ -123,7 +124,8 @@ export async function captureHeapSnapshot<T>(
   options: CaptureOptions,
   consume: CaptureConsumer<T>,
 ): Promise<CaptureResult<T>> {
-  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  // A timeout the caller left undefined keeps its default.
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...definedOnly(options.timeouts) };
   const { signal } = options;
   const startedAt = new Date();
   const clock = new PhaseClock();
@@ -159,7 +161,7 @@ export async function captureHeapSnapshot<T>(
     enter('preflight');
     const facts = await gatherRuntimeFacts(session, endpoint);
     assertExpectedPid(endpoint, facts);
-    headroom = await checkHeadroom(session, endpoint, facts, { ...options.headroom, force: options.force === true, ...(options.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: options.memoryLimitBytes }) });
+    headroom = await checkHeadroom(session, endpoint, facts, { ...options.headroom, force: options.force === true, memoryLimitBytes: options.memoryLimitBytes });
     await options.beforeSnapshot?.(facts, endpoint);
     throwIfAborted(signal);
 
@@ -302,9 +304,9 @@ async function streamSnapshot<T>(
       flags,
       reportProgress: options.reportProgress === true,
       timeoutMs: snapshotMs,
-      ...(options.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: options.memoryCeilingBytes }),
-      ...(options.spillDir === undefined ? {} : { spillDir: options.spillDir }),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      memoryCeilingBytes: options.memoryCeilingBytes,
+      spillDir: options.spillDir,
+      signal: options.signal,
       onGenerateProgress: (done, total) => progress({ phase: 'generate', done, total }),
       onChunk: (at, first, stats) => {
         if (first) clock.enter('serialize', at);

@@ -91,7 +91,7 @@ export class CdpTransport extends EventEmitter {
    */
   static async open(url: string, timeoutMs?: number): Promise<CdpTransport> {
     // The inspector does not compress; no extension is asked for.
-    return new CdpTransport(await WsClient.open(url, { maxPayload: MAX_PAYLOAD, ...(timeoutMs === undefined ? {} : { timeoutMs }) }));
+    return new CdpTransport(await WsClient.open(url, { maxPayload: MAX_PAYLOAD, timeoutMs }));
   }
 
   /**

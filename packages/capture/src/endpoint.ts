@@ -167,7 +167,7 @@ async function awaitPidInspector(pid: number, host: string, port: number, opened
     throwIfAborted(options.signal);
     try {
       const resolved = await resolveNodeHostPort(`${host}:${port}`, { ...options, timeoutMs: Math.min(options.timeoutMs, 2_000) });
-      return { ...resolved, description: `node pid ${pid} (${host}:${port})`, expectPid: pid, ...(opened === undefined ? {} : { openedInspector: opened }) };
+      return { ...resolved, description: `node pid ${pid} (${host}:${port})`, expectPid: pid, openedInspector: opened };
     } catch (err) {
       if (!(err instanceof CaptureError) || err.code !== 'target_unreachable' || Date.now() > deadline) {
         if (err instanceof CaptureError && err.code === 'target_unreachable') {

@@ -98,7 +98,7 @@ socket.on('end', () => {
   port.close();
 });
 socket.on('error', (err: NodeJS.ErrnoException) => {
-  post({ kind: 'error', message: err.message, ...(err.code === undefined ? {} : { code: err.code }) });
+  post({ kind: 'error', message: err.message, code: err.code });
   socket.destroy();
   port.close();
 });

@@ -90,7 +90,7 @@ export async function closeOpenedInspector(opened: OpenedInspector, via: { sessi
     note = `could not reach the inspector to close it: ${(err as Error).message}`;
   }
   const closed = await waitPortClosed(opened.host, opened.port, deadline);
-  return { openedByHeapcap: true, closed, address, ...(closed || note === undefined ? {} : { note }) };
+  return { openedByHeapcap: true, closed, address, note: closed ? undefined : note };
 }
 
 /** A sentence for an error message when an inspector heapcap opened is still listening. */

@@ -2,6 +2,7 @@
  * A dry run: connect, gather the preflight facts and the headroom decision,
  * and take nothing (no snapshot, no domain enabled, nothing left in the target).
  */
+import { definedOnly } from './defined.ts';
 import { CaptureError } from './errors.ts';
 import { resolveEndpoint, type EndpointSpec, type ResolvedEndpoint } from './endpoint.ts';
 import { CdpSession } from './session.ts';
@@ -26,7 +27,8 @@ export interface PreflightReport {
 
 /** Run the preflight phase alone; a refusal is reported in `headroom.action`, not thrown. */
 export async function preflightOnly(options: PreflightOptions): Promise<PreflightReport> {
-  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  // A timeout the caller left undefined keeps its default.
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...definedOnly(options.timeouts) };
   const { signal } = options;
   throwIfAborted(signal);
   const endpoint = await resolveEndpoint(options.endpoint, { timeoutMs: timeouts.connectMs, ...(signal ? { signal } : {}) });

@@ -15,6 +15,7 @@
  * left running in the target. The session is therefore not tied to the abort
  * signal (an aborted session closes at once); the engine watches it instead.
  */
+import { definedOnly } from './defined.ts';
 import { Readable } from 'node:stream';
 import type { Protocol } from 'devtools-protocol';
 import { CaptureError, toCaptureError } from './errors.ts';
@@ -90,7 +91,8 @@ const RELEASE_MS = 1_000;
 
 /** Take an allocation sampling profile; thrown errors carry `phase`, `timings` and `details.samplingStopped`. */
 export async function captureSamplingProfile<T>(options: SamplingOptions, consume: (profile: Readable, facts: RuntimeFacts) => Promise<T>): Promise<SamplingResult<T>> {
-  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  // A timeout the caller left undefined keeps its default.
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...definedOnly(options.timeouts) };
   const { signal } = options;
   const intervalBytes = options.samplingIntervalBytes ?? DEFAULT_SAMPLING_INTERVAL_BYTES;
   const startedAt = new Date();

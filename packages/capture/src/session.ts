@@ -68,8 +68,8 @@ export class CdpSession {
       const detail = why === undefined || why.message === 'the WebSocket closed' ? '' : `: ${describe(why)}`;
       this.#fail(new CaptureError('target_closed', `the inspector connection to ${shown} closed (the target exited or dropped the debugger)${detail}`, {
         hint: 'check whether the target process crashed or was OOM-killed (dmesg, container events)',
-        ...(why === undefined ? {} : { cause: why }),
-        ...(why?.code === undefined ? {} : { details: { errno: why.code } }),
+        cause: why,
+        details: why?.code === undefined ? undefined : { errno: why.code },
       }));
     });
     this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
@@ -96,7 +96,7 @@ export class CdpSession {
       const errno = (err as NodeJS.ErrnoException).code;
       throw new CaptureError('target_unreachable', `could not open the inspector WebSocket ${shown}: ${describe(err)}`, {
         cause: err,
-        ...(errno === undefined ? {} : { details: { errno } }),
+        details: errno === undefined ? undefined : { errno },
         hint: 'the target may have exited, or the URL is stale (inspector URLs change when the process restarts)',
       });
     }

@@ -90,8 +90,8 @@ export function takeSnapshot<T>(session: CdpSession, consume: SnapshotConsumer<T
 export async function takeSnapshotVia<T>(session: CdpSession, consume: SnapshotConsumer<T>, options: TakeSnapshotOptions, produce: SnapshotProducer | undefined): Promise<TakenSnapshot<T>> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_SNAPSHOT_MS;
   const stream = new SnapshotStream({
-    ...(options.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: options.memoryCeilingBytes }),
-    ...(options.spillDir === undefined ? {} : { spillDir: options.spillDir }),
+    memoryCeilingBytes: options.memoryCeilingBytes,
+    spillDir: options.spillDir,
   });
   // Failures are reported through this function's rejection; the consumer may
   // not have attached its pipeline yet (it may still be opening a file or an

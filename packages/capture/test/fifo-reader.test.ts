@@ -77,7 +77,7 @@ void describe('the pipe transport reads its FIFO on a thread of its own', { time
         hash.update(bytes);
         got += bytes.length;
       },
-      blocks === undefined ? {} : { blocks },
+      { blocks },
     );
     const writer = spawn(process.execPath, ['-e', WRITER, fifo, String(mib), progress], { stdio: 'inherit' });
     const exited = new Promise<number | null>((resolve) => writer.once('exit', resolve));

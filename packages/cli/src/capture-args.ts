@@ -1,7 +1,7 @@
 /** Flags of `heapcap capture`, validated into a typed command. */
 import { parseArgs } from 'node:util';
 import { CaptureError } from '@heapcap/errors';
-import type { EndpointSpec, SnapshotTransport, WarmMode } from '@heapcap/capture';
+import { definedOnly, type EndpointSpec, type SnapshotTransport, type WarmMode } from '@heapcap/capture';
 import { parseDuration, parseStorageUrl, type S3Settings, type StorageConfig } from '@heapcap/config';
 
 /** A validated `heapcap capture` invocation. */
@@ -157,19 +157,15 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
       endpoint = {
         kind: 'chromium',
         browser: values.chromium!,
-        select: {
-          ...(values['url-pattern'] === undefined ? {} : { urlPattern: values['url-pattern'] }),
-          ...(values['title-pattern'] === undefined ? {} : { titlePattern: values['title-pattern'] }),
-          ...(type === undefined ? {} : { type: type as 'page' }),
-          ...(values.pick === undefined ? {} : { pick: values.pick as 'first' | 'only' }),
-        },
+        // Only the flags given: the spec is compared and shown as the operator wrote it.
+        select: definedOnly({ urlPattern: values['url-pattern'], titlePattern: values['title-pattern'], type: type as 'page' | undefined, pick: values.pick as 'first' | 'only' | undefined }),
       };
       derivedId = `chromium-${values.chromium!}`;
       break;
     }
     case 'pid': {
       const pid = positiveInt(values.pid!, '--pid');
-      endpoint = { kind: 'node-pid', pid, ...(values.port === undefined ? {} : { port: positiveInt(values.port, '--port', 65535) }) };
+      endpoint = { kind: 'node-pid', pid, ...definedOnly({ port: values.port === undefined ? undefined : positiveInt(values.port, '--port', 65535) }) };
       derivedId = `pid-${pid}`;
       break;
     }

@@ -47,26 +47,28 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
     if (cmd.dryRun) return await dryRun(cmd, controller.signal);
     if (cmd.sampling !== undefined) return await sample(cmd, cmd.sampling, env, controller.signal, progress);
     const out = await runCapture({
-      captureId: newCaptureId(),
-      targetId: cmd.targetId,
-      endpoint: cmd.endpoint,
-      sink: await sinkFor(cmd.storage),
+      kind: 'snapshot',
+      ids: { captureId: newCaptureId(), targetId: cmd.targetId },
+      store: await storeFor(cmd.storage),
       gzip: cmd.gzip,
-      warm: cmd.warm,
-      gc: cmd.gc,
-      exposeInternals: cmd.exposeInternals,
-      captureNumericValue: cmd.captureNumericValue,
-      memoryCeilingBytes: cmd.memoryCeilingBytes,
-      spillDir: cmd.spillDir,
-      transport: cmd.transport,
-      pipeDir: cmd.pipeDir,
-      snapshotTimeoutMs: cmd.snapshotTimeoutMs,
-      force: cmd.force,
-      memoryLimitBytes: cmd.memoryLimitBytes,
       trigger: triggerOf(cmd, env),
+      capture: {
+        endpoint: cmd.endpoint,
+        warm: cmd.warm,
+        gc: cmd.gc,
+        exposeInternals: cmd.exposeInternals,
+        captureNumericValue: cmd.captureNumericValue,
+        memoryCeilingBytes: cmd.memoryCeilingBytes,
+        spillDir: cmd.spillDir,
+        transport: cmd.transport,
+        pipeDir: cmd.pipeDir,
+        timeouts: { snapshotMs: cmd.snapshotTimeoutMs },
+        force: cmd.force,
+        memoryLimitBytes: cmd.memoryLimitBytes,
+        signal: controller.signal,
+        onProgress: progress === undefined ? undefined : (p) => progress.update(p),
+      },
       summary: config.summaryLargestStrings > 0 ? { largestStrings: config.summaryLargestStrings } : {},
-      signal: controller.signal,
-      ...(progress === undefined ? {} : { onProgress: (p) => progress.update(p) }),
     });
     progress?.clear();
     if (cmd.json) {
@@ -100,18 +102,17 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
 async function sample(cmd: CaptureCommand, sampling: NonNullable<CaptureCommand['sampling']>, env: Record<string, string | undefined>, signal: AbortSignal, progress: ProgressLine | undefined): Promise<number> {
   const out = await runCapture({
     kind: 'sampling',
-    samplingSeconds: sampling.seconds,
-    samplingIntervalBytes: sampling.intervalBytes,
-    captureId: newCaptureId(),
-    targetId: cmd.targetId,
-    endpoint: cmd.endpoint,
-    sink: await sinkFor(cmd.storage),
+    ids: { captureId: newCaptureId(), targetId: cmd.targetId },
+    store: await storeFor(cmd.storage),
     gzip: cmd.gzip,
-    warm: 'never',
-    gc: false,
     trigger: triggerOf(cmd, env),
-    signal,
-    ...(progress === undefined ? {} : { onProgress: (p) => progress.update(p) }),
+    sampling: {
+      endpoint: cmd.endpoint,
+      durationMs: sampling.seconds * 1000,
+      samplingIntervalBytes: sampling.intervalBytes,
+      signal,
+      onProgress: progress === undefined ? undefined : (p) => progress.update(p),
+    },
   });
   progress?.clear();
   process.stdout.write(cmd.json ? `${JSON.stringify(out.manifest, null, 2)}\n` : `${samplingTable(out.manifest, out.manifestObject.location)}\n`);
@@ -128,7 +129,7 @@ async function dryRun(cmd: CaptureCommand, signal: AbortSignal): Promise<number>
   const report = await preflightOnly({
     endpoint: cmd.endpoint,
     force: cmd.force,
-    ...(cmd.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: cmd.memoryLimitBytes }),
+    memoryLimitBytes: cmd.memoryLimitBytes,
     signal,
   });
   // --pid: a dry run leaves the target's inspector as it found it, too.
@@ -144,8 +145,8 @@ async function dryRun(cmd: CaptureCommand, signal: AbortSignal): Promise<number>
   return report.headroom.action === 'refuse' ? EXIT.refused : EXIT.ok;
 }
 
-/** The sink for this capture; the S3 client is loaded only when S3 is the target. */
-async function sinkFor(storage: StorageConfig): Promise<ArtifactStore> {
+/** The store for this capture; the S3 client is loaded only when S3 is the target. */
+async function storeFor(storage: StorageConfig): Promise<ArtifactStore> {
   if (storage.kind === 'file') return createFileSink({ dir: storage.dir });
   const { createStore } = await import('@heapcap/storage');
   return createStore(storage);

@@ -44,7 +44,7 @@ export async function callApi(api: ApiTarget, method: 'GET' | 'POST' | 'PUT' | '
     res = await fetch(`${api.url}${path}`, {
       method,
       headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {

@@ -83,8 +83,8 @@ export async function triggerMain(argv: string[], env: Record<string, string | u
     const body = {
       target: args.target,
       force: args.force,
-      ...(args.reason === undefined ? {} : { reason: args.reason }),
-      ...(args.samplingSeconds === undefined ? {} : { options: { kind: 'sampling', samplingSeconds: args.samplingSeconds } }),
+      reason: args.reason,
+      options: args.samplingSeconds === undefined ? undefined : { kind: 'sampling', samplingSeconds: args.samplingSeconds },
     };
     // The API holds the request up to --wait seconds; allow for the round trip on top.
     const res = await callApi(api, 'POST', `/v1/captures${query}`, body, ((args.waitSeconds ?? 0) + 30) * 1000);

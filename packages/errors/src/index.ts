@@ -85,9 +85,9 @@ export class CaptureError extends Error {
     return {
       code: this.code,
       message: this.message,
-      ...(this.hint === undefined ? {} : { hint: this.hint }),
-      ...(this.phase === undefined ? {} : { phase: this.phase }),
-      ...(this.details === undefined ? {} : { details: this.details }),
+      hint: this.hint,
+      phase: this.phase,
+      details: this.details,
     };
   }
 }

@@ -4,6 +4,6 @@
  * run to take a capture.
  */
 export { runCapture, type RunCaptureOutput } from './run-capture.ts';
-export type { RunCaptureInput } from './types.ts';
+export type { RunCaptureInput, RunSamplingInput, RunSnapshotInput } from './types.ts';
 export { runSamplingCapture, type RunSamplingOutput } from './run-sampling.ts';
 export { buildManifest, type CaptureManifestInput, type CaptureSummaryOutcome } from './manifest.ts';

@@ -58,10 +58,10 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
     inspector: result.inspector,
     transport: result.transport,
     // chromium: how many targets the selector matched and which one was taken.
-    ...(result.endpoint.selected === undefined ? {} : { selection: selectionOf(result.endpoint.selected) }),
+    selection: result.endpoint.selected === undefined ? undefined : selectionOf(result.endpoint.selected),
     artifact: artifactOf(stored),
     snapshot: stored.header,
-    ...(input.trigger === undefined ? {} : { trigger: input.trigger }),
+    trigger: input.trigger,
     ...summaryLink(input.summary),
     startedAt: result.startedAt.toISOString(),
     finishedAt: result.finishedAt.toISOString(),
@@ -75,8 +75,8 @@ export function runtimeOf(facts: RuntimeFacts): CaptureManifest['runtime'] {
     product: facts.product,
     version: facts.version,
     v8Version: facts.v8Version ?? null,
-    ...(facts.pid === undefined ? {} : { pid: facts.pid }),
-    ...(facts.url === undefined ? {} : { url: facts.url }),
+    pid: facts.pid,
+    url: facts.url,
   };
 }
 

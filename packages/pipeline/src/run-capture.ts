@@ -6,13 +6,13 @@
  */
 import { pipeline, type Readable } from 'node:stream';
 import { SummaryTee } from '@heapcap/analysis';
-import { captureHeapSnapshot, type CaptureOptions, type CaptureResult } from '@heapcap/capture';
+import { captureHeapSnapshot, type CaptureResult } from '@heapcap/capture';
 import { toCaptureError } from '@heapcap/errors';
 import type { ArtifactRef, ArtifactStore, CaptureManifest, StoredArtifact, StoredObject } from '@heapcap/storage';
 import { buildManifest, type CaptureSummaryOutcome } from './manifest.ts';
 import { storeManifest } from './store-manifest.ts';
 import { runSamplingCapture, type RunSamplingOutput } from './run-sampling.ts';
-import type { RunCaptureInput } from './types.ts';
+import type { RunCaptureInput, RunSamplingInput, RunSnapshotInput } from './types.ts';
 
 export interface RunCaptureOutput {
   kind: 'snapshot';
@@ -26,58 +26,42 @@ export interface RunCaptureOutput {
 }
 
 /**
- * Capture into the sink and write the manifest; on any failure nothing is left
- * behind. `kind: 'sampling'` takes an allocation sampling profile instead of a
- * snapshot (the snapshot-only inputs are then ignored).
+ * Capture into the store and write the manifest; on any failure nothing is
+ * left behind. `kind: 'sampling'` takes an allocation sampling profile instead
+ * of a snapshot.
  */
-export function runCapture(input: RunCaptureInput & { kind?: 'snapshot' | undefined }): Promise<RunCaptureOutput>;
-export function runCapture(input: RunCaptureInput & { kind: 'sampling' }): Promise<RunSamplingOutput>;
+export function runCapture(input: RunSnapshotInput): Promise<RunCaptureOutput>;
+export function runCapture(input: RunSamplingInput): Promise<RunSamplingOutput>;
 export function runCapture(input: RunCaptureInput): Promise<RunCaptureOutput | RunSamplingOutput>;
 export async function runCapture(input: RunCaptureInput): Promise<RunCaptureOutput | RunSamplingOutput> {
   return input.kind === 'sampling' ? runSamplingCapture(input) : runSnapshotCapture(input);
 }
 
-async function runSnapshotCapture(input: RunCaptureInput): Promise<RunCaptureOutput> {
-  const startedAt = new Date();
-  const ref: ArtifactRef = { captureId: input.captureId, targetId: input.targetId, startedAt, gzip: input.gzip };
-  const options: CaptureOptions = {
-    endpoint: input.endpoint,
-    warm: input.warm,
-    gc: input.gc,
-    exposeInternals: input.exposeInternals === true,
-    captureNumericValue: input.captureNumericValue === true,
-    ...(input.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: input.memoryCeilingBytes }),
-    ...(input.spillDir === undefined ? {} : { spillDir: input.spillDir }),
-    ...(input.transport === undefined ? {} : { transport: input.transport }),
-    ...(input.pipeDir === undefined ? {} : { pipeDir: input.pipeDir }),
-    ...(input.snapshotTimeoutMs === undefined ? {} : { timeouts: { snapshotMs: input.snapshotTimeoutMs } }),
-    force: input.force === true,
-    ...(input.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: input.memoryLimitBytes }),
-    ...(input.headroomPrevious === undefined ? {} : { headroom: { previous: input.headroomPrevious } }),
-    ...(input.signal === undefined ? {} : { signal: input.signal }),
-    ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
-    // Prove the store can take the artifact before the target is paused for it.
-    beforeSnapshot: () => input.sink.check(input.signal),
-  };
+async function runSnapshotCapture(input: RunSnapshotInput): Promise<RunCaptureOutput> {
+  const { ids, store, capture } = input;
+  const { signal } = capture;
+  const ref: ArtifactRef = { captureId: ids.captureId, targetId: ids.targetId, startedAt: new Date(), gzip: input.gzip };
   const tee = input.summary === false ? undefined : new SummaryTee(input.summary ?? {});
-  // `release`: the store's last stage gives each of the engine's blocks back once done with it (the
-  // summary tee passes the same chunks through, so the sink's stages see the engine's blocks).
-  const result = await captureHeapSnapshot(options, (snapshot: Readable, _facts, release) =>
-    input.sink.put(ref, tee === undefined ? snapshot : through(snapshot, tee), { release, ...(input.signal === undefined ? {} : { signal: input.signal }) }),
+  const result = await captureHeapSnapshot(
+    // Prove the store can take the artifact before the target is paused for it.
+    { ...capture, beforeSnapshot: () => store.check(signal) },
+    // `release`: the store's last stage gives each of the engine's blocks back once done with it (the
+    // summary tee passes the same chunks through, so the store's stages see the engine's blocks).
+    (snapshot: Readable, _facts, release) => store.put(ref, tee === undefined ? snapshot : through(snapshot, tee), { release, signal }),
   );
   const stored = result.consumed;
-  const summary = tee === undefined ? ({ kind: 'off' } as const) : await storeSummary(input.sink, ref, tee);
+  const summary = tee === undefined ? ({ kind: 'off' } as const) : await storeSummary(store, ref, tee);
   const manifest = buildManifest({
-    captureId: input.captureId,
-    target: { id: input.targetId, kind: input.endpoint.kind, endpoint: result.endpoint.description, labels: input.labels ?? {} },
+    captureId: ids.captureId,
+    target: { id: ids.targetId, kind: capture.endpoint.kind, endpoint: result.endpoint.description, labels: input.labels ?? {} },
     result,
     stored,
     gzip: input.gzip,
-    warmMode: input.warm,
-    ...(input.trigger === undefined ? {} : { trigger: input.trigger }),
+    warmMode: result.warm.mode,
+    trigger: input.trigger,
     summary,
   });
-  const manifestObject = await storeManifest(input.sink, ref, manifest);
+  const manifestObject = await storeManifest(store, ref, manifest);
   return { kind: 'snapshot', manifest, manifestObject, stored, result, summary };
 }
 

@@ -4,43 +4,39 @@
  * neither imports the other for it.
  */
 import type { SummaryOptions } from '@heapcap/analysis';
-import type { CaptureProgress, EndpointSpec, SamplingProgress, SnapshotTransport, WarmMode } from '@heapcap/capture';
+import type { CaptureOptions, SamplingOptions } from '@heapcap/capture';
 import type { ArtifactStore } from '@heapcap/storage';
 import type { CaptureManifestInput } from './manifest.ts';
 
-/** What one capture job takes: the target, the store, and the options of either kind. */
-export interface RunCaptureInput {
-  /** A heap snapshot (default) or an allocation sampling profile (run-sampling.ts). */
-  kind?: 'snapshot' | 'sampling' | undefined;
-  /** Sampling only: how long to sample (default 30). */
-  samplingSeconds?: number | undefined;
-  /** Sampling only: average bytes between samples (default V8's 32768). */
-  samplingIntervalBytes?: number | undefined;
-  captureId: string;
-  targetId: string;
-  endpoint: EndpointSpec;
-  labels?: Record<string, string>;
-  sink: ArtifactStore;
+/** What every capture job carries, whatever it takes. */
+interface RunCaptureCommon {
+  ids: { captureId: string; targetId: string };
+  /** Where the artifact, its summary and its manifest go. */
+  store: ArtifactStore;
   gzip: boolean;
-  warm: WarmMode;
-  gc: boolean;
-  exposeInternals?: boolean;
-  captureNumericValue?: boolean;
-  memoryCeilingBytes?: number;
-  spillDir?: string | undefined;
-  snapshotTimeoutMs?: number | undefined;
-  /** How the snapshot bytes travel (default cdp); see @heapcap/capture's pipe transport. */
-  transport?: SnapshotTransport | undefined;
-  pipeDir?: string | undefined;
-  /** Capture even when the headroom gate refuses. */
-  force?: boolean;
-  /** The target's configured memory limit. */
-  memoryLimitBytes?: number | undefined;
-  /** What the target's last measured capture cost (heap used, extra RSS): the gate scales it to today's heap. */
-  headroomPrevious?: { heapUsedBytes: number; extraBytes: number } | undefined;
+  labels?: Record<string, string> | undefined;
   trigger?: CaptureManifestInput['trigger'];
-  /** Summarize the snapshot while it streams (default on); options such as `largestStrings`. */
-  summary?: false | SummaryOptions;
-  signal?: AbortSignal;
-  onProgress?: (p: CaptureProgress | SamplingProgress) => void;
 }
+
+/** A heap snapshot. */
+export interface RunSnapshotInput extends RunCaptureCommon {
+  kind: 'snapshot';
+  /**
+   * The engine's options, built once by the caller and handed to
+   * captureHeapSnapshot as they are; the pipeline adds only its own
+   * `beforeSnapshot` (the store check). Its `signal` cancels the upload too.
+   */
+  capture: Omit<CaptureOptions, 'beforeSnapshot'>;
+  /** Summarize the snapshot while it streams (default on); options such as `largestStrings`. */
+  summary?: false | SummaryOptions | undefined;
+}
+
+/** An allocation sampling profile (run-sampling.ts). */
+export interface RunSamplingInput extends RunCaptureCommon {
+  kind: 'sampling';
+  /** The engine's options, as for `capture`; `durationMs` in whole seconds (the manifest records seconds). */
+  sampling: Omit<SamplingOptions, 'beforeSampling'>;
+}
+
+/** What one capture job takes: the ids, the store, and the engine's options of either kind. */
+export type RunCaptureInput = RunSnapshotInput | RunSamplingInput;

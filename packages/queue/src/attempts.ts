@@ -32,7 +32,7 @@ export class AttemptRecorder {
   /** queued (or running, left by a dead worker) → running; increments `attempts`. The new attempt number is `attempts`. */
   start(captureId: string, targetId: string, workerId?: string): Promise<TransitionResult> {
     const now = new Date().toISOString();
-    return this.#transition(captureId, targetId, 'running', ['queued', 'running'], undefined, true, { startedAt: now, phase: null, error: null, ...(workerId === undefined ? {} : { worker: workerId }) });
+    return this.#transition(captureId, targetId, 'running', ['queued', 'running'], undefined, true, { startedAt: now, phase: null, error: null, worker: workerId });
   }
 
   /** Record the phase running now. */

@@ -61,10 +61,10 @@ export class AuditLog {
         at: f['at'] ?? '',
         action: f['action'] ?? '',
         who: f['who'] ?? '',
-        ...(f['from'] === undefined ? {} : { from: f['from'] }),
-        ...(f['targetId'] === undefined ? {} : { targetId: f['targetId'] }),
-        ...(f['captureId'] === undefined ? {} : { captureId: f['captureId'] }),
-        ...(f['details'] === undefined ? {} : { details: JSON.parse(f['details']) as Record<string, unknown> }),
+        from: f['from'],
+        targetId: f['targetId'],
+        captureId: f['captureId'],
+        details: f['details'] === undefined ? undefined : (JSON.parse(f['details']) as Record<string, unknown>),
       };
     });
   }

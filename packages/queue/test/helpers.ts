@@ -13,4 +13,4 @@ export function nodeTarget(id: string, inspect = '127.0.0.1:9'): Target {
 }
 
 /** A REST trigger. */
-export const restTrigger = (who = 'oncall', reason?: string) => ({ kind: 'rest' as const, who, ...(reason === undefined ? {} : { reason }) });
+export const restTrigger = (who = 'oncall', reason?: string) => ({ kind: 'rest' as const, who, reason });

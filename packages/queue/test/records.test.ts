@@ -158,7 +158,7 @@ void test('listCaptures: filters, newest first, cursor pages without gaps or rep
   let cursor: string | undefined;
   let pages = 0;
   do {
-    const page = await q.listCaptures({ limit: 7, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await q.listCaptures({ limit: 7, cursor });
     seen.push(...page.items.map((r) => r.id));
     cursor = page.nextCursor ?? undefined;
     pages++;

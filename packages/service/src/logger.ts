@@ -49,7 +49,7 @@ export function createLogger(level: LevelWithSilent, options: { service?: string
   const settings = {
     level,
     // pino's default base (pid, hostname) plus the service name: which process of which host said it.
-    base: { pid: process.pid, hostname: hostname(), ...(options.service === undefined ? {} : { service: options.service }) },
+    base: { pid: process.pid, hostname: hostname(), service: options.service },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
   return options.destination === undefined ? pino(settings) : pino(settings, options.destination);

@@ -62,7 +62,7 @@ export function button(text: string, actionId: string, value: string, style?: 'p
     text: { type: 'plain_text', text: fit(text, LIMITS.buttonText), emoji: true },
     action_id: actionId.slice(0, LIMITS.actionId),
     value: value.slice(0, LIMITS.buttonValue),
-    ...(style === undefined ? {} : { style }),
+    style,
   };
 }
 

@@ -32,7 +32,7 @@ export function clientErrorToApiError(err: NodeJS.ErrnoException & { reason?: un
       return new ApiError(
         'malformed_request',
         `not a valid HTTP/1.1 request${reason} (header values must not contain CR, LF or NUL)`,
-        err.code === undefined ? {} : { parserError: err.code },
+        { parserError: err.code },
       );
     }
   }

@@ -73,7 +73,7 @@ void describe('auth, rate limits, audit and redaction', () => {
       ['admin', 'DELETE', '/v1/targets/b', undefined, 204],
     ];
     for (const [who, method, url, body, status] of cases) {
-      const res = await h.app.inject({ method: method as 'GET', url, headers: { ...auth(who), ...json }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+      const res = await h.app.inject({ method: method as 'GET', url, headers: { ...auth(who), ...json }, payload: body === undefined ? undefined : JSON.stringify(body) });
       assert.equal(res.statusCode, status, `${who} ${method} ${url}: ${res.body}`);
     }
     const audit = (await h.queue.audit.recent(10)).map((e) => `${e.who} ${e.action} ${e.targetId ?? ''}`);

@@ -157,7 +157,7 @@ void describe('bad inputs', () => {
         method: c.method ?? 'POST',
         url: c.url ?? '/v1/captures',
         headers,
-        ...(c.payload === undefined ? {} : { payload: typeof c.payload === 'string' ? c.payload : JSON.stringify(c.payload) }),
+        payload: c.payload === undefined || typeof c.payload === 'string' ? c.payload : JSON.stringify(c.payload),
         ...(c.payload !== undefined && typeof c.payload !== 'string' && headers['content-type'] === undefined ? { headers: { ...headers, 'content-type': 'application/json' } } : {}),
       });
       assert.equal(res.statusCode, c.status, res.body);

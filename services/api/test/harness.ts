@@ -93,7 +93,7 @@ export interface Harness {
 
 /** Builds a harness; the caller closes it in `after`/`finally`. */
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
-  const world = await createTestWorld(opts.redisUrl, { queue: { redisTimeoutMs: 2_000 }, storePrefix: 'heapcap-api-test', ...(opts.targets === undefined ? {} : { targets: opts.targets }) });
+  const world = await createTestWorld(opts.redisUrl, { queue: { redisTimeoutMs: 2_000 }, storePrefix: 'heapcap-api-test', targets: opts.targets });
   const { queue } = world;
   const sink = opts.sink ?? world.store;
   const logs = new LogCapture();

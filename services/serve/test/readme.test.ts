@@ -70,14 +70,14 @@ async function call(url: string, init: { method?: string; token?: string; body?:
   return fetch(url, {
     method: init.method ?? 'GET',
     headers: { ...(init.token === undefined ? {} : { authorization: `Bearer ${init.token}` }), ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
     signal: AbortSignal.timeout(90_000),
   });
 }
 
 /** The artifact endpoint's default encoding is the decompressed snapshot JSON. */
 async function downloadSnapshot(base: string, id: string, token?: string): Promise<HeapSnapshotJson> {
-  const res = await call(`${base}/v1/captures/${id}/artifact`, token === undefined ? {} : { token });
+  const res = await call(`${base}/v1/captures/${id}/artifact`, { token });
   assert.equal(res.status, 200, await res.clone().text());
   return JSON.parse(await res.text()) as HeapSnapshotJson;
 }

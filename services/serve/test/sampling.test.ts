@@ -59,7 +59,8 @@ after(async () => {
 async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const res = await fetch(`${serve.url}${path}`, {
     method,
-    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(120_000),
   });
   return { status: res.status, body: (await res.json()) as T };

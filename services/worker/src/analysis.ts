@@ -71,7 +71,7 @@ export async function runAnalysis(deps: AnalysisWorkerDeps, captureId: string): 
     log.warn({ code: error.code, err: error.message }, 'analysis failed');
     const offset = error.details?.['offset'];
     return finish({
-      error: { code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }), ...(typeof offset === 'number' ? { offset } : {}) },
+      error: { code: error.code, message: error.message, hint: error.hint, ...(typeof offset === 'number' ? { offset } : {}) },
     });
   } finally {
     await rm(file, { force: true }).catch(() => undefined);

@@ -76,7 +76,7 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
     return failed;
   }
   if (found === null || found.status !== 'queued') return found;
-  let hunt: LeakHuntRecord = { ...found, status: 'running', startedAt: new Date().toISOString(), ...(deps.workerId === undefined ? {} : { worker: deps.workerId }) };
+  let hunt: LeakHuntRecord = { ...found, status: 'running', startedAt: new Date().toISOString(), worker: deps.workerId };
   const save = async (patch: Partial<LeakHuntRecord>): Promise<void> => {
     hunt = { ...hunt, ...patch };
     await queue.leakHunts.put(hunt);
@@ -134,7 +134,7 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
   } catch (err) {
     const error = toCaptureError(controller.signal.aborted ? controller.signal.reason : err);
     log.warn({ code: error.code, err: error.message, phase: hunt.phase }, 'leak hunt failed');
-    await save({ status: 'failed', finishedAt: new Date().toISOString(), error: { code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) } });
+    await save({ status: 'failed', finishedAt: new Date().toISOString(), error: { code: error.code, message: error.message, hint: error.hint } });
   } finally {
     lease?.stop();
     if (locked) await queue.locks.release(hunt.targetId, token).catch(() => undefined);

@@ -7,6 +7,7 @@
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
+import type { CaptureProgress, SamplingProgress } from '@heapcap/capture';
 import { runCapture, type RunCaptureOutput, type RunSamplingOutput } from '@heapcap/pipeline';
 import { toCaptureError, type CaptureError } from '@heapcap/errors';
 import { CaptureJobSchema, isQueueError, isTerminal, type CaptureRecord, type HeapcapQueue, type Target, type TransitionResult } from '@heapcap/queue';
@@ -179,39 +180,44 @@ async function runAttempt(a: AttemptInput): Promise<void> {
     if (await queue.attempts.cancelRequested(captureId)) abort('cancel');
     const previous = await previousCost(queue, target.id, log);
     log.info('capture started');
-    const out = await runCapture({
-      captureId,
-      targetId: target.id,
-      endpoint,
-      labels: target.labels,
-      // A sampling profile ignores the snapshot-only options below (warm, gc, headroom, transport…).
-      kind: options.kind,
-      samplingSeconds: options.samplingSeconds,
-      samplingIntervalBytes: options.samplingIntervalBytes,
-      sink,
-      gzip,
-      warm: options.warm,
-      gc: options.gc,
-      exposeInternals: options.exposeInternals,
-      captureNumericValue: options.captureNumericValue,
-      // The headroom gate: `forceHeadroom` overrides a refusal (recorded in the manifest).
-      force: options.forceHeadroom,
-      ...(target.memoryLimitBytes === undefined ? {} : { memoryLimitBytes: target.memoryLimitBytes }),
-      ...(previous === null ? {} : { headroomPrevious: previous }),
-      ...(deps.memoryCeilingBytes === undefined ? {} : { memoryCeilingBytes: deps.memoryCeilingBytes }),
-      spillDir: deps.spillDir,
-      transport: deps.snapshotTransport,
-      pipeDir: deps.pipeDir,
-      snapshotTimeoutMs: tuning.snapshotTimeoutMs,
-      trigger: a.record.trigger,
-      summary: (deps.summaryLargestStrings ?? 0) > 0 ? { largestStrings: deps.summaryLargestStrings } : {},
-      signal: controller.signal,
-      onProgress: (p) => {
-        if (p.phase === phase) return;
-        log.debug({ phase: p.phase }, 'phase');
-        setPhase(p.phase);
-      },
-    });
+    const onProgress = (p: CaptureProgress | SamplingProgress): void => {
+      if (p.phase === phase) return;
+      log.debug({ phase: p.phase }, 'phase');
+      setPhase(p.phase);
+    };
+    const common = { ids: { captureId, targetId: target.id }, store: sink, gzip, labels: target.labels, trigger: a.record.trigger };
+    const { signal } = controller;
+    const out = await runCapture(
+      options.kind === 'sampling'
+        ? {
+            ...common,
+            kind: 'sampling',
+            sampling: { endpoint, durationMs: options.samplingSeconds * 1000, samplingIntervalBytes: options.samplingIntervalBytes, signal, onProgress },
+          }
+        : {
+            ...common,
+            kind: 'snapshot',
+            capture: {
+              endpoint,
+              warm: options.warm,
+              gc: options.gc,
+              exposeInternals: options.exposeInternals,
+              captureNumericValue: options.captureNumericValue,
+              // The headroom gate: `forceHeadroom` overrides a refusal (recorded in the manifest).
+              force: options.forceHeadroom,
+              memoryLimitBytes: target.memoryLimitBytes,
+              headroom: previous === null ? undefined : { previous },
+              memoryCeilingBytes: deps.memoryCeilingBytes,
+              spillDir: deps.spillDir,
+              transport: deps.snapshotTransport,
+              pipeDir: deps.pipeDir,
+              timeouts: { snapshotMs: tuning.snapshotTimeoutMs },
+              signal,
+              onProgress,
+            },
+            summary: (deps.summaryLargestStrings ?? 0) > 0 ? { largestStrings: deps.summaryLargestStrings } : {},
+          },
+    );
     await phaseWrites;
     if (out.kind === 'snapshot') await recordCost(queue, target.id, out.result, log);
     const timings = { queued: Math.max(0, startedAtMs - Date.parse(a.record.createdAt)), ...out.result.timings };
@@ -338,7 +344,7 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
   const timings = error.timings ?? null;
   if (abort === 'cancel') {
     const { recorded } = await recordWithRetry(() => queue.attempts.cancelled(captureId, target.id, attempt, phase, timings), limit, log);
-    log.info({ outcome: 'cancelled', recorded, phase, ...(settle === undefined ? {} : { settle }) }, 'capture cancelled');
+    log.info({ outcome: 'cancelled', recorded, phase, settle }, 'capture cancelled');
     throw new UnrecoverableError('cancelled');
   }
   if (abort === 'shutdown') {
@@ -352,12 +358,12 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
   const info = {
     code: abort === 'lock_lost' ? ('target_lock_lost' as const) : error.code,
     message: abort === 'lock_lost' ? `lost the target lock${phase === null ? '' : ` during ${phase}`} (its lease expired); another capture may hold the target now` : error.message,
-    ...(error.hint === undefined ? {} : { hint: error.hint }),
+    hint: error.hint,
     ...(phase === null ? {} : { phase }),
-    ...(settle === undefined ? {} : { settle }),
+    settle,
   };
   const { recorded } = await recordWithRetry(() => queue.attempts.fail(captureId, target.id, attempt, info, timings, retry), limit, log);
-  log.warn({ outcome: 'failed', recorded, code: info.code, phase, retry, attemptsMade: a.job.attemptsMade, ...(settle === undefined ? {} : { settle }) }, retry ? 'capture failed; will retry' : 'capture failed');
+  log.warn({ outcome: 'failed', recorded, code: info.code, phase, retry, attemptsMade: a.job.attemptsMade, settle }, retry ? 'capture failed; will retry' : 'capture failed');
   if (retry) throw new Error(`${info.code}: ${info.message}`);
   throw new UnrecoverableError(`${info.code}: ${info.message}`);
 }

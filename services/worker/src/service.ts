@@ -18,7 +18,7 @@ import { workerFromConfig, type CaptureWorker } from './worker.ts';
 export async function startWorkerPart(ctx: ServiceContext): Promise<CaptureWorker> {
   // A process that captures yields the CPU to paused targets on its host (cpu-priority.ts).
   const priority = lowerCpuPriority(ctx.config.nice);
-  if (priority.nice > 0) ctx.log.info({ nice: priority.nice, threads: priority.lowered, ...(priority.failed === undefined ? {} : { failed: priority.failed }) }, 'capturing at a lower CPU priority than the targets');
+  if (priority.nice > 0) ctx.log.info({ nice: priority.nice, threads: priority.lowered, failed: priority.failed }, 'capturing at a lower CPU priority than the targets');
   // What a killed worker of this host left in the scratch directory (temp-files.ts).
   const swept = await sweepOrphanScratch(ctx.config.spillDir ?? tmpdir());
   if (swept.length > 0) ctx.log.info({ removed: swept }, 'removed scratch files of workers that are gone');

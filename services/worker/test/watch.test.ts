@@ -55,7 +55,8 @@ async function serve(env: Record<string, string>): Promise<RunningHeapcap> {
 async function api<T>(s: RunningHeapcap, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const res = await fetch(`${s.url}${path}`, {
     method,
-    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(30_000),
   });
   const text = await res.text();

@@ -20,7 +20,7 @@ export async function checkHeadroom(session: CdpSession, endpoint: ResolvedEndpo
 /** The error of a forced capture that failed, with the gate's numbers and `forced: true` added to its details. */
 export function forcedFailure(error: CaptureError, report: HeadroomReport): CaptureError {
   const wrapped = new CaptureError(error.code, error.message, {
-    ...(error.hint === undefined ? {} : { hint: error.hint }),
+    hint: error.hint,
     details: {
       ...error.details,
       forced: true,

@@ -8,6 +8,7 @@
  * by `bench/headroom-model.ts` (peak RSS from the target's VmHWM) and the data
  * and each point's error are in docs/headroom.md. Refit there; do not tune here.
  */
+import { definedOnly } from '../defined.ts';
 import { parseV8Version } from '../v8-version.ts';
 
 /** Runtimes whose snapshot cost was measured separately. */
@@ -75,7 +76,7 @@ function costlierNodeFamily(): ModelFamily {
 /** The model for a target, with the per-target override applied. */
 export function modelFor(product: 'node' | 'chromium', v8Version: string | undefined, override?: MemoryModelOverride): MemoryModel {
   const base = MEMORY_MODELS[modelFamily(product, v8Version)];
-  return { ...base, ...(override?.factor === undefined ? {} : { factor: override.factor }), ...(override?.constantBytes === undefined ? {} : { constantBytes: override.constantBytes }) };
+  return { ...base, ...definedOnly({ factor: override?.factor, constantBytes: override?.constantBytes }) };
 }
 
 /** Estimated extra resident memory (bytes) the target needs while the snapshot is built and sent. */

@@ -218,7 +218,7 @@ export class Janitor {
   async #expire(c: Candidate, report: JanitorReport): Promise<void> {
     const { queue, store, log } = this.#o;
     const { redis, keys } = queue;
-    const claim = JSON.stringify({ reason: c.reason, ...(c.scheduleId === undefined ? {} : { scheduleId: c.scheduleId }) });
+    const claim = JSON.stringify({ reason: c.reason, scheduleId: c.scheduleId });
     const [word] = replyStrings(await this.#deadline(CLAIM_SCRIPT.run(redis, [keys.record(c.captureId), keys.retentionPending()], [Date.now(), claim, c.captureId]), 'claim'));
     if (word !== 'ok') {
       // Pinned meanwhile, already expired, or gone: nothing to delete (and nothing pending).
@@ -228,12 +228,12 @@ export class Janitor {
     const record = await queue.getCapture(c.captureId);
     if (record === null || record.artifact === null) return;
     const key = record.artifact.key;
-    const facts = { captureId: c.captureId, targetId: record.targetId, reason: c.reason, key, ...(c.scheduleId === undefined ? {} : { scheduleId: c.scheduleId }) };
+    const facts = { captureId: c.captureId, targetId: record.targetId, reason: c.reason, key, scheduleId: c.scheduleId };
     try {
       // Audited before the objects go: a deletion never happens unrecorded.
-      const entry = await queue.audit.append({ action: 'capture.expire', who: 'retention', targetId: record.targetId, captureId: c.captureId, details: { reason: c.reason, key, ...(c.scheduleId === undefined ? {} : { scheduleId: c.scheduleId }) } });
+      const entry = await queue.audit.append({ action: 'capture.expire', who: 'retention', targetId: record.targetId, captureId: c.captureId, details: { reason: c.reason, key, scheduleId: c.scheduleId } });
       await withDeadline(store.remove({ key }), this.#o.removeTimeoutMs, `deleting ${key}`);
-      const expired = JSON.stringify({ at: new Date().toISOString(), by: 'retention', reason: c.reason, key, ...(c.scheduleId === undefined ? {} : { scheduleId: c.scheduleId }) });
+      const expired = JSON.stringify({ at: new Date().toISOString(), by: 'retention', reason: c.reason, key, scheduleId: c.scheduleId });
       await this.#deadline(
         EXPIRE_SCRIPT.run(redis, [keys.record(c.captureId), keys.retentionPending(), keys.indexStatus('succeeded'), keys.indexStatus('expired')], [c.captureId, new Date().toISOString(), expired]),
         'expire',

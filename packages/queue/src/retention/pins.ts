@@ -17,7 +17,7 @@ export type PinOutcome = 'ok' | 'not_found' | 'expired' | 'expiring';
 /** Pin capture `id` for `by` (a token name) with an optional reason; or unpin it when `pin` is false. */
 export async function setPin(ctx: QueueContext, id: string, pin: boolean, by: string, reason?: string): Promise<{ outcome: PinOutcome; record: CaptureRecord | null }> {
   const now = new Date().toISOString();
-  const pinned = JSON.stringify({ by, at: now, ...(reason === undefined ? {} : { reason }) });
+  const pinned = JSON.stringify({ by, at: now, reason });
   const [word] = replyStrings(await withRedisDeadline(PIN_SCRIPT.run(ctx.redis, [ctx.keys.record(id)], [pinned, now, pin ? '1' : '0']), ctx.settings.redisTimeoutMs, 'pin'));
   const outcome: PinOutcome = word === 'missing' ? 'not_found' : (word as PinOutcome);
   return { outcome, record: outcome === 'not_found' ? null : await getCapture(ctx, id) };

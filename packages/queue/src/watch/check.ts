@@ -64,14 +64,14 @@ export function buildWatchRule(spec: WatchRuleSpec, owner: string, existing: Wat
   const iso = now.toISOString();
   return {
     id: existing?.id ?? spec.id ?? newWatchRuleId(now.getTime()),
-    ...(spec.target === undefined ? {} : { target: spec.target }),
-    ...(spec.selector === undefined ? {} : { selector: spec.selector }),
+    target: spec.target,
+    selector: spec.selector,
     when: spec.when,
     cooldownSeconds: spec.cooldownSeconds ?? DEFAULT_COOLDOWN_SECONDS,
     maxPerDay: spec.maxPerDay ?? DEFAULT_MAX_PER_DAY,
     capture: spec.capture ?? {},
     enabled: spec.enabled ?? true,
-    ...(spec.reason === undefined ? {} : { reason: spec.reason }),
+    reason: spec.reason,
     owner: existing?.owner ?? owner,
     createdAt: existing?.createdAt ?? iso,
     updatedAt: iso,

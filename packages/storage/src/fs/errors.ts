@@ -55,7 +55,7 @@ export function fsStorageError(err: unknown, op: FsOp, path: string, root: strin
   const what = err instanceof Error ? err.message : String(err);
   return new CaptureError('storage_failed', `${VERBS[op]} ${path}: ${code ?? what}${code === undefined ? '' : ` (${what})`}`, {
     hint: hintFor(code, op, root),
-    details: { op, path, ...(code === undefined ? {} : { errno: code }) },
+    details: { op, path, errno: code },
     cause: err,
   });
 }

@@ -82,11 +82,11 @@ export function toStorageError(err: unknown, ctx: S3ErrorContext): CaptureError 
   const details: Record<string, unknown> = {
     op: ctx.op,
     bucket: ctx.bucket,
-    ...(ctx.endpoint === undefined ? {} : { endpoint: ctx.endpoint }),
-    ...(ctx.key === undefined ? {} : { key: ctx.key }),
+    endpoint: ctx.endpoint,
+    key: ctx.key,
     s3Code: net ?? name,
-    ...(status === undefined ? {} : { httpStatus: status }),
-    ...(e.$metadata?.attempts === undefined ? {} : { attempts: e.$metadata.attempts }),
+    httpStatus: status,
+    attempts: e.$metadata?.attempts,
   };
   const reason = err instanceof Error ? err.message : String(err);
   const opts = { details, cause: err };

@@ -114,7 +114,8 @@ export class S3Sink implements ArtifactStore {
       partSize: this.config.partSizeBytes,
       queueSize: this.config.queueSize,
       signal: options.signal,
-      ...(ref.gzip || options.release === undefined ? {} : { release: options.release }),
+      // Gzip copies each chunk into its own output: the release happens in that stage instead.
+      release: ref.gzip ? undefined : options.release,
       ctx: this.#ctx('put', objectKey),
     });
     return {
@@ -258,7 +259,7 @@ export class S3Sink implements ArtifactStore {
   }
 
   #ctx(op: string, key?: string): S3ErrorContext {
-    return { op, bucket: this.config.bucket, endpoint: this.config.endpoint, ...(key === undefined ? {} : { key }) };
+    return { op, bucket: this.config.bucket, endpoint: this.config.endpoint, key };
   }
 
   #location(op: string, key: string): { bucket: string; objectKey: string; ctx: S3ErrorContext } {

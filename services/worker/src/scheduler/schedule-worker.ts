@@ -152,7 +152,7 @@ export class ScheduleWorker {
         }
         if (result.kind === 'done') {
           const t = result.turn;
-          log.info({ outcome: t.outcome, captureId: t.captureId, ...(t.reason === undefined ? {} : { reason: t.reason }) }, `schedule turn: ${t.outcome}`);
+          log.info({ outcome: t.outcome, captureId: t.captureId, reason: t.reason }, `schedule turn: ${t.outcome}`);
         }
         return;
       }

@@ -54,7 +54,7 @@ const capturesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (app, 
           options: body.options,
           force: body.force,
           idempotencyKey,
-          trigger: { kind: 'rest', who: principal.name, from: req.ip, ...(body.reason === undefined ? {} : { reason: body.reason }) },
+          trigger: { kind: 'rest', who: principal.name, from: req.ip, reason: body.reason },
         }),
       );
       const outcome = result.created ? 'created' : result.coalesced ? 'coalesced' : 'replayed';
@@ -66,7 +66,7 @@ const capturesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (app, 
           action: 'capture.trigger',
           targetId: result.record.targetId,
           captureId: result.record.id,
-          details: { outcome, force: body.force, ...(body.reason === undefined ? {} : { reason: body.reason }) },
+          details: { outcome, force: body.force, reason: body.reason },
         }),
       );
       return result;

@@ -106,7 +106,7 @@ const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: Artifa
     analysis: {
       status: r.analysis?.status ?? 'none',
       poll: `/v1/captures/${r.id}/analysis`,
-      ...(r.analysis?.error === undefined ? {} : { error: `${r.analysis.error.code}: ${r.analysis.error.message}` }),
+      error: r.analysis?.error === undefined ? undefined : `${r.analysis.error.code}: ${r.analysis.error.message}`,
     },
   });
 

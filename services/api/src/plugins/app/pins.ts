@@ -23,7 +23,7 @@ const pinsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (app, { qu
     async set(req, id, pin, reason) {
       const before = await fromQueue(() => queue.getCapture(id));
       if (before === null) throw new ApiError('not_found', `no capture ${id}`, { captureId: id });
-      await fromQueue(() => app.audit.record(req, { action: pin ? 'capture.pin' : 'capture.unpin', targetId: before.targetId, captureId: id, ...(reason === undefined ? {} : { details: { reason } }) }));
+      await fromQueue(() => app.audit.record(req, { action: pin ? 'capture.pin' : 'capture.unpin', targetId: before.targetId, captureId: id, details: reason === undefined ? undefined : { reason } }));
       const { outcome, record } = await fromQueue(() => queue.setPin(id, pin, principalOf(req).name, reason));
       if (outcome === 'not_found' || record === null) throw new ApiError('not_found', `no capture ${id}`, { captureId: id });
       if (outcome === 'expired') throw new ApiError('artifact_not_available', `retention already deleted the artifact of ${id} (${record.expired?.reason ?? 'expired'} at ${record.expired?.at ?? '?'}); there is nothing left to pin`, { captureId: id, status: record.status });

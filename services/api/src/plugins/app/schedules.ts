@@ -83,12 +83,13 @@ const schedulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Sched
   };
 
   const audit = (req: FastifyRequest, action: string, s: Schedule, details: Record<string, unknown> = {}): Promise<unknown> =>
-    fromQueue(() => app.audit.record(req, { action, ...(s.target === undefined ? {} : { targetId: s.target }), details: { scheduleId: s.id, ...details } }));
+    fromQueue(() => app.audit.record(req, { action, targetId: s.target, details: { scheduleId: s.id, ...details } }));
 
   const describe = (s: Schedule): Record<string, unknown> => ({
-    ...(s.selector === undefined ? {} : { selector: s.selector }),
-    ...(s.every === undefined ? {} : { every: s.every }),
-    ...(s.cron === undefined ? {} : { cron: s.cron, timezone: s.timezone ?? 'UTC' }),
+    selector: s.selector,
+    every: s.every,
+    cron: s.cron,
+    timezone: s.cron === undefined ? undefined : (s.timezone ?? 'UTC'),
     enabled: s.enabled,
   });
 

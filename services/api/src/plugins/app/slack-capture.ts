@@ -45,7 +45,7 @@ export async function startSlackCapture(
   try {
     result = await deps.queue.requestCapture({
       targetId: ask.targetId,
-      trigger: { kind: 'slack', who, ...(ask.reason === undefined ? {} : { reason: ask.reason }) },
+      trigger: { kind: 'slack', who, reason: ask.reason },
       idempotencyKey: origin.triggerId,
     });
   } catch (err) {
@@ -65,10 +65,10 @@ export async function startSlackCapture(
       via: origin.via,
       slackTeam: caller.teamId,
       slackUser: caller.userId,
-      ...(caller.userName === undefined ? {} : { slackUserName: caller.userName }),
+      slackUserName: caller.userName,
       slackChannel: origin.channelId,
-      ...(ask.reason === undefined ? {} : { reason: ask.reason }),
-      ...(ask.truncated === undefined ? {} : { reasonTruncatedFrom: ask.truncated.from }),
+      reason: ask.reason,
+      reasonTruncatedFrom: ask.truncated?.from,
     },
   });
   let replyArranged = true;

@@ -65,7 +65,7 @@ export async function refuse(app: FastifyInstance, req: FastifyRequest, origin: 
   await app.audit.record(req, {
     action: 'slack.denied',
     targetId,
-    details: { command: verb, requiredScope: scope, via: origin.via, slackTeam: caller.teamId, slackUser: caller.userId, slackChannel: origin.channelId, ...(groupsError === undefined ? {} : { groupsError }) },
+    details: { command: verb, requiredScope: scope, via: origin.via, slackTeam: caller.teamId, slackUser: caller.userId, slackChannel: origin.channelId, groupsError },
   });
   const message = refusalMessage({ userId: caller.userId, teamId: caller.teamId }, verb, scope);
   if (groupsError === undefined) return message;

@@ -74,8 +74,8 @@ const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Watc
     fromQueue(() =>
       app.audit.record(req, {
         action,
-        ...(r.target === undefined ? {} : { targetId: r.target }),
-        details: { ruleId: r.id, when: r.when, cooldownSeconds: r.cooldownSeconds, maxPerDay: r.maxPerDay, enabled: r.enabled, ...(r.selector === undefined ? {} : { selector: r.selector }) },
+        targetId: r.target,
+        details: { ruleId: r.id, when: r.when, cooldownSeconds: r.cooldownSeconds, maxPerDay: r.maxPerDay, enabled: r.enabled, selector: r.selector },
       }),
     );
 
