@@ -7,6 +7,7 @@ import {
   captureMessage,
   checkMessage,
   deliverable,
+  diffMessage,
   helpMessage,
   LIMITS,
   listMessage,
@@ -16,6 +17,7 @@ import {
   unknownCommandMessage,
   unknownTargetMessage,
   usageMessage,
+  type DiffView,
   type SlackMessage,
 } from '../src/index.ts';
 
@@ -153,4 +155,49 @@ void test('the result of a sampling profile says so and downloads as .heapprofil
   assert.match(json, /Download the sampling profile>/);
   assert.match(json, /-o 01J7ZHH716228KMD1V49A92AEZ\.heapprofile /);
   assert.doesNotMatch(json, /heap snapshot/);
+});
+
+void test('diff: the suspects come first, with who holds them; summary-only ones say so; the worst inputs still fit', () => {
+  const view = (suspects: DiffView['suspects'], classes: DiffView['classes'] = [{ name: '(string)', status: 'grown', countDelta: 9_000, selfSizeDelta: 900_000 }]): DiffView => ({
+    base: { captureId: '01J7ZHH716228KMD1V49A92AEZ', createdAt: '2026-01-01T02:00:00.000Z' },
+    head: { captureId: '01J7ZHH716228KMD1V49A92AF0', createdAt: '2026-01-01T02:10:00.000Z' },
+    targetId: 'checkout-api',
+    retained: true,
+    totalSelfSizeDelta: 2_000_000,
+    nodeCountDelta: 20_000,
+    classes,
+    suspects,
+  });
+  const now = Date.parse('2026-01-01T02:15:00.000Z');
+  const graph = diffMessage(
+    view({
+      mode: 'graph',
+      suspects: [{ rank: 1, class: 'Session', reason: '+5,000 Session instances holding +1.5 MiB, all held by `sessions` (Map)', path: '(root) → .sessions Map → .table (internal array) → 12 Session' }],
+    }),
+    now,
+  );
+  fits(graph);
+  const sections = (graph.blocks ?? []).flatMap((b) => (b.type === 'section' && b.text !== undefined ? [b.text.text] : []));
+  const at = (re: RegExp): number => sections.findIndex((t) => re.test(t));
+  assert.ok(at(/^\*Suspects\*, largest new retained memory first:\n\*1\.\* \+5,000 Session instances holding \+1\.5 MiB, all held by `sessions` \(Map\)\n {4}`\(root\) → \.sessions Map/) >= 0, sections.join('\n---\n'));
+  assert.ok(at(/^\*Suspects\*/) < at(/^\*Classes\*/), 'suspects before classes');
+  // A phone's notification shows the first suspect, not the strings that grew with it.
+  assert.match(graph.text, /\n#1 suspect: Session \+5,000 Session instances .* held by `sessions` \(Map\)\n/);
+
+  const summary = diffMessage(view({ mode: 'summary', note: 'summary-only (no holders): base 01J7ZHH716228KMD1V49A92AEZ has no analysis (POST /v1/captures/01J7ZHH716228KMD1V49A92AEZ/analysis)', suspects: [{ rank: 1, class: 'Session', reason: '+5,000 instances (+390.6 KiB self); holder unknown (summary only)', path: null }] }), now);
+  fits(summary);
+  assert.match(JSON.stringify(summary.blocks), /\*Suspects \(summary-only, no holders\)\*: summary-only \(no holders\): base 01J7ZHH716228KMD1V49A92AEZ has no analysis \(POST \/v1\/captures\/01J7ZHH716228KMD1V49A92AEZ\/analysis\)\\n\*1\.\* `Session` \+5,000 instances/);
+  assert.match(JSON.stringify(diffMessage(view({ mode: 'graph', suspects: [] }), now).blocks), /No suspects: nothing grew\./);
+
+  // Class names, reasons and paths come from the target's heap: at their worst they are long and full of markup.
+  const nasty = '<!channel>&`'.repeat(2_000);
+  const worst = diffMessage(
+    view(
+      { mode: 'summary', note: nasty, suspects: Array.from({ length: 10 }, (_, i) => ({ rank: i + 1, class: nasty, reason: nasty, path: nasty })) },
+      Array.from({ length: 10 }, () => ({ name: nasty, status: 'new', countDelta: 1, selfSizeDelta: 1 })),
+    ),
+    now,
+  );
+  fits(worst);
+  assert.doesNotMatch(JSON.stringify(worst.blocks), /<!channel>/);
 });

@@ -154,6 +154,15 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
       return r?.growth !== undefined ? r : null;
     }, { timeoutMs: 120_000, intervalMs: 200, what: 'growth on the scheduled capture' });
     assert.equal(done.growth?.since, ids.head);
+    // Suspects first, summary-only (the new capture has no analysis yet), saying which requests give holders.
+    assert.equal(Object.keys(done.growth ?? {})[0], 'suspects');
+    const suspects = done.growth?.suspects;
+    assert.equal(suspects?.mode, 'summary');
+    assert.match(suspects?.note ?? '', new RegExp(`^summary-only \\(no holders\\): capture ${record.id} was just taken and has no analysis; .*POST /v1/captures/${ids.head}/analysis .*GET /v1/diff\\?base=${ids.head}&head=${record.id}$`));
+    assert.equal(suspects?.items[0]?.class, 'Leaked');
+    assert.equal(suspects?.items[0]?.countDelta, N);
+    assert.match(suspects?.items[0]?.reason ?? '', /^\+20,000 instances \(\+[\d.]+ [KM]iB self\); holder unknown \(summary only\)$/);
+    assert.ok((suspects?.items.length ?? 0) <= 5);
     assert.equal(done.growth?.classes[0]?.name, 'Leaked');
     assert.equal(done.growth?.classes[0]?.countDelta, N);
     assert.ok((done.growth?.classes.length ?? 0) <= 5);

@@ -149,6 +149,8 @@ void test('what engineers type: every edge case gets a 200 and a sensible reply'
   const diff = await ok(`diff ${base.id} ${head.id.toLowerCase()}`);
   assert.match(diff.text, new RegExp(`^What grew in demo: \`${base.id}\` \\(.+\\) → \`${head.id}\` \\(.+\\), heap [+−][\\d.]+ MiB, [+−][\\d,]+ objects\n`));
   assert.match(JSON.stringify(diff.body?.blocks), /Self sizes; for retained sizes analyse both captures/);
+  // Neither capture is analysed: the suspects come first, marked summary-only, saying what to ask for.
+  assert.match(JSON.stringify(diff.body?.blocks), new RegExp(`\\*Suspects \\(summary-only, no holders\\)\\*: summary-only \\(no holders\\): base ${base.id} has no analysis \\(POST /v1/captures/${base.id}/analysis\\)`));
   assert.match((await ok('diff 01J7ZHH716228KMD1V49A92AEZ 01J7ZHH716228KMD1V49A92AF0')).text, /There is no capture `01J7ZHH716228KMD1V49A92AEZ` or `01J7ZHH716228KMD1V49A92AF0`/);
   // Captures of two targets: the API's force=true does not exist in Slack, so the reply says what to do instead.
   const other = (await h.queue.requestCapture({ targetId: 'gone', trigger: { kind: 'rest', who: 'slack-test' } })).record;

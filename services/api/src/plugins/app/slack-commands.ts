@@ -4,6 +4,7 @@
  * polite and audited; a mistake gets help with what the caller may do.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { formatPath } from '@heapcap/analysis';
 import type { HeapcapQueue } from '@heapcap/queue';
 import type { ArtifactStore } from '@heapcap/storage';
 import {
@@ -142,6 +143,7 @@ async function diffCommand(app: FastifyInstance, deps: SlackCommandDeps, a: stri
       totalSelfSizeDelta: diff.totalSelfSizeDelta,
       nodeCountDelta: diff.nodeCountDelta,
       classes: diff.classes,
+      suspects: { mode: diff.suspects.mode, note: diff.suspects.note, suspects: diff.suspects.suspects.map((x) => ({ rank: x.rank, class: x.class, reason: x.reason, path: x.path === null ? null : formatPath(x.path) })) },
     });
   } catch (err) {
     // A diff that cannot be made says why (no summary, other targets, no artifact) in the API's words.
