@@ -4,7 +4,8 @@
  * enabled throughout (closing a session or HeapProfiler.disable clears V8's
  * object ids, and the three-snapshot technique matches objects by id), then
  * the report: classes whose instances created between the first two
- * snapshots still live in the third, with retainer paths. The target lock is
+ * snapshots still live in the third, with retainer paths. An optional
+ * `drive` exercises the target right after the baseline. The target lock is
  * held for the whole hunt, so no capture interleaves (its session would not
  * clear the ids, but its snapshot would pause the target in between).
  *
@@ -24,7 +25,7 @@ import { pipeline } from 'node:stream/promises';
 import { leakHunt } from '@heapcap/analysis';
 import { CdpSession, resolveEndpoint, sleep, takeSnapshot } from '@heapcap/capture';
 import { CaptureError, toCaptureError, type ErrorCode } from '@heapcap/errors';
-import { leakHuntQueueName, LeakHuntJobSchema, type LeakHuntJob, type LeakHuntRecord } from '@heapcap/queue';
+import { driveUrlProblem, leakHuntQueueName, LeakHuntJobSchema, type HuntDrive, type LeakHuntJob, type LeakHuntRecord, type Target } from '@heapcap/queue';
 import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
 import { startLease } from './lease.ts';
 import { targetToEndpoint } from './target-endpoint.ts';
@@ -64,8 +65,49 @@ async function snapshotTo(session: CdpSession, path: string, dir: string, signal
   return taken.stats.bytes;
 }
 
-/** Runs hunt `huntId` to its end and records the outcome; never throws for a failed hunt. */
-export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, signal: AbortSignal): Promise<LeakHuntRecord | null> {
+/** How long a drive's expression may run, and each of its HTTP requests. */
+const DRIVE_STEP_MS = 30_000;
+const DRIVE_GROUP = 'heapcap-hunt-drive';
+
+/**
+ * Drives the target between the baseline and target snapshots: `evaluate` on
+ * the hunt's own session (a second session's close would clear the ids), or
+ * the HTTP requests one after the other. The URL's host is
+ * checked again here (the API checked it against the registry as it was
+ * then); redirects are not followed, so a target cannot send the worker
+ * elsewhere. A drive that fails fails the hunt with `invalid_input`.
+ */
+async function runDrive(drive: HuntDrive, session: CdpSession, target: Target, signal: AbortSignal): Promise<string> {
+  if ('evaluate' in drive) {
+    // The result stays a remote object in a group of its own, released at once: the inspector would otherwise keep it (and what it holds) alive into the snapshots.
+    const res = await session.send('Runtime.evaluate', { expression: drive.evaluate, awaitPromise: true, returnByValue: false, objectGroup: DRIVE_GROUP, timeout: DRIVE_STEP_MS }, DRIVE_STEP_MS + 5_000);
+    await session.send('Runtime.releaseObjectGroup', { objectGroup: DRIVE_GROUP });
+    if (res.exceptionDetails !== undefined) {
+      const why = res.exceptionDetails.exception?.description ?? res.exceptionDetails.text;
+      throw new CaptureError('invalid_input', `the hunt's drive expression threw: ${why.split('\n')[0] ?? why}`, { hint: 'fix drive.evaluate; it runs in the target after the baseline snapshot, with a 30 s deadline' });
+    }
+    return 'evaluated';
+  }
+  const { method, url, headers, body, count } = drive.http;
+  const problem = driveUrlProblem(target, url);
+  if (problem !== undefined) throw new CaptureError('invalid_input', problem);
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < count; i++) {
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers: headers ?? {}, ...(body === undefined ? {} : { body }), redirect: 'manual', signal: AbortSignal.any([signal, AbortSignal.timeout(DRIVE_STEP_MS)]) });
+      await res.arrayBuffer();
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      throw new CaptureError('invalid_input', `the hunt's drive request ${i + 1} of ${count} (${method} ${url}) failed: ${(err as Error).message}`, { hint: 'check drive.http.url: the target must answer it', cause: err });
+    }
+    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+  }
+  return [...statuses].map(([status, n]) => `${n} × ${status}`).join(', ');
+}
+
+/** Runs hunt `huntId` to its end and records the outcome; never throws for a failed hunt. `drive` comes with the job. */
+export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, signal: AbortSignal, drive?: HuntDrive): Promise<LeakHuntRecord | null> {
   const { queue } = deps;
   const log = deps.log.child({ huntId, job: 'leak-hunt' });
   const found = await queue.leakHunts.get(huntId);
@@ -120,6 +162,11 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
         const bytes = await snapshotTo(session, files[name], dir, controller.signal);
         if (bytes > deps.maxBytes) throw new CaptureError('analysis_too_large', `the ${name} snapshot has ${bytes} bytes of JSON, more than the ${deps.maxBytes} this worker analyses`, { hint: 'raise HEAPCAP_ANALYSIS_MAX_BYTES on a worker with the memory for it' });
         await save({ snapshots: [...hunt.snapshots, { name, at: new Date().toISOString(), bytes }] });
+        if (name === 'baseline' && drive !== undefined) {
+          await save({ phase: 'drive' });
+          const outcome = await runDrive(drive, session, entry.target, controller.signal);
+          log.info({ drive: hunt.drive, outcome }, 'leak hunt drove the target');
+        }
       }
     } finally {
       // Disabling clears the ids: only after the last snapshot. Closing the session does too.
@@ -181,5 +228,5 @@ export function leakHuntConsumer(deps: LeakHuntWorkerDeps, stop: AbortSignal, sl
   // Only this placement's workers can run its hunts: HEAPCAP_ANALYSIS_CONCURRENCY=0 (meant for workers near
   // their targets, which placed workers are) must not leave them queued for ever.
   const concurrency = placement === undefined ? deps.concurrency : Math.max(1, deps.concurrency);
-  return new JobConsumer({ queue: deps.queue, log: deps.log, name: leakHuntQueueName(placement), schema: LeakHuntJobSchema, concurrency, run: (job) => slots.run(() => runLeakHunt(deps, job.huntId, stop)) });
+  return new JobConsumer({ queue: deps.queue, log: deps.log, name: leakHuntQueueName(placement), schema: LeakHuntJobSchema, concurrency, run: (job) => slots.run(() => runLeakHunt(deps, job.huntId, stop, job.drive)) });
 }
