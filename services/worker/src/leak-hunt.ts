@@ -4,8 +4,10 @@
  * enabled throughout (closing a session or HeapProfiler.disable clears V8's
  * object ids, and the three-snapshot technique matches objects by id), then
  * the report: classes whose instances created between the first two
- * snapshots still live in the third, with retainer paths. An optional
- * `drive` exercises the target right after the baseline. The target lock is
+ * snapshots still live in the third, with retainer paths. A marker object
+ * planted before the baseline proves the ids were kept (`snapshot_ids_reset`
+ * otherwise: no report), and an optional `drive` exercises the target right
+ * after the baseline. The target lock is
  * held for the whole hunt, so no capture interleaves (its session would not
  * clear the ids, but its snapshot would pause the target in between).
  *
@@ -63,6 +65,65 @@ async function snapshotTo(session: CdpSession, path: string, dir: string, signal
     { timeoutMs: SNAPSHOT_TIMEOUT_MS, spillDir: dir, signal },
   );
   return taken.stats.bytes;
+}
+
+/** The remote object group of the hunt's own objects in the target (released at the end). */
+const MARKER_GROUP = 'heapcap-hunt';
+
+/** A marker object planted in the target before the baseline, and the heap profiler id the baseline gave it. */
+interface Marker {
+  global: string;
+  objectId: string;
+  /** 0 until the baseline snapshot has numbered it. */
+  id: number;
+}
+
+/**
+ * Plants `globalThis.__heapcapHuntMarker_<huntId>`, an instance of
+ * `HeapcapHuntMarker`, held by the global so it lives through the hunt. V8
+ * numbers it in the baseline snapshot; from then on the profiler's id map
+ * keeps it (a live object keeps its entry, moves included) until the map is
+ * cleared. After a clear the map is empty until the next snapshot walks the
+ * heap, so HeapProfiler.getHeapObjectId answers 0 for the marker: checked
+ * right before each later snapshot, that is a certain sign. The 80 %
+ * signature agreement check cannot tell a renumbering that follows the same
+ * traversal order (a Chromium hunt whose ids were cleared passed it with
+ * 80.0-84.2 %).
+ */
+async function plantMarker(session: CdpSession, huntId: string): Promise<Marker> {
+  const global = `__heapcapHuntMarker_${huntId}`;
+  const m = await session.send('Runtime.evaluate', { expression: `globalThis[${JSON.stringify(global)}] = new (class HeapcapHuntMarker {})()`, objectGroup: MARKER_GROUP });
+  if (m.result.objectId === undefined) throw new CaptureError('protocol_error', 'the hunt could not plant its marker object in the target');
+  return { global, objectId: m.result.objectId, id: 0 };
+}
+
+/** The marker's heap profiler id now (0: not in the id map). */
+async function markerId(session: CdpSession, marker: Marker): Promise<number> {
+  const { heapSnapshotObjectId } = await session.send('HeapProfiler.getHeapObjectId', { objectId: marker.objectId });
+  return Number(heapSnapshotObjectId);
+}
+
+/**
+ * Refuses the hunt (`snapshot_ids_reset`) when the marker's id changed since
+ * the baseline: the id map was cleared. Checked before each later snapshot
+ * (certain: an emptied map answers 0) and after it (a clear in the moment
+ * between the two shows as a new number, unless the renumbering gave the
+ * marker its old one).
+ */
+async function checkMarker(session: CdpSession, marker: Marker, when: string): Promise<void> {
+  const now = await markerId(session, marker);
+  if (now === marker.id) return;
+  const what = now === 0 ? 'is no longer in the id map' : `is now @${now}`;
+  throw new CaptureError('snapshot_ids_reset', `the target's heap profiler ids were cleared during the hunt (seen ${when}: the hunt's marker object was @${marker.id} and ${what}); the counts would be wrong, so there is no report`, {
+    hint: 'another inspector session closed (DevTools, a debugger, another tool) or HeapProfiler.disable ran during the hunt; keep other inspector clients away from the target and hunt again',
+    details: { markerId: marker.id, now },
+  });
+}
+
+/** Removes the marker and releases the hunt's remote objects; best effort (the target may be gone). */
+async function removeMarker(session: CdpSession, marker: Marker | undefined): Promise<void> {
+  if (marker !== undefined) await session.send('Runtime.evaluate', { expression: `delete globalThis[${JSON.stringify(marker.global)}]` }, 2_000).catch(() => undefined);
+  await session.send('Runtime.releaseObjectGroup', { objectGroup: MARKER_GROUP }, 2_000).catch(() => undefined);
 }
 
 /** How long a drive's expression may run, and each of its HTTP requests. */
@@ -151,15 +212,22 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
     const endpoint = await resolveEndpoint(targetToEndpoint(entry.target), { timeoutMs: 10_000, signal: controller.signal });
     const session = await CdpSession.connect(endpoint.wsUrl, { connectTimeoutMs: 10_000, commandTimeoutMs: 60_000, signal: controller.signal });
     const files = { baseline: join(dir, 'baseline.heapsnapshot'), target: join(dir, 'target.heapsnapshot'), final: join(dir, 'final.heapsnapshot') };
+    let marker: Marker | undefined;
     try {
       await session.send('HeapProfiler.enable');
+      marker = await plantMarker(session, huntId);
       for (const name of ['baseline', 'target', 'final'] as const) {
         if (name !== 'baseline') {
           await save({ phase: name === 'target' ? 'wait' : 'wait-final' });
           await sleep(hunt.intervalMs, controller.signal);
         }
         await save({ phase: name });
+        if (name !== 'baseline') await checkMarker(session, marker, `before the ${name} snapshot`);
         const bytes = await snapshotTo(session, files[name], dir, controller.signal);
+        if (name === 'baseline') {
+          marker.id = await markerId(session, marker);
+          if (marker.id === 0) throw new CaptureError('protocol_error', 'the baseline snapshot did not number the hunt\'s marker object (HeapProfiler.getHeapObjectId answered 0)');
+        } else await checkMarker(session, marker, `after the ${name} snapshot`);
         if (bytes > deps.maxBytes) throw new CaptureError('analysis_too_large', `the ${name} snapshot has ${bytes} bytes of JSON, more than the ${deps.maxBytes} this worker analyses`, { hint: 'raise HEAPCAP_ANALYSIS_MAX_BYTES on a worker with the memory for it' });
         await save({ snapshots: [...hunt.snapshots, { name, at: new Date().toISOString(), bytes }] });
         if (name === 'baseline' && drive !== undefined) {
@@ -169,6 +237,7 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
         }
       }
     } finally {
+      await removeMarker(session, marker);
       // Disabling clears the ids: only after the last snapshot. Closing the session does too.
       await session.close();
     }
