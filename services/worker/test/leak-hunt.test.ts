@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
 import { promisify } from 'node:util';
-import CDP from 'chrome-remote-interface';
+import { CdpSession } from '@heapcap/capture';
 import { startRedis, tmpDir, waitFor, type RedisServer } from '@heapcap/testkit';
 import { createHarness, type Harness } from './helpers/harness.ts';
 import { runLeakHunt, type LeakHuntWorkerDeps } from '../src/leak-hunt.ts';
@@ -109,8 +109,8 @@ void test('another inspector session attaches and detaches mid-hunt (ids cleared
   const hunting = runLeakHunt(deps(hh, scratch.path), created.id, new AbortController().signal);
   await waitFor(async () => ((await hh.queue.leakHunts.get(created.id))?.phase === 'wait' ? true : undefined), { timeoutMs: 60_000, intervalMs: 20, what: 'the hunt to wait after its baseline' });
   // A second client (DevTools, a debugger) attaches straight to the inspector, evaluates, detaches: V8 clears its ids.
-  const other = await CDP({ target: t.node.wsUrl ?? '' });
-  await other.Runtime.evaluate({ expression: '1 + 1' });
+  const other = await CdpSession.connect(t.node.wsUrl ?? '', { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000 });
+  await other.send('Runtime.evaluate', { expression: '1 + 1' });
   await other.close();
   const done = await hunting;
   assert.ok(done !== null);
@@ -124,8 +124,8 @@ void test('another inspector session attaches and detaches mid-hunt (ids cleared
   assert.equal(done.reportKey, undefined);
   assert.equal(done.classes, undefined);
   // The hunt took its marker back out of the target.
-  const check = await CDP({ target: t.node.wsUrl ?? '' });
-  const left = await check.Runtime.evaluate({ expression: "Object.keys(globalThis).filter((k) => k.startsWith('__heapcapHuntMarker_')).length", returnByValue: true });
+  const check = await CdpSession.connect(t.node.wsUrl ?? '', { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000 });
+  const left = await check.send('Runtime.evaluate', { expression: "Object.keys(globalThis).filter((k) => k.startsWith('__heapcapHuntMarker_')).length", returnByValue: true });
   await check.close();
   assert.equal(left.result.value, 0);
 });
