@@ -8,6 +8,8 @@ import {
   checkMessage,
   deliverable,
   diffMessage,
+  huntMessage,
+  huntStartedMessage,
   helpMessage,
   LIMITS,
   listMessage,
@@ -200,4 +202,43 @@ void test('diff: the suspects come first, with who holds them; summary-only ones
   );
   fits(worst);
   assert.doesNotMatch(JSON.stringify(worst.blocks), /<!channel>/);
+});
+
+void test('hunt: started, running, failed, and its report with the suspects first; the worst inputs still fit', () => {
+  const hunt = {
+    id: '01J7ZHH716228KMD1V49A92AEZ',
+    targetId: 'checkout-api',
+    intervalMs: 60_000,
+    requestedBy: 'slack',
+    status: 'queued' as const,
+    phase: null,
+    snapshots: [],
+    createdAt: '2026-01-01T02:00:00.000Z',
+  };
+  const started = huntStartedMessage('/heapcap', hunt);
+  fits(started);
+  assert.match(started.text, /Leak hunt `01J7ZHH716228KMD1V49A92AEZ` of `checkout-api` started: three snapshots 60 s apart .* See it with `\/heapcap hunt 01J7ZHH716228KMD1V49A92AEZ` \(in about 3 min\)/);
+  assert.match(huntMessage('/heapcap', { ...hunt, status: 'running', phase: 'wait' }, null).text, /is running \(wait\); 0 of 3 snapshots taken/);
+  const failed = huntMessage('/heapcap', { ...hunt, status: 'failed', phase: 'target', error: { code: 'snapshot_ids_reset', message: 'ids cleared', hint: 'keep other inspector clients away' } }, null);
+  assert.match(failed.text, /failed in target: `snapshot_ids_reset` ids cleared\nkeep other inspector clients away/);
+  const report = {
+    suspects: { mode: 'graph' as const, suspects: [{ rank: 1, class: 'Session', reason: '+500 Session instances holding +62.5 KiB, all held by `sessions` (Map)', path: '(root) → .sessions Map' }] },
+    classes: [{ name: 'Session', count: 500, selfSize: 32_000 }],
+    survivingCount: 2_100,
+    createdCount: 9_000,
+  };
+  const done = huntMessage('/heapcap', { ...hunt, status: 'succeeded' }, report);
+  fits(done);
+  assert.match(done.text, /^Leak hunt of checkout-api: #1 suspect: Session \+500 Session instances .* held by `sessions` \(Map\)/);
+  const sections = (done.blocks ?? []).flatMap((b) => (b.type === 'section' && b.text !== undefined ? [b.text.text] : []));
+  assert.ok(sections.findIndex((t) => t.startsWith('*Suspects*, largest surviving new memory first:\n*1.* +500 Session')) < sections.findIndex((t) => t.startsWith('*Classes*')), sections.join('\n---\n'));
+  const nasty = '<!channel>&`'.repeat(2_000);
+  const worst = huntMessage(
+    '/heapcap',
+    { ...hunt, targetId: 'x'.repeat(200), status: 'succeeded' },
+    { ...report, suspects: { mode: 'graph', suspects: Array.from({ length: 10 }, (_, i) => ({ rank: i + 1, class: nasty, reason: nasty, path: nasty })) }, classes: Array.from({ length: 20 }, () => ({ name: nasty, count: 1, selfSize: 1 })) },
+  );
+  fits(worst);
+  assert.doesNotMatch(JSON.stringify(worst.blocks), /<!channel>/);
+  fits(huntMessage('/heapcap', { ...hunt, status: 'failed', error: { code: 'internal', message: nasty, hint: nasty } }, null));
 });
