@@ -19,6 +19,8 @@ export interface AnalyzeOptions {
   maxBytes: number;
   /** How many of the largest dominators to report with their paths (default 20). */
   topDominators?: number;
+  /** False: skip the suspects' grouping (`groups` absent): bench/suspects.ts measures what it costs against this. */
+  groups?: boolean;
 }
 
 /** Loads a snapshot file (plain or gzipped) into a graph; refuses it above `maxBytes`. */
@@ -36,7 +38,7 @@ export async function loadSnapshotGraph(path: string, maxBytes: number): Promise
 }
 
 /** Analyses a loaded graph (see {@link analyzeSnapshotFile}). */
-export function analyzeGraph(graph: HeapGraph, topDominators = 20): Analysis {
+export function analyzeGraph(graph: HeapGraph, topDominators = 20, withGroups = true): Analysis {
   const { dominator, retained, scratchBytes } = computeDominators(graph);
   const classes = classify(graph);
   const classRetained = classRetainedSizes(classes, dominator, retained, graph.selfSize);
@@ -74,7 +76,7 @@ export function analyzeGraph(graph: HeapGraph, topDominators = 20): Analysis {
     classes: rows,
     dominators,
     detached: detachedClasses(graph),
-    groups: suspectGroups(graph, dominator, parentEdge),
+    ...(withGroups ? { groups: suspectGroups(graph, dominator, parentEdge) } : {}),
     memory: {
       // Graph arrays + dominator, retained sizes, class ids and path tree (4 + 8 + 4 + 4) + the dominator computation's scratch
       // (the suspects' grouping, 29 bytes per node, runs after it and needs less).
@@ -104,5 +106,5 @@ function largestDominators(graph: HeapGraph, retained: Float64Array, top: number
 /** Analyses a `.heapsnapshot` or `.heapsnapshot.gz` file; refuses files above `maxBytes` before loading them. */
 export async function analyzeSnapshotFile(path: string, options: AnalyzeOptions): Promise<Analysis> {
   const graph = await loadSnapshotGraph(path, options.maxBytes);
-  return analyzeGraph(graph, options.topDominators ?? 20);
+  return analyzeGraph(graph, options.topDominators ?? 20, options.groups ?? true);
 }

@@ -1,8 +1,10 @@
 /**
  * The three-snapshot technique over snapshots of one process: objects created
  * between `baseline` and `target` (ids absent from the baseline, present in
- * the target) that still live in `final` are the leak candidates, grouped by
- * class, each class with the retainer path of its largest instance.
+ * the target) that still live in `final` are the leak candidates. They are
+ * reported twice: as `suspects`, folded into their owners and grouped by
+ * holder with the diff's ranking (suspects.ts), and as `classes`, per class,
+ * each with the retainer path of its largest instance.
  *
  * Node ids are V8's heap profiler object ids: stable across snapshots of one
  * process only while the profiler's id map is kept (see docs/inspector-facts.md
@@ -18,6 +20,7 @@ import { findId, idAgreement, readNodeIds, signature, signatureOf, type NodeIdSe
 import { retainerPath, shortestPathTree } from './paths.ts';
 import { PathStepSchema } from './analysis-schema.ts';
 import { sortRows } from './summarizer.ts';
+import { graphSuspects, suspectGroups, SuspectsSchema, type Suspects } from './suspects.ts';
 
 export const LEAK_HUNT_SCHEMA_VERSION = 1;
 
@@ -37,6 +40,12 @@ export type LeakClass = z.infer<typeof LeakClassSchema>;
 
 export const LeakHuntSchema = z.object({
   schemaVersion: z.literal(LEAK_HUNT_SCHEMA_VERSION),
+  /**
+   * What to look at first: the surviving new objects folded into their owners
+   * and grouped by (class, holder) exactly as a diff's suspects are, ranked by
+   * the memory they hold. Absent in reports made before suspects.
+   */
+  suspects: SuspectsSchema.optional(),
   /** Objects created between baseline and target (present in target, absent from baseline). */
   createdCount: z.number().int().nonnegative(),
   /** Of those, the ones still alive in final. */
@@ -89,7 +98,9 @@ export async function leakHunt(baseline: string, target: string, final: string, 
   let createdCount = 0;
   for (const key of targetIds.keys) if (findId(baseIds, Math.floor(key / 65536)) < 0) createdCount++;
 
-  const { retained } = computeDominators(graph);
+  const { dominator, retained } = computeDominators(graph);
+  // The surviving new objects: what the suspects count.
+  const counted = new Uint8Array(graph.nodeCount);
   const classes = classify(graph);
   const synthetic = graph.layout.nodeTypes.indexOf('synthetic');
   const perClass = new Map<number, { count: number; selfSize: number; best: number }>();
@@ -105,6 +116,7 @@ export async function leakHunt(baseline: string, target: string, final: string, 
     if (signature(inTarget) === signatureOf(graph.nodeType[i] as number, graph.selfSize[i] as number, (graph.firstEdge[i + 1] as number) - (graph.firstEdge[i] as number))) agreeing++;
     if (graph.nodeType[i] === synthetic || findId(baseIds, id) >= 0) continue;
     survivingCount++;
+    counted[i] = 1;
     survivingSelfSize += graph.selfSize[i] as number;
     const c = classes.classOf[i] as number;
     const row = perClass.get(c) ?? { count: 0, selfSize: 0, best: i };
@@ -116,9 +128,11 @@ export async function leakHunt(baseline: string, target: string, final: string, 
   checkAgreement(common, agreeing, 'target and final');
 
   const parentEdge = shortestPathTree(graph);
+  const suspects: Suspects = graphSuspects([], suspectGroups(graph, dominator, parentEdge, { counted, paths: 50 }));
   const rows = sortRows([...perClass].map(([c, r]) => ({ name: classes.names[c] as string, ...r }))).slice(0, options.top ?? 20);
   return {
     schemaVersion: LEAK_HUNT_SCHEMA_VERSION,
+    suspects,
     createdCount,
     survivingCount,
     survivingSelfSize,

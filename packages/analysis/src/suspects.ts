@@ -115,6 +115,13 @@ function nodeKinds(graph: HeapGraph): Uint8Array {
 export interface GroupOptions {
   /** Paths are recorded for this many of the largest groups (default 300). */
   paths?: number;
+  /**
+   * Only these nodes count (1 = counts): a group's count is its counted units,
+   * its retained size the self sizes of the counted nodes folded into it. A
+   * leak hunt passes the objects created between its first two snapshots that
+   * live in the third, so its suspects are ranked and folded as a diff's are.
+   */
+  counted?: Uint8Array;
 }
 
 /** Groups the reachable nodes of a snapshot into units and units into (class, holder) groups. */
@@ -148,11 +155,12 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
     unit[v] = own ? v : u;
   }
 
-  // Exclusive retained size per unit.
+  // Exclusive retained size per unit (of the counted nodes).
+  const counted = options.counted;
   const excl = new Float64Array(n);
   for (let v = 1; v < n; v++) {
     const u = unit[v] as number;
-    if (u >= 0) (excl[u] as number) += graph.selfSize[v] as number;
+    if (u >= 0 && (counted === undefined || counted[v] === 1)) (excl[u] as number) += graph.selfSize[v] as number;
   }
 
   interface Acc {
@@ -189,6 +197,9 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
   };
   for (let v = 1; v < n; v++) {
     if (unit[v] !== v) continue;
+    // An uncounted unit is a group only where counted nodes were folded into it (an old Map's new table).
+    const countsItself = counted === undefined || counted[v] === 1;
+    if (!countsItself && excl[v] === 0) continue;
     const cls = nodeClass(graph, v);
     const holder = holderOf(v);
     const key = keyOf(cls, holder);
@@ -197,8 +208,10 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
       acc = { group: { class: cls, kind: kindOfNode(kind[v] as number, cls), holder, count: 0, selfSize: 0, retainedSize: 0, path: null }, rep: v };
       groups.set(key, acc);
     }
-    acc.group.count++;
-    acc.group.selfSize += graph.selfSize[v] as number;
+    if (countsItself) {
+      acc.group.count++;
+      acc.group.selfSize += graph.selfSize[v] as number;
+    }
     acc.group.retainedSize += excl[v] as number;
     if ((excl[v] as number) > (excl[acc.rep] as number)) acc.rep = v;
   }
@@ -259,7 +272,7 @@ export function graphSuspects(base: readonly SuspectGroup[], head: readonly Susp
     const countDelta = g.count - (b?.count ?? 0);
     const selfSizeDelta = g.selfSize - (b?.selfSize ?? 0);
     const holder = g.holder === null ? 'a GC root' : describeHolder(g.holder);
-    const what = countDelta > 0 ? `${signed(countDelta)} ${g.class} instance${countDelta === 1 ? '' : 's'}` : `${g.class} (${g.count.toLocaleString('en-US')} instance${g.count === 1 ? '' : 's'}, grew in place)`;
+    const what = countDelta > 0 ? `${signed(countDelta)} ${g.class} instance${countDelta === 1 ? '' : 's'}` : g.count === 0 ? `${g.class} (grew in place)` : `${g.class} (${g.count.toLocaleString('en-US')} instance${g.count === 1 ? '' : 's'}, grew in place)`;
     rows.push({
       rank: 0,
       class: g.class,

@@ -82,6 +82,27 @@ void describe('leak fixture', { timeout: 600_000 }, () => {
     assert.equal(path.at(-1)?.id, leaked.representative.id);
   });
 
+  void test("the leak hunt's suspects rank and fold as a diff's do: Leaked first, held by `__leaks` (Array), the same holder as the diff's", async () => {
+    const hunt = LeakHuntSchema.parse(await leakHunt(files.baseline, files.target, files.final, { maxBytes: MAX_BYTES }));
+    const suspects = hunt.suspects?.suspects ?? [];
+    const table = suspects.map((s) => `${s.rank}. ${s.reason}`).join('\n');
+    assert.equal(hunt.suspects?.mode, 'graph');
+    const [top] = suspects;
+    assert.ok(top !== undefined, 'no suspects');
+    assert.equal(top.class, 'Leaked', table);
+    assert.equal(top.countDelta, N, table);
+    assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge, via: top.holder.via }, { class: 'Array', edge: '__leaks', via: null }, table);
+    assert.match(top.reason, /^\+5,000 Leaked instances holding \+[\d.]+ KiB, all held by `__leaks` \(Array\)$/);
+    assert.equal(top.path?.at(-1)?.class, 'Leaked');
+    assert.equal(suspects.find((s) => s.class === 'Transient'), undefined, table);
+    // The diff of baseline → target names the same suspect with the same holder: one ranking for both.
+    const [baseAnalysis, headAnalysis] = [await analyzeSnapshotFile(files.baseline, { maxBytes: MAX_BYTES }), await analyzeSnapshotFile(files.target, { maxBytes: MAX_BYTES })];
+    const diff = diffSummaries(await summarizeFile(files.baseline), await summarizeFile(files.target), { baseAnalysis, headAnalysis });
+    const d = diff.suspects.suspects.find((s) => s.class === 'Leaked');
+    assert.deepEqual(d?.holder, top.holder);
+    assert.equal(d?.countDelta, top.countDelta);
+  });
+
   void test('snapshots whose ids were cleared in between (separate inspector sessions) are refused', async () => {
     // Each `heapcap capture` opens and closes its own session; closing a
     // session clears V8's heap profiler ids (docs/inspector-facts.md).

@@ -42,6 +42,7 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
       return EXIT.target;
     case 'snapshot_truncated':
     case 'snapshot_invalid':
+    case 'snapshot_ids_reset':
     case 'protocol_timeout':
     case 'protocol_error':
       return EXIT.snapshot;

@@ -3,6 +3,7 @@ export { EXIT, exitCodeFor } from './exit-codes.ts';
 export { FlagError, lastValue, parseFlags, type FlagSpec, type Flags } from './flags.ts';
 export { triggerMain, parseTriggerArgs, TRIGGER_USAGE } from './trigger.ts';
 export { statusMain, STATUS_USAGE } from './status.ts';
+export { huntMain, parseHuntArgs, HUNT_USAGE } from './hunt.ts';
 export { schedulesMain, SCHEDULES_USAGE } from './schedules.ts';
 export { parseCreateArgs, parseSelectorArg, type ScheduleBody } from './schedules-args.ts';
 export { formatSchedules, type ScheduleViewLike } from './schedules-format.ts';

@@ -12,6 +12,7 @@ import { triggerMain } from './trigger.ts';
 import { analyzeMain } from './analyze.ts';
 import { diffMain } from './diff.ts';
 import { schedulesMain } from './schedules.ts';
+import { huntMain } from './hunt.ts';
 import { EXIT } from './exit-codes.ts';
 
 const USAGE = `heapcap ${HEAPCAP_VERSION}: V8 heap snapshots from running Node.js processes and Chromium pages
@@ -23,6 +24,7 @@ Usage:
   heapcap worker                     run a capture worker alone (split deployments)
   heapcap trigger TARGET [--wait S]  ask the API for a capture (HEAPCAP_API_URL, HEAPCAP_TOKEN)
   heapcap status ID                  show a capture's record
+  heapcap hunt TARGET [--interval 60s]  hunt a leak through the API: suspects that survived three snapshots
   heapcap analyze FILE [--json]      retained sizes and retainer paths of a local snapshot file
   heapcap diff BASE HEAD [--json]    what grew between two snapshot files, or two capture ids (API)
   heapcap schedules list|show|create|pause|resume|delete   periodic captures (see heapcap schedules --help)
@@ -69,6 +71,8 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       return diffMain(rest, clientEnv(config));
     case 'schedules':
       return schedulesMain(rest, clientEnv(config));
+    case 'hunt':
+      return huntMain(rest, clientEnv(config));
     case 'version':
     case '--version':
       process.stdout.write(`${HEAPCAP_VERSION}\n`);

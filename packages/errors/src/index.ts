@@ -31,6 +31,9 @@ export const ERROR_CODES = [
   'invalid_input',
   // A heap snapshot file or stream that is not valid snapshot JSON (details.offset: the byte where parsing failed).
   'snapshot_invalid',
+  // A leak hunt's target had its heap profiler ids cleared between snapshots (another inspector session
+  // closed, or HeapProfiler.disable ran): the ids no longer name the same objects, so no report is made.
+  'snapshot_ids_reset',
   // An artifact larger than the analysis is allowed to load (HEAPCAP_ANALYSIS_MAX_BYTES).
   'analysis_too_large',
   'cancelled',

@@ -15,8 +15,31 @@ export const GrowthClassSchema = z.strictObject({
   retainedSizeDelta: z.number().optional(),
 });
 
-/** `growth` of a capture record: the top classes grown since the capture `since` (null: no earlier capture with a summary). */
+/** One leak suspect of `growth` (a diff's suspect without its path: GET /v1/diff has the rest). */
+export const GrowthSuspectSchema = z.strictObject({
+  rank: z.number().int().positive(),
+  class: z.string(),
+  countDelta: z.number(),
+  selfSizeDelta: z.number(),
+  retainedSizeDelta: z.number().optional(),
+  /** One line: how many, how much, and who holds them (`holder unknown` when summary-only). */
+  reason: z.string(),
+});
+
+/**
+ * `growth` of a capture record: the suspects (first: what a person should
+ * look at), then the top classes grown since the capture `since` (null: no
+ * earlier capture with a summary). Records written before suspects have none.
+ */
 export const GrowthSchema = z.strictObject({
+  suspects: z
+    .strictObject({
+      /** `summary`: from class counts only, no holders (`note` says what to ask for); `graph`: from both captures' analyses. */
+      mode: z.enum(['graph', 'summary']),
+      note: z.string().optional(),
+      items: z.array(GrowthSuspectSchema),
+    })
+    .optional(),
   since: IdSchema.nullable(),
   classes: z.array(GrowthClassSchema),
 });

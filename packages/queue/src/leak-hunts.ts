@@ -21,6 +21,7 @@ import { QueueError } from './errors.ts';
 import { placedQueueName } from './routing.ts';
 import { WorkerDirectory } from './workers.ts';
 import { noWorkerError } from './no-worker.ts';
+import { driveSummary, HuntDriveSchema, HuntDriveSummarySchema, type HuntDrive } from './hunt-drive.ts';
 
 export const LEAK_HUNT_QUEUE = 'heapcap-leak-hunts';
 export const LEAK_HUNT_JOB = 'leak-hunt';
@@ -35,6 +36,8 @@ export const LeakHuntRecordSchema = z.strictObject({
   targetId: IdSchema,
   intervalMs: z.number().int().positive(),
   reason: z.string().optional(),
+  /** What the hunt does to the target after the baseline (its headers and body stay in the job, never on the record). */
+  drive: HuntDriveSummarySchema.optional(),
   requestedBy: z.string(),
   /** The target's placement when the hunt was created: only a worker of it runs the hunt. */
   placement: z.string().optional(),
@@ -57,7 +60,7 @@ export const LeakHuntRecordSchema = z.strictObject({
 export type LeakHuntRecord = z.infer<typeof LeakHuntRecordSchema>;
 
 /** The `leak-hunt` job's payload. */
-export const LeakHuntJobSchema = z.strictObject({ huntId: IdSchema });
+export const LeakHuntJobSchema = z.strictObject({ huntId: IdSchema, drive: HuntDriveSchema.optional() });
 export type LeakHuntJob = z.infer<typeof LeakHuntJobSchema>;
 
 /** The BullMQ queue of a placement's leak hunts (`heapcap-leak-hunts` for none). */
@@ -97,7 +100,7 @@ export class LeakHunts {
    * gets a hunt that is failed at once (`no_worker_for_target`), not one left
    * queued. Throws QueueError `target_not_found`.
    */
-  async create(input: { targetId: string; intervalMs: number; reason?: string | undefined; requestedBy: string }): Promise<LeakHuntRecord> {
+  async create(input: { targetId: string; intervalMs: number; reason?: string | undefined; requestedBy: string; drive?: HuntDrive | undefined }): Promise<LeakHuntRecord> {
     const target = await this.#lookup(input.targetId);
     if (target === null) throw new QueueError('target_not_found', `target "${input.targetId}" is not registered`, { targetId: input.targetId });
     const { placement } = target;
@@ -106,6 +109,7 @@ export class LeakHunts {
       targetId: input.targetId,
       intervalMs: input.intervalMs,
       reason: input.reason,
+      drive: input.drive === undefined ? undefined : driveSummary(input.drive),
       requestedBy: input.requestedBy,
       placement,
       status: 'queued',
@@ -122,7 +126,7 @@ export class LeakHunts {
     }
     await this.#write(hunt);
     await withRedisDeadline(
-      this.queueFor(placement).add(LEAK_HUNT_JOB, { huntId: hunt.id }, { jobId: hunt.id, removeOnComplete: { age: 24 * 3600, count: 1_000 }, removeOnFail: { age: 7 * 24 * 3600, count: 1_000 } }),
+      this.queueFor(placement).add(LEAK_HUNT_JOB, { huntId: hunt.id, drive: input.drive }, { jobId: hunt.id, removeOnComplete: { age: 24 * 3600, count: 1_000 }, removeOnFail: { age: 7 * 24 * 3600, count: 1_000 } }),
       this.#ctx.settings.redisTimeoutMs,
       'enqueue leak hunt',
     );

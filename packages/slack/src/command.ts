@@ -4,7 +4,7 @@
  * quotes from a phone or a Mac, Slack's own markup in the reason, a reason of
  * any length (the record keeps the first MAX_REASON characters and says so).
  */
-import { ID_PATTERN } from '@heapcap/config';
+import { ID_PATTERN, parseDuration } from '@heapcap/config';
 import { decodeSlackText, fit, graphemeLength, squash } from './text.ts';
 
 /** The longest reason a capture record keeps (the trigger schema's limit). */
@@ -20,12 +20,16 @@ export type SlackCommand =
   | { kind: 'targets' }
   | { kind: 'schedules'; target: string | undefined }
   | { kind: 'diff'; a: string; b: string }
+  /** Start a leak hunt of `target`, snapshots `intervalSeconds` apart. */
+  | { kind: 'hunt'; target: string; intervalSeconds: number }
+  /** Show hunt `huntId`: its phase, or its suspects once it ended. */
+  | { kind: 'huntStatus'; huntId: string }
   /** A known verb with arguments it cannot use; `problem` says what is wrong. */
   | { kind: 'usage'; verb: Verb; problem: string }
   | { kind: 'unknown'; word: string };
 
 /** The verbs, in the order help lists them. */
-export const VERBS = ['capture', 'status', 'list', 'targets', 'schedules', 'diff', 'help'] as const;
+export const VERBS = ['capture', 'status', 'list', 'targets', 'schedules', 'diff', 'hunt', 'help'] as const;
 export type Verb = (typeof VERBS)[number];
 
 /** One line of usage per verb. */
@@ -36,6 +40,7 @@ export const USAGE: Record<Verb, string> = {
   targets: 'targets',
   schedules: 'schedules [target]',
   diff: 'diff <captureA> <captureB>',
+  hunt: 'hunt <target> [interval] | hunt <huntId>',
   help: 'help',
 };
 
@@ -54,6 +59,8 @@ const ALIASES: Record<string, Verb> = {
   schedule: 'schedules',
   diff: 'diff',
   compare: 'diff',
+  hunt: 'hunt',
+  'leak-hunt': 'hunt',
   help: 'help',
   '?': 'help',
   '-h': 'help',
@@ -80,6 +87,11 @@ function shift(text: string): [string, string] {
   const space = text.indexOf(' ');
   return space < 0 ? [text, ''] : [text.slice(0, space), text.slice(space + 1).trim()];
 }
+
+/** A hunt's id (a ULID, as capture ids): `hunt <this>` shows the hunt rather than starting one of a target so named. */
+const HUNT_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/i;
+/** The API's longest hunt interval (MAX_HUNT_INTERVAL_SECONDS). */
+const MAX_HUNT_INTERVAL_S = 3600;
 
 function idProblem(what: string, value: string): string | undefined {
   return ID_PATTERN.test(value) ? undefined : `\`${fit(value, 80)}\` is not a ${what} (letters, digits, ".", "_" or "-")`;
@@ -123,6 +135,19 @@ export function parseCommand(raw: string): SlackCommand {
       if (target === '') return { kind: verb, target: undefined };
       const problem = idProblem('target id', target) ?? (extra === '' ? undefined : 'at most one target.');
       return problem === undefined ? { kind: verb, target } : { kind: 'usage', verb, problem };
+    }
+    case 'hunt': {
+      const [first, more] = shift(args);
+      const [intervalText, extra] = shift(more);
+      if (first === '') return { kind: 'usage', verb, problem: 'which target? Name one of the targets below (or give a hunt id to see it).' };
+      if (extra !== '') return { kind: 'usage', verb, problem: 'a target and at most an interval (e.g. `60s`, `5m`).' };
+      if (HUNT_ID.test(first) && intervalText === '') return { kind: 'huntStatus', huntId: first.toUpperCase() };
+      const problem = idProblem('target id', first);
+      if (problem !== undefined) return { kind: 'usage', verb, problem };
+      const text = intervalText === '' ? '60s' : intervalText;
+      const ms = /^\d+$/.test(text) ? Number(text) * 1000 : parseDuration(text);
+      if (ms === undefined || ms % 1000 !== 0 || ms < 1000 || ms > MAX_HUNT_INTERVAL_S * 1000) return { kind: 'usage', verb, problem: `\`${fit(text, 40)}\` is not an interval from 1s to 1h (e.g. \`60s\`, \`5m\`).` };
+      return { kind: 'hunt', target: first, intervalSeconds: ms / 1000 };
     }
     case 'diff': {
       const [a, more] = shift(args);

@@ -16,7 +16,8 @@ export { checkMessage, deliverable, LIMITS, type SlackMessage } from './blocks.t
 export { escapeMrkdwn, decodeSlackText, fit, graphemeLength } from './text.ts';
 export { size, duration, age, timingsTable } from './format.ts';
 export { slackWho, slackUserOf, whoMrkdwn } from './who.ts';
-export { diffMessage, schedulesMessage, type DiffClassLine, type DiffView, type ScheduleLine } from './messages/analysis.ts';
+export { huntMessage, huntStartedMessage, type HuntReportView } from './messages/hunt.ts';
+export { diffMessage, schedulesMessage, suspectLines, suspectsHeading, type DiffClassLine, type DiffSuspectLine, type DiffSuspects, type DiffView, type ScheduleLine } from './messages/analysis.ts';
 export { captureMessage, statusPhrase, CAPTURE_AGAIN_ACTION, type ResultLink } from './messages/result.ts';
 export {
   captureAckMessage,

@@ -58,3 +58,15 @@ void test('other verbs, aliases and their mistakes', () => {
   assert.deepEqual(parseCommand('snapshot-please demo'), { kind: 'unknown', word: 'snapshot-please' });
   assert.deepEqual(parseCommand('demo'), { kind: 'unknown', word: 'demo' });
 });
+
+void test('hunt: a target with an optional interval, or a hunt id to see it; mistakes say what is wrong', () => {
+  assert.deepEqual(parseCommand('hunt checkout-api'), { kind: 'hunt', target: 'checkout-api', intervalSeconds: 60 });
+  assert.deepEqual(parseCommand('leak-hunt checkout-api 5m'), { kind: 'hunt', target: 'checkout-api', intervalSeconds: 300 });
+  assert.deepEqual(parseCommand('hunt checkout-api 90'), { kind: 'hunt', target: 'checkout-api', intervalSeconds: 90 });
+  assert.deepEqual(parseCommand('hunt 01j7zhh716228kmd1v49a92aez'), { kind: 'huntStatus', huntId: '01J7ZHH716228KMD1V49A92AEZ' });
+  assert.deepEqual(parseCommand('hunt'), { kind: 'usage', verb: 'hunt', problem: 'which target? Name one of the targets below (or give a hunt id to see it).' });
+  assert.match((parseCommand('hunt demo 2h') as { problem: string }).problem, /`2h` is not an interval from 1s to 1h/);
+  assert.match((parseCommand('hunt demo 0s') as { problem: string }).problem, /is not an interval/);
+  assert.match((parseCommand('hunt demo 60s extra') as { problem: string }).problem, /a target and at most an interval/);
+  assert.match((parseCommand('hunt ../etc 60s') as { problem: string }).problem, /is not a target id/);
+});

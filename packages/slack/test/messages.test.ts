@@ -7,6 +7,9 @@ import {
   captureMessage,
   checkMessage,
   deliverable,
+  diffMessage,
+  huntMessage,
+  huntStartedMessage,
   helpMessage,
   LIMITS,
   listMessage,
@@ -16,6 +19,7 @@ import {
   unknownCommandMessage,
   unknownTargetMessage,
   usageMessage,
+  type DiffView,
   type SlackMessage,
 } from '../src/index.ts';
 
@@ -153,4 +157,88 @@ void test('the result of a sampling profile says so and downloads as .heapprofil
   assert.match(json, /Download the sampling profile>/);
   assert.match(json, /-o 01J7ZHH716228KMD1V49A92AEZ\.heapprofile /);
   assert.doesNotMatch(json, /heap snapshot/);
+});
+
+void test('diff: the suspects come first, with who holds them; summary-only ones say so; the worst inputs still fit', () => {
+  const view = (suspects: DiffView['suspects'], classes: DiffView['classes'] = [{ name: '(string)', status: 'grown', countDelta: 9_000, selfSizeDelta: 900_000 }]): DiffView => ({
+    base: { captureId: '01J7ZHH716228KMD1V49A92AEZ', createdAt: '2026-01-01T02:00:00.000Z' },
+    head: { captureId: '01J7ZHH716228KMD1V49A92AF0', createdAt: '2026-01-01T02:10:00.000Z' },
+    targetId: 'checkout-api',
+    retained: true,
+    totalSelfSizeDelta: 2_000_000,
+    nodeCountDelta: 20_000,
+    classes,
+    suspects,
+  });
+  const now = Date.parse('2026-01-01T02:15:00.000Z');
+  const graph = diffMessage(
+    view({
+      mode: 'graph',
+      suspects: [{ rank: 1, class: 'Session', reason: '+5,000 Session instances holding +1.5 MiB, all held by `sessions` (Map)', path: '(root) → .sessions Map → .table (internal array) → 12 Session' }],
+    }),
+    now,
+  );
+  fits(graph);
+  const sections = (graph.blocks ?? []).flatMap((b) => (b.type === 'section' && b.text !== undefined ? [b.text.text] : []));
+  const at = (re: RegExp): number => sections.findIndex((t) => re.test(t));
+  assert.ok(at(/^\*Suspects\*, largest new retained memory first:\n\*1\.\* \+5,000 Session instances holding \+1\.5 MiB, all held by `sessions` \(Map\)\n {4}`\(root\) → \.sessions Map/) >= 0, sections.join('\n---\n'));
+  assert.ok(at(/^\*Suspects\*/) < at(/^\*Classes\*/), 'suspects before classes');
+  // A phone's notification shows the first suspect, not the strings that grew with it.
+  assert.match(graph.text, /\n#1 suspect: Session \+5,000 Session instances .* held by `sessions` \(Map\)\n/);
+
+  const summary = diffMessage(view({ mode: 'summary', note: 'summary-only (no holders): base 01J7ZHH716228KMD1V49A92AEZ has no analysis (POST /v1/captures/01J7ZHH716228KMD1V49A92AEZ/analysis)', suspects: [{ rank: 1, class: 'Session', reason: '+5,000 instances (+390.6 KiB self); holder unknown (summary only)', path: null }] }), now);
+  fits(summary);
+  assert.match(JSON.stringify(summary.blocks), /\*Suspects \(summary-only, no holders\)\*: summary-only \(no holders\): base 01J7ZHH716228KMD1V49A92AEZ has no analysis \(POST \/v1\/captures\/01J7ZHH716228KMD1V49A92AEZ\/analysis\)\\n\*1\.\* `Session` \+5,000 instances/);
+  assert.match(JSON.stringify(diffMessage(view({ mode: 'graph', suspects: [] }), now).blocks), /No suspects: nothing grew\./);
+
+  // Class names, reasons and paths come from the target's heap: at their worst they are long and full of markup.
+  const nasty = '<!channel>&`'.repeat(2_000);
+  const worst = diffMessage(
+    view(
+      { mode: 'summary', note: nasty, suspects: Array.from({ length: 10 }, (_, i) => ({ rank: i + 1, class: nasty, reason: nasty, path: nasty })) },
+      Array.from({ length: 10 }, () => ({ name: nasty, status: 'new', countDelta: 1, selfSizeDelta: 1 })),
+    ),
+    now,
+  );
+  fits(worst);
+  assert.doesNotMatch(JSON.stringify(worst.blocks), /<!channel>/);
+});
+
+void test('hunt: started, running, failed, and its report with the suspects first; the worst inputs still fit', () => {
+  const hunt = {
+    id: '01J7ZHH716228KMD1V49A92AEZ',
+    targetId: 'checkout-api',
+    intervalMs: 60_000,
+    requestedBy: 'slack',
+    status: 'queued' as const,
+    phase: null,
+    snapshots: [],
+    createdAt: '2026-01-01T02:00:00.000Z',
+  };
+  const started = huntStartedMessage('/heapcap', hunt);
+  fits(started);
+  assert.match(started.text, /Leak hunt `01J7ZHH716228KMD1V49A92AEZ` of `checkout-api` started: three snapshots 60 s apart .* See it with `\/heapcap hunt 01J7ZHH716228KMD1V49A92AEZ` \(in about 3 min\)/);
+  assert.match(huntMessage('/heapcap', { ...hunt, status: 'running', phase: 'wait' }, null).text, /is running \(wait\); 0 of 3 snapshots taken/);
+  const failed = huntMessage('/heapcap', { ...hunt, status: 'failed', phase: 'target', error: { code: 'snapshot_ids_reset', message: 'ids cleared', hint: 'keep other inspector clients away' } }, null);
+  assert.match(failed.text, /failed in target: `snapshot_ids_reset` ids cleared\nkeep other inspector clients away/);
+  const report = {
+    suspects: { mode: 'graph' as const, suspects: [{ rank: 1, class: 'Session', reason: '+500 Session instances holding +62.5 KiB, all held by `sessions` (Map)', path: '(root) → .sessions Map' }] },
+    classes: [{ name: 'Session', count: 500, selfSize: 32_000 }],
+    survivingCount: 2_100,
+    createdCount: 9_000,
+  };
+  const done = huntMessage('/heapcap', { ...hunt, status: 'succeeded' }, report);
+  fits(done);
+  assert.match(done.text, /^Leak hunt of checkout-api: #1 suspect: Session \+500 Session instances .* held by `sessions` \(Map\)/);
+  const sections = (done.blocks ?? []).flatMap((b) => (b.type === 'section' && b.text !== undefined ? [b.text.text] : []));
+  assert.ok(sections.findIndex((t) => t.startsWith('*Suspects*, largest surviving new memory first:\n*1.* +500 Session')) < sections.findIndex((t) => t.startsWith('*Classes*')), sections.join('\n---\n'));
+  const nasty = '<!channel>&`'.repeat(2_000);
+  const worst = huntMessage(
+    '/heapcap',
+    { ...hunt, targetId: 'x'.repeat(200), status: 'succeeded' },
+    { ...report, suspects: { mode: 'graph', suspects: Array.from({ length: 10 }, (_, i) => ({ rank: i + 1, class: nasty, reason: nasty, path: nasty })) }, classes: Array.from({ length: 20 }, () => ({ name: nasty, count: 1, selfSize: 1 })) },
+  );
+  fits(worst);
+  assert.doesNotMatch(JSON.stringify(worst.blocks), /<!channel>/);
+  fits(huntMessage('/heapcap', { ...hunt, status: 'failed', error: { code: 'internal', message: nasty, hint: nasty } }, null));
 });

@@ -154,6 +154,15 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
       return r?.growth !== undefined ? r : null;
     }, { timeoutMs: 120_000, intervalMs: 200, what: 'growth on the scheduled capture' });
     assert.equal(done.growth?.since, ids.head);
+    // Suspects first, summary-only (the new capture has no analysis yet), saying which requests give holders.
+    assert.equal(Object.keys(done.growth ?? {})[0], 'suspects');
+    const suspects = done.growth?.suspects;
+    assert.equal(suspects?.mode, 'summary');
+    assert.match(suspects?.note ?? '', new RegExp(`^summary-only \\(no holders\\): capture ${record.id} was just taken and has no analysis; .*POST /v1/captures/${ids.head}/analysis .*GET /v1/diff\\?base=${ids.head}&head=${record.id}$`));
+    assert.equal(suspects?.items[0]?.class, 'Leaked');
+    assert.equal(suspects?.items[0]?.countDelta, N);
+    assert.match(suspects?.items[0]?.reason ?? '', /^\+20,000 instances \(\+[\d.]+ [KM]iB self\); holder unknown \(summary only\)$/);
+    assert.ok((suspects?.items.length ?? 0) <= 5);
     assert.equal(done.growth?.classes[0]?.name, 'Leaked');
     assert.equal(done.growth?.classes[0]?.countDelta, N);
     assert.ok((done.growth?.classes.length ?? 0) <= 5);
@@ -291,6 +300,33 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     assert.equal((await get(`/v1/leak-hunts/nope`)).statusCode, 404);
     const unknownTarget = await h.app.inject({ method: 'POST', url: '/v1/leak-hunts', headers: { ...auth('runbook'), 'content-type': 'application/json' }, payload: JSON.stringify({ target: 'nope', interval: 1 }) });
     assert.equal(unknownTarget.json()['error']['code'], 'target_not_found');
+  });
+
+  void it('a driven hunt needs targets:admin; its HTTP drive may only address the target\'s own host; the record keeps no headers', async () => {
+    const post = (who: Parameters<typeof auth>[0], drive: unknown): Promise<{ statusCode: number; json: () => Json }> =>
+      h.app.inject({ method: 'POST', url: '/v1/leak-hunts', headers: { ...auth(who), 'content-type': 'application/json' }, payload: JSON.stringify({ target: 'leaky', interval: 1, drive }) });
+    const refused = await post('runbook', { evaluate: '1' });
+    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.json()['error']['code'], 'forbidden');
+    assert.match(refused.json()['error']['message'], /targets:admin/);
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://127.0.0.2:80/', 'http://user:pw@127.0.0.1/', 'file:///etc/passwd']) {
+      const res = await post('admin', { http: { url } });
+      assert.equal(res.statusCode, 400, url);
+      assert.equal(res.json()['error']['code'], 'validation_failed', url);
+    }
+    // Allowed: the target's own host, any port. Its secret header stays out of the record (and so out of GET).
+    const ok = await post('admin', { http: { method: 'POST', url: 'http://127.0.0.1:1/login', headers: { authorization: 'Bearer target-secret' }, count: 2 } });
+    assert.equal(ok.statusCode, 202, JSON.stringify(ok.json()));
+    assert.deepEqual(ok.json()['hunt']['drive'], { kind: 'http', method: 'POST', url: 'http://127.0.0.1:1/login', count: 2 });
+    assert.doesNotMatch(JSON.stringify((await get(`/v1/leak-hunts/${ok.json()['hunt']['id']}`)).json()), /target-secret/);
+    // Nothing answers on port 1: the drive fails the hunt with invalid_input, after its baseline.
+    const failed = await waitFor(async () => {
+      const hunt = (await get(`/v1/leak-hunts/${ok.json()['hunt']['id']}`)).json()['hunt'] as Json;
+      return hunt['status'] === 'failed' || hunt['status'] === 'succeeded' ? hunt : null;
+    }, { timeoutMs: 60_000, intervalMs: 100, what: 'the driven hunt to end' });
+    assert.equal(failed['error']['code'], 'invalid_input', JSON.stringify(failed));
+    assert.equal(failed['phase'], 'drive');
+    assert.match(failed['error']['message'], /drive request 1 of 2 \(POST http:\/\/127\.0\.0\.1:1\/login\) failed/);
   });
 
   void it('a hunt whose worker died mid-hunt fails when its job comes back (new session, new ids), never hangs', async () => {

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { slackSign, slashCommandBody } from '@heapcap/testkit';
+import { slackSign, slashCommandBody, waitFor } from '@heapcap/testkit';
 import { ackedId, auditMark, RUNBOOK_TOKEN, SIGNING_SECRET, startSlackServe, USERS, type SlackAnswer, type SlackServe } from './slack-serve-harness.ts';
 
 let h: SlackServe;
@@ -149,10 +149,27 @@ void test('what engineers type: every edge case gets a 200 and a sensible reply'
   const diff = await ok(`diff ${base.id} ${head.id.toLowerCase()}`);
   assert.match(diff.text, new RegExp(`^What grew in demo: \`${base.id}\` \\(.+\\) → \`${head.id}\` \\(.+\\), heap [+−][\\d.]+ MiB, [+−][\\d,]+ objects\n`));
   assert.match(JSON.stringify(diff.body?.blocks), /Self sizes; for retained sizes analyse both captures/);
+  // Neither capture is analysed: the suspects come first, marked summary-only, saying what to ask for.
+  assert.match(JSON.stringify(diff.body?.blocks), new RegExp(`\\*Suspects \\(summary-only, no holders\\)\\*: summary-only \\(no holders\\): base ${base.id} has no analysis \\(POST /v1/captures/${base.id}/analysis\\)`));
   assert.match((await ok('diff 01J7ZHH716228KMD1V49A92AEZ 01J7ZHH716228KMD1V49A92AF0')).text, /There is no capture `01J7ZHH716228KMD1V49A92AEZ` or `01J7ZHH716228KMD1V49A92AF0`/);
   // Captures of two targets: the API's force=true does not exist in Slack, so the reply says what to do instead.
   const other = (await h.queue.requestCapture({ targetId: 'gone', trigger: { kind: 'rest', who: 'slack-test' } })).record;
   assert.match((await ok(`diff ${head.id} ${other.id}`)).text, /Cannot compare `[0-9A-Z]{26}` and `[0-9A-Z]{26}`: they are captures of two targets \(`demo` and `gone`\); compare two captures of one target \(`\/heapcap list gone`\)/);
+  // A leak hunt from Slack: started through the API's path (audited), followed with `hunt <id>`, suspects first.
+  const started = await ok('hunt demo 1s');
+  assert.match(started.text, /^:mag: Leak hunt `([0-9A-Z]{26})` of `demo` started: three snapshots 1 s apart/);
+  const huntId = /`([0-9A-Z]{26})`/.exec(started.text)?.[1] ?? '';
+  const ended = await waitFor(async () => {
+    const hunt = await h.queue.leakHunts.get(huntId);
+    return hunt?.status === 'succeeded' || hunt?.status === 'failed' ? hunt : undefined;
+  }, { timeoutMs: 120_000, intervalMs: 200, what: 'the Slack hunt to end' });
+  assert.equal(ended.status, 'succeeded', JSON.stringify(ended.error));
+  assert.equal(ended.requestedBy.startsWith('slack:'), true, ended.requestedBy);
+  const shown = await ok(`hunt ${huntId.toLowerCase()}`);
+  assert.match(shown.text, /^Leak hunt of demo: /);
+  assert.match(JSON.stringify(shown.body?.blocks), /\*Suspects\*, largest surviving new memory first:[\s\S]*\*Classes\*, largest surviving self size first:/);
+  assert.match((await ok('hunt 01J7ZHH716228KMD1V49A92AEZ')).text, /There is no leak hunt `01J7ZHH716228KMD1V49A92AEZ`/);
+  assert.match((await ok('hunt nosuch')).text, /There is no target `nosuch`/);
   const last = (await h.queue.listCaptures({ targetId: 'demo', limit: 1 })).items[0]!;
   const status = await ok(`status ${last.id.toLowerCase()}`);
   assert.match(JSON.stringify(status.body), /demo: heap snapshot succeeded/);

@@ -1,8 +1,10 @@
 /**
- * `growth` of a scheduled capture: the classes that grew most since the
- * previous succeeded capture of the same target that has a summary. Computed
- * from the two summaries right after the capture's record is written; a
- * failure here is logged and never touches the capture's outcome.
+ * `growth` of a scheduled capture: the leak suspects, then the classes that
+ * grew most, since the previous succeeded capture of the same target that has
+ * a summary. Computed from the two summaries right after the capture's record
+ * is written, so the suspects are summary-only (the new capture has no
+ * analysis yet; holders need both): marked so, with the requests that give
+ * holders. A failure here is logged and never touches the capture's outcome.
  */
 import type { Logger } from 'pino';
 import { diffSummaries, SummarySchema, topGrowth, type Summary } from '@heapcap/analysis';
@@ -31,12 +33,40 @@ export async function recordGrowth(deps: { queue: HeapcapQueue; sink: ArtifactSt
   try {
     const previous = await previousWithSummary(deps.queue, record.targetId, record.id, record.createdAt);
     const base = previous?.artifact?.summaryKey === undefined ? null : await readSummary(deps.sink, previous.artifact.summaryKey);
-    const growth: Growth = previous === null || base === null ? { since: null, classes: [] } : { since: previous.id, classes: topGrowth(diffSummaries(base, summary), GROWTH_CLASSES) };
+    const growth = previous === null || base === null ? { since: null, classes: [] } : growthSince(previous.id, record.id, base, summary);
     await deps.queue.analyses.setGrowth(record.id, growth);
-    deps.log.info({ since: growth.since, growth: growth.classes.map((c) => `${c.name} +${c.countDelta} (+${c.selfSizeDelta} B)`) }, 'growth since the previous capture recorded');
+    deps.log.info(
+      { since: growth.since, suspects: growth.suspects?.items.map((s) => s.reason), growth: growth.classes.map((c) => `${c.name} +${c.countDelta} (+${c.selfSizeDelta} B)`) },
+      'growth since the previous capture recorded',
+    );
     return growth;
   } catch (err) {
     deps.log.warn({ err }, 'could not compute the growth since the previous capture; the capture itself is recorded');
     return null;
   }
+}
+
+/** Suspects first, then the top classes, from capture `sinceId`'s summary `base` to capture `id`'s `head`. */
+export function growthSince(sinceId: string, id: string, base: Summary, head: Summary): Growth {
+  const note =
+    `summary-only (no holders): capture ${id} was just taken and has no analysis; for holders, analyse both ` +
+    `(POST /v1/captures/${sinceId}/analysis and POST /v1/captures/${id}/analysis), then GET /v1/diff?base=${sinceId}&head=${id}`;
+  const diff = diffSummaries(base, head, { summaryNote: note });
+  const { mode, suspects } = diff.suspects;
+  return {
+    suspects: {
+      mode,
+      note: diff.suspects.note,
+      items: suspects.slice(0, GROWTH_CLASSES).map((s) => ({
+        rank: s.rank,
+        class: s.class,
+        countDelta: s.countDelta,
+        selfSizeDelta: s.selfSizeDelta,
+        retainedSizeDelta: s.retainedSizeDelta,
+        reason: s.reason,
+      })),
+    },
+    since: sinceId,
+    classes: topGrowth(diff, GROWTH_CLASSES),
+  };
 }

@@ -4,7 +4,10 @@
  * enabled throughout (closing a session or HeapProfiler.disable clears V8's
  * object ids, and the three-snapshot technique matches objects by id), then
  * the report: classes whose instances created between the first two
- * snapshots still live in the third, with retainer paths. The target lock is
+ * snapshots still live in the third, with retainer paths. A marker object
+ * planted before the baseline proves the ids were kept (`snapshot_ids_reset`
+ * otherwise: no report), and an optional `drive` exercises the target right
+ * after the baseline. The target lock is
  * held for the whole hunt, so no capture interleaves (its session would not
  * clear the ids, but its snapshot would pause the target in between).
  *
@@ -24,7 +27,7 @@ import { pipeline } from 'node:stream/promises';
 import { leakHunt } from '@heapcap/analysis';
 import { CdpSession, resolveEndpoint, sleep, takeSnapshot } from '@heapcap/capture';
 import { CaptureError, toCaptureError, type ErrorCode } from '@heapcap/errors';
-import { leakHuntQueueName, LeakHuntJobSchema, type LeakHuntJob, type LeakHuntRecord } from '@heapcap/queue';
+import { driveUrlProblem, leakHuntQueueName, LeakHuntJobSchema, type HuntDrive, type LeakHuntJob, type LeakHuntRecord, type Target } from '@heapcap/queue';
 import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
 import { startLease } from './lease.ts';
 import { targetToEndpoint } from './target-endpoint.ts';
@@ -64,8 +67,108 @@ async function snapshotTo(session: CdpSession, path: string, dir: string, signal
   return taken.stats.bytes;
 }
 
-/** Runs hunt `huntId` to its end and records the outcome; never throws for a failed hunt. */
-export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, signal: AbortSignal): Promise<LeakHuntRecord | null> {
+/** The remote object group of the hunt's own objects in the target (released at the end). */
+const MARKER_GROUP = 'heapcap-hunt';
+
+/** A marker object planted in the target before the baseline, and the heap profiler id the baseline gave it. */
+interface Marker {
+  global: string;
+  objectId: string;
+  /** 0 until the baseline snapshot has numbered it. */
+  id: number;
+}
+
+/**
+ * Plants `globalThis.__heapcapHuntMarker_<huntId>`, an instance of
+ * `HeapcapHuntMarker`, held by the global so it lives through the hunt. V8
+ * numbers it in the baseline snapshot; from then on the profiler's id map
+ * keeps it (a live object keeps its entry, moves included) until the map is
+ * cleared. After a clear the map is empty until the next snapshot walks the
+ * heap, so HeapProfiler.getHeapObjectId answers 0 for the marker: checked
+ * right before each later snapshot, that is a certain sign. The 80 %
+ * signature agreement check cannot tell a renumbering that follows the same
+ * traversal order (a Chromium hunt whose ids were cleared passed it with
+ * 80.0-84.2 %).
+ */
+async function plantMarker(session: CdpSession, huntId: string): Promise<Marker> {
+  const global = `__heapcapHuntMarker_${huntId}`;
+  const m = await session.send('Runtime.evaluate', { expression: `globalThis[${JSON.stringify(global)}] = new (class HeapcapHuntMarker {})()`, objectGroup: MARKER_GROUP });
+  if (m.result.objectId === undefined) throw new CaptureError('protocol_error', 'the hunt could not plant its marker object in the target');
+  return { global, objectId: m.result.objectId, id: 0 };
+}
+
+/** The marker's heap profiler id now (0: not in the id map). */
+async function markerId(session: CdpSession, marker: Marker): Promise<number> {
+  const { heapSnapshotObjectId } = await session.send('HeapProfiler.getHeapObjectId', { objectId: marker.objectId });
+  return Number(heapSnapshotObjectId);
+}
+
+/**
+ * Refuses the hunt (`snapshot_ids_reset`) when the marker's id changed since
+ * the baseline: the id map was cleared. Checked before each later snapshot
+ * (certain: an emptied map answers 0) and after it (a clear in the moment
+ * between the two shows as a new number, unless the renumbering gave the
+ * marker its old one).
+ */
+async function checkMarker(session: CdpSession, marker: Marker, when: string): Promise<void> {
+  const now = await markerId(session, marker);
+  if (now === marker.id) return;
+  const what = now === 0 ? 'is no longer in the id map' : `is now @${now}`;
+  throw new CaptureError('snapshot_ids_reset', `the target's heap profiler ids were cleared during the hunt (seen ${when}: the hunt's marker object was @${marker.id} and ${what}); the counts would be wrong, so there is no report`, {
+    hint: 'another inspector session closed (DevTools, a debugger, another tool) or HeapProfiler.disable ran during the hunt; keep other inspector clients away from the target and hunt again',
+    details: { markerId: marker.id, now },
+  });
+}
+
+/** Removes the marker and releases the hunt's remote objects; best effort (the target may be gone). */
+async function removeMarker(session: CdpSession, marker: Marker | undefined): Promise<void> {
+  if (marker !== undefined) await session.send('Runtime.evaluate', { expression: `delete globalThis[${JSON.stringify(marker.global)}]` }, 2_000).catch(() => undefined);
+  await session.send('Runtime.releaseObjectGroup', { objectGroup: MARKER_GROUP }, 2_000).catch(() => undefined);
+}
+
+/** How long a drive's expression may run, and each of its HTTP requests. */
+const DRIVE_STEP_MS = 30_000;
+const DRIVE_GROUP = 'heapcap-hunt-drive';
+
+/**
+ * Drives the target between the baseline and target snapshots: `evaluate` on
+ * the hunt's own session (a second session's close would clear the ids), or
+ * the HTTP requests one after the other. The URL's host is
+ * checked again here (the API checked it against the registry as it was
+ * then); redirects are not followed, so a target cannot send the worker
+ * elsewhere. A drive that fails fails the hunt with `invalid_input`.
+ */
+async function runDrive(drive: HuntDrive, session: CdpSession, target: Target, signal: AbortSignal): Promise<string> {
+  if ('evaluate' in drive) {
+    // The result stays a remote object in a group of its own, released at once: the inspector would otherwise keep it (and what it holds) alive into the snapshots.
+    const res = await session.send('Runtime.evaluate', { expression: drive.evaluate, awaitPromise: true, returnByValue: false, objectGroup: DRIVE_GROUP, timeout: DRIVE_STEP_MS }, DRIVE_STEP_MS + 5_000);
+    await session.send('Runtime.releaseObjectGroup', { objectGroup: DRIVE_GROUP });
+    if (res.exceptionDetails !== undefined) {
+      const why = res.exceptionDetails.exception?.description ?? res.exceptionDetails.text;
+      throw new CaptureError('invalid_input', `the hunt's drive expression threw: ${why.split('\n')[0] ?? why}`, { hint: 'fix drive.evaluate; it runs in the target after the baseline snapshot, with a 30 s deadline' });
+    }
+    return 'evaluated';
+  }
+  const { method, url, headers, body, count } = drive.http;
+  const problem = driveUrlProblem(target, url);
+  if (problem !== undefined) throw new CaptureError('invalid_input', problem);
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < count; i++) {
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers: headers ?? {}, ...(body === undefined ? {} : { body }), redirect: 'manual', signal: AbortSignal.any([signal, AbortSignal.timeout(DRIVE_STEP_MS)]) });
+      await res.arrayBuffer();
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      throw new CaptureError('invalid_input', `the hunt's drive request ${i + 1} of ${count} (${method} ${url}) failed: ${(err as Error).message}`, { hint: 'check drive.http.url: the target must answer it', cause: err });
+    }
+    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+  }
+  return [...statuses].map(([status, n]) => `${n} × ${status}`).join(', ');
+}
+
+/** Runs hunt `huntId` to its end and records the outcome; never throws for a failed hunt. `drive` comes with the job. */
+export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, signal: AbortSignal, drive?: HuntDrive): Promise<LeakHuntRecord | null> {
   const { queue } = deps;
   const log = deps.log.child({ huntId, job: 'leak-hunt' });
   const found = await queue.leakHunts.get(huntId);
@@ -109,19 +212,32 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
     const endpoint = await resolveEndpoint(targetToEndpoint(entry.target), { timeoutMs: 10_000, signal: controller.signal });
     const session = await CdpSession.connect(endpoint.wsUrl, { connectTimeoutMs: 10_000, commandTimeoutMs: 60_000, signal: controller.signal });
     const files = { baseline: join(dir, 'baseline.heapsnapshot'), target: join(dir, 'target.heapsnapshot'), final: join(dir, 'final.heapsnapshot') };
+    let marker: Marker | undefined;
     try {
       await session.send('HeapProfiler.enable');
+      marker = await plantMarker(session, huntId);
       for (const name of ['baseline', 'target', 'final'] as const) {
         if (name !== 'baseline') {
           await save({ phase: name === 'target' ? 'wait' : 'wait-final' });
           await sleep(hunt.intervalMs, controller.signal);
         }
         await save({ phase: name });
+        if (name !== 'baseline') await checkMarker(session, marker, `before the ${name} snapshot`);
         const bytes = await snapshotTo(session, files[name], dir, controller.signal);
+        if (name === 'baseline') {
+          marker.id = await markerId(session, marker);
+          if (marker.id === 0) throw new CaptureError('protocol_error', 'the baseline snapshot did not number the hunt\'s marker object (HeapProfiler.getHeapObjectId answered 0)');
+        } else await checkMarker(session, marker, `after the ${name} snapshot`);
         if (bytes > deps.maxBytes) throw new CaptureError('analysis_too_large', `the ${name} snapshot has ${bytes} bytes of JSON, more than the ${deps.maxBytes} this worker analyses`, { hint: 'raise HEAPCAP_ANALYSIS_MAX_BYTES on a worker with the memory for it' });
         await save({ snapshots: [...hunt.snapshots, { name, at: new Date().toISOString(), bytes }] });
+        if (name === 'baseline' && drive !== undefined) {
+          await save({ phase: 'drive' });
+          const outcome = await runDrive(drive, session, entry.target, controller.signal);
+          log.info({ drive: hunt.drive, outcome }, 'leak hunt drove the target');
+        }
       }
     } finally {
+      await removeMarker(session, marker);
       // Disabling clears the ids: only after the last snapshot. Closing the session does too.
       await session.close();
     }
@@ -181,5 +297,5 @@ export function leakHuntConsumer(deps: LeakHuntWorkerDeps, stop: AbortSignal, sl
   // Only this placement's workers can run its hunts: HEAPCAP_ANALYSIS_CONCURRENCY=0 (meant for workers near
   // their targets, which placed workers are) must not leave them queued for ever.
   const concurrency = placement === undefined ? deps.concurrency : Math.max(1, deps.concurrency);
-  return new JobConsumer({ queue: deps.queue, log: deps.log, name: leakHuntQueueName(placement), schema: LeakHuntJobSchema, concurrency, run: (job) => slots.run(() => runLeakHunt(deps, job.huntId, stop)) });
+  return new JobConsumer({ queue: deps.queue, log: deps.log, name: leakHuntQueueName(placement), schema: LeakHuntJobSchema, concurrency, run: (job) => slots.run(() => runLeakHunt(deps, job.huntId, stop, job.drive)) });
 }

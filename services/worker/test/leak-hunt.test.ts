@@ -3,6 +3,8 @@
  * path (the engine's takeSnapshot): a target SIGKILLed mid-snapshot fails the
  * hunt with target_closed, a full scratch disk with storage_failed, and
  * neither leaves a file behind. Real Redis, real Node targets, a real tmpfs.
+ * And a hunt whose target had its heap profiler ids cleared in between (a
+ * second inspector session came and went) is refused, never reported.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -11,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
 import { promisify } from 'node:util';
+import { CdpSession } from '@heapcap/capture';
 import { startRedis, tmpDir, waitFor, type RedisServer } from '@heapcap/testkit';
 import { createHarness, type Harness } from './helpers/harness.ts';
 import { runLeakHunt, type LeakHuntWorkerDeps } from '../src/leak-hunt.ts';
@@ -94,4 +97,35 @@ void test('the scratch disk fills up mid-snapshot (ENOSPC on a 1 MiB tmpfs): the
     await run('umount', [mnt], { timeout: 10_000 });
     await rm(mnt, { recursive: true, force: true });
   }
+});
+
+void test('another inspector session attaches and detaches mid-hunt (ids cleared): refused with snapshot_ids_reset, no report, the marker removed', { timeout: 120_000 }, async () => {
+  h = await createHarness(redis.url);
+  const hh = h;
+  const scratch = await tmpDir('heapcap-hunt-reset');
+  hh.onCleanup(() => scratch.cleanup());
+  const t = await hh.addTarget('shared', 10);
+  const created = await hh.queue.leakHunts.create({ targetId: 'shared', intervalMs: 3_000, requestedBy: 'oncall' });
+  const hunting = runLeakHunt(deps(hh, scratch.path), created.id, new AbortController().signal);
+  await waitFor(async () => ((await hh.queue.leakHunts.get(created.id))?.phase === 'wait' ? true : undefined), { timeoutMs: 60_000, intervalMs: 20, what: 'the hunt to wait after its baseline' });
+  // A second client (DevTools, a debugger) attaches straight to the inspector, evaluates, detaches: V8 clears its ids.
+  const other = await CdpSession.connect(t.node.wsUrl ?? '', { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000 });
+  await other.send('Runtime.evaluate', { expression: '1 + 1' });
+  await other.close();
+  const done = await hunting;
+  assert.ok(done !== null);
+  assert.equal(done.status, 'failed');
+  assert.equal(done.error?.code, 'snapshot_ids_reset', JSON.stringify(done.error));
+  // The second session closed during the wait: the map is empty right before the target snapshot.
+  assert.match(done.error.message, /seen before the target snapshot: the hunt's marker object was @\d+ and is no longer in the id map/);
+  assert.equal(done.phase, 'target');
+  assert.deepEqual(done.snapshots.map((x) => x.name), ['baseline']);
+  assert.match(done.error.hint ?? '', /another inspector session closed/);
+  assert.equal(done.reportKey, undefined);
+  assert.equal(done.classes, undefined);
+  // The hunt took its marker back out of the target.
+  const check = await CdpSession.connect(t.node.wsUrl ?? '', { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000 });
+  const left = await check.send('Runtime.evaluate', { expression: "Object.keys(globalThis).filter((k) => k.startsWith('__heapcapHuntMarker_')).length", returnByValue: true });
+  await check.close();
+  assert.equal(left.result.value, 0);
 });

@@ -7,7 +7,7 @@
 import type { KnownBlock } from '@slack/types';
 import { context, header, section, type SlackMessage } from '../blocks.ts';
 import { age, fitLines, size } from '../format.ts';
-import { escapeMrkdwn } from '../text.ts';
+import { escapeMrkdwn, fit } from '../text.ts';
 import { ephemeral } from './replies.ts';
 
 /** One schedule as `schedules` shows it. */
@@ -51,8 +51,24 @@ export interface DiffClassLine {
   retainedSizeDelta?: number | undefined;
 }
 
-/** What `diff` shows: the two sides and the classes, largest growth first. */
+/** One leak suspect (as GET /v1/diff returns it), its retainer path already formatted (`(root) → .sessions Map → …`). */
+export interface DiffSuspectLine {
+  rank: number;
+  class: string;
+  reason: string;
+  path: string | null;
+}
+
+/** A diff's suspects: `graph` (holders known) or `summary` (classes only, `note` says why and what to ask for). */
+export interface DiffSuspects {
+  mode: 'graph' | 'summary';
+  note?: string | undefined;
+  suspects: DiffSuspectLine[];
+}
+
+/** What `diff` shows: the two sides, the suspects, and the classes, largest growth first. */
 export interface DiffView {
+  suspects: DiffSuspects;
   base: { captureId: string; createdAt: string };
   head: { captureId: string; createdAt: string };
   targetId: string;
@@ -65,7 +81,30 @@ export interface DiffView {
 /** How many growers `diff` lists. */
 const TOP = 10;
 
-/** `diff A B`: the top growers, with count and size deltas. */
+/** How many suspects `diff` shows (Slack's section is 3,000 characters; the rest are one `heapcap diff` away). */
+const TOP_SUSPECTS = 5;
+
+/**
+ * The suspects' lines: the reason (who holds what) and, for graph suspects,
+ * the path to the holder in a code span. A path can be long: it is cut to
+ * keep five suspects inside one section.
+ */
+export function suspectLines(s: DiffSuspects): string[] {
+  if (s.suspects.length === 0) return ['No suspects: nothing grew.'];
+  return s.suspects.slice(0, TOP_SUSPECTS).map((x) => {
+    const path = x.path === null ? '' : `\n    \`${escapeMrkdwn(fit(x.path, 400)).replaceAll('`', "'")}\``;
+    // A graph suspect's reason names its class already; a summary one's does not.
+    const what = x.reason.includes(x.class) ? '' : `\`${escapeMrkdwn(fit(x.class, 200))}\` `;
+    return `*${x.rank}.* ${what}${escapeMrkdwn(fit(x.reason, 600))}${path}`;
+  });
+}
+
+/** The suspects' heading: graph suspects say what they rank by; summary-only ones say so and why. */
+export function suspectsHeading(s: DiffSuspects): string {
+  return s.mode === 'graph' ? '*Suspects*, largest new retained memory first:' : `*Suspects (summary-only, no holders)*: ${escapeMrkdwn(fit(s.note ?? 'analyse both captures for holders', 600))}`;
+}
+
+/** `diff A B`: the suspects first (who holds the new memory), then the top growers, with count and size deltas. */
 export function diffMessage(view: DiffView, nowMs: number = Date.now()): SlackMessage {
   const growers = view.classes.filter((c) => c.selfSizeDelta > 0 || c.countDelta > 0).slice(0, TOP);
   const title = `What grew in ${view.targetId}`;
@@ -77,8 +116,18 @@ export function diffMessage(view: DiffView, nowMs: number = Date.now()): SlackMe
   });
   const body = lines.length === 0 ? 'Nothing grew between these two captures.' : lines.join('\n');
   const note = view.retained ? 'Retained sizes from both captures’ analyses.' : 'Self sizes; for retained sizes analyse both captures (POST /v1/captures/<id>/analysis).';
-  const blocks: KnownBlock[] = [header(title), section(`${span}\n${total}`), section(fitLines(body.split('\n'))), context(note, 'All classes: `heapcap diff <captureA> <captureB>` or GET /v1/diff')];
-  return ephemeral(`${title}: ${span}, ${total}\n${body}`, blocks);
+  const suspects = [suspectsHeading(view.suspects), ...suspectLines(view.suspects)];
+  const blocks: KnownBlock[] = [
+    header(title),
+    section(`${span}\n${total}`),
+    section(fitLines(suspects)),
+    section(fitLines(['*Classes*, largest growth first:', ...body.split('\n')])),
+    context(note, 'All suspects and classes: `heapcap diff <captureA> <captureB>` or GET /v1/diff'),
+  ];
+  // The notification text leads with the first suspect: what a phone shows is who holds the memory.
+  const first = view.suspects.suspects[0];
+  const lead = first === undefined ? '' : `\n#1 suspect: ${fit(`${first.class} ${first.reason}`, 600)}`;
+  return ephemeral(`${title}: ${span}, ${total}${lead}\n${body}`, blocks);
 }
 
 function signedSize(bytes: number): string {

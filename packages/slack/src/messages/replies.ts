@@ -32,6 +32,7 @@ const DESCRIBE: Record<Verb, string> = {
   targets: 'what may be captured',
   schedules: 'periodic captures (of one target)',
   diff: 'compare two snapshots',
+  hunt: 'hunt a leak: three snapshots an interval apart (default 60s), then what survived, suspects first; `hunt <huntId>` shows it',
   help: 'this message',
 };
 

@@ -19,13 +19,14 @@ const leakHuntRoutes: FastifyPluginAsyncZod = async (app) => {
         description:
           'A worker takes three snapshots of the target on one inspector session (V8 keeps object ids only while nothing clears them), ' +
           'holding the target lock throughout, and reports the classes whose instances created between the first two are still alive in the third, ' +
-          'each with the retainer path of its largest instance. Objects allocated and freed in between are not named. Poll GET /v1/leak-hunts/{id}. Audited.',
+          'each with the retainer path of its largest instance. Objects allocated and freed in between are not named. Poll GET /v1/leak-hunts/{id}. Audited. ' +
+          'With `drive` (targets:admin only; 403 forbidden otherwise) the worker drives the target right after the baseline: HTTP requests to the target\'s own host (400 validation_failed for any other host) or a Runtime expression.',
         body: CreateLeakHuntBodySchema,
         response: { 202: LeakHuntResponseSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 503) },
       },
     },
     async (req, reply) => {
-      const hunt = await app.heapAnalysis.createHunt(req, { targetId: req.body.target, intervalMs: req.body.interval * 1000, reason: req.body.reason });
+      const hunt = await app.heapAnalysis.createHunt(req, { targetId: req.body.target, intervalMs: req.body.interval * 1000, reason: req.body.reason, drive: req.body.drive });
       return reply.code(202).send({ hunt, report: null });
     },
   );

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
 import { AnalysisSchema, LeakHuntSchema, SummaryDiffSchema, SummarySchema } from '@heapcap/analysis';
-import { AnalysisStateSchema, CaptureRecordSchema, LeakHuntRecordSchema, textSchema } from '@heapcap/queue';
+import { AnalysisStateSchema, CaptureRecordSchema, HuntDriveSchema, LeakHuntRecordSchema, textSchema } from '@heapcap/queue';
 
 /** Most classes a diff answers with (`limit`); the rest are counted in `omittedClasses`. */
 export const MAX_DIFF_CLASSES = 10_000;
@@ -61,6 +61,11 @@ export const CreateLeakHuntBodySchema = z
     target: IdSchema.describe('id of a registered target'),
     interval: z.number().int().min(1).max(MAX_HUNT_INTERVAL_SECONDS).describe('seconds between the baseline, target and final captures'),
     reason: textSchema(1000).optional().describe('why; kept on the hunt'),
+    drive: HuntDriveSchema.optional().describe(
+      'optional, needs targets:admin: what the worker does to the target after the baseline snapshot, before the interval: ' +
+        '`{http: {method, url, headers?, body?, count?}}` (requests one after the other, only to the target\'s own host, redirects not followed) ' +
+        'or `{evaluate: "<Runtime expression>"}` (on the hunt\'s session, promises awaited, 30 s deadline)',
+    ),
   })
   .describe('CreateLeakHunt');
 

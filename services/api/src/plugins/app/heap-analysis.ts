@@ -6,7 +6,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { AnalysisSchema, diffSummaries, LeakHuntSchema, SummarySchema, type Analysis, type LeakHunt, type Summary, type SummaryDiff } from '@heapcap/analysis';
-import type { AnalysisRequestOutcome, AnalysisState, CaptureRecord, HeapcapQueue, LeakHuntRecord } from '@heapcap/queue';
+import { driveUrlProblem, type AnalysisRequestOutcome, type AnalysisState, type CaptureRecord, type HeapcapQueue, type HuntDrive, type LeakHuntRecord } from '@heapcap/queue';
 import type { ArtifactStore } from '@heapcap/storage';
 import { ApiError } from '../../errors.ts';
 import { principalOf } from '../infra/auth.ts';
@@ -37,7 +37,7 @@ export interface HeapAnalysisService {
   /** The stored analysis of a capture whose analysis succeeded, else null. */
   analysis(record: CaptureRecord): Promise<Analysis | null>;
   /** Create a leak hunt of a registered target (a job for a worker); audited. */
-  createHunt(req: FastifyRequest, input: { targetId: string; intervalMs: number; reason?: string | undefined }): Promise<LeakHuntRecord>;
+  createHunt(req: FastifyRequest, input: { targetId: string; intervalMs: number; reason?: string | undefined; drive?: HuntDrive | undefined }): Promise<LeakHuntRecord>;
   /** A hunt and, once it succeeded, its report; `not_found`; audited. */
   hunt(req: FastifyRequest, id: string): Promise<{ hunt: LeakHuntRecord; report: LeakHunt | null }>;
 }
@@ -147,8 +147,20 @@ const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: Artifa
     analysis: readAnalysis,
 
     async createHunt(req, input) {
-      const hunt = await fromQueue(() => queue.leakHunts.create({ ...input, requestedBy: principalOf(req).name }));
-      await fromQueue(() => app.audit.record(req, { action: 'leak-hunt.create', targetId: hunt.targetId, details: { huntId: hunt.id, intervalMs: hunt.intervalMs } }));
+      const principal = principalOf(req);
+      if (input.drive !== undefined) {
+        // A drive runs the target's code on the caller's say-so: the scope that may also point heapcap at any target.
+        if (!principal.scopes.has('targets:admin')) throw new ApiError('forbidden', `token "${principal.name}" lacks the targets:admin scope a hunt with \`drive\` needs`, { requiredScope: 'targets:admin' });
+        if ('http' in input.drive) {
+          const entry = await fromQueue(() => queue.targets.get(input.targetId));
+          const problem = entry === null ? undefined : driveUrlProblem(entry.target, input.drive.http.url);
+          if (problem !== undefined) throw new ApiError('validation_failed', problem, { fields: [{ in: 'body', path: 'drive.http.url', message: problem }] });
+        }
+      }
+      const hunt = await fromQueue(() => queue.leakHunts.create({ ...input, requestedBy: principal.name }));
+      await fromQueue(() =>
+        app.audit.record(req, { action: 'leak-hunt.create', targetId: hunt.targetId, details: { huntId: hunt.id, intervalMs: hunt.intervalMs, drive: hunt.drive } }),
+      );
       return hunt;
     },
 

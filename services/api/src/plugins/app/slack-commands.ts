@@ -4,12 +4,15 @@
  * polite and audited; a mistake gets help with what the caller may do.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { formatPath, type Suspects } from '@heapcap/analysis';
 import type { HeapcapQueue } from '@heapcap/queue';
 import type { ArtifactStore } from '@heapcap/storage';
 import {
   artifactLink,
   captureMessage,
   diffMessage,
+  huntMessage,
+  huntStartedMessage,
   ephemeral,
   helpMessage,
   listMessage,
@@ -20,6 +23,7 @@ import {
   unknownCommandMessage,
   unknownTargetMessage,
   usageMessage,
+  type DiffSuspects,
   type ResultLink,
   type SlackMessage,
 } from '@heapcap/slack';
@@ -45,6 +49,8 @@ const NEEDS: Record<string, Scope> = {
   targets: 'captures:read',
   schedules: 'captures:read',
   diff: 'captures:read',
+  hunt: 'captures:write',
+  huntStatus: 'artifacts:read',
 };
 
 /** The Slack origin of a slash command (issued no later than now). */
@@ -85,7 +91,7 @@ export async function runCommand(app: FastifyInstance, deps: SlackCommandDeps, r
   if (command.kind === 'unknown') return unknownCommandMessage(name, command.word, await targetIds(), may('captures:write'));
   if (command.kind === 'usage') return usageMessage(name, command.verb, command.problem, await targetIds(), may('captures:write'));
   const scope = NEEDS[command.kind];
-  if (scope !== undefined && !may(scope)) return refuse(app, req, origin, command.kind, scope, auth.groupsError, command.kind === 'capture' ? command.target : undefined);
+  if (scope !== undefined && !may(scope)) return refuse(app, req, origin, command.kind, scope, auth.groupsError, command.kind === 'capture' || command.kind === 'hunt' ? command.target : undefined);
   switch (command.kind) {
     case 'capture':
       return startSlackCapture(app, { ...deps, targetIds }, req, origin, {
@@ -124,7 +130,32 @@ export async function runCommand(app: FastifyInstance, deps: SlackCommandDeps, r
     }
     case 'diff':
       return diffCommand(app, deps, command.a, command.b, name);
+    case 'hunt': {
+      if ((await queue.targets.get(command.target)) === null) return unknownTargetMessage(command.target, await targetIds(), may('captures:write'));
+      // The same path as POST /v1/leak-hunts (audited there); Slack never drives a target (that needs targets:admin and a body).
+      return huntStartedMessage(name, await app.heapAnalysis.createHunt(req, { targetId: command.target, intervalMs: command.intervalSeconds * 1000 }));
+    }
+    case 'huntStatus': {
+      const found = await queue.leakHunts.get(command.huntId);
+      if (found === null) return ephemeral(`:mag: There is no leak hunt \`${command.huntId}\`. Start one with \`${name} hunt <target>\`.`);
+      const { hunt, report } = await app.heapAnalysis.hunt(req, command.huntId);
+      const view =
+        report === null
+          ? null
+          : {
+              suspects: suspectsView(report.suspects ?? { mode: 'summary', note: 'this report predates suspects', suspects: [] }),
+              classes: report.classes,
+              survivingCount: report.survivingCount,
+              createdCount: report.createdCount,
+            };
+      return huntMessage(name, hunt, view);
+    }
   }
+}
+
+/** Suspects as the Slack messages take them: plain lines, each path formatted. */
+function suspectsView(s: Suspects): DiffSuspects {
+  return { mode: s.mode, note: s.note, suspects: s.suspects.map((x) => ({ rank: x.rank, class: x.class, reason: x.reason, path: x.path === null ? null : formatPath(x.path) })) };
 }
 
 /** `diff A B`: the same comparison as GET /v1/diff (same target only), or what is missing for it. */
@@ -142,6 +173,7 @@ async function diffCommand(app: FastifyInstance, deps: SlackCommandDeps, a: stri
       totalSelfSizeDelta: diff.totalSelfSizeDelta,
       nodeCountDelta: diff.nodeCountDelta,
       classes: diff.classes,
+      suspects: suspectsView(diff.suspects),
     });
   } catch (err) {
     // A diff that cannot be made says why (no summary, other targets, no artifact) in the API's words.

@@ -1,0 +1,56 @@
+/**
+ * `hunt <target> [interval]` and `hunt <huntId>`: a leak hunt started from
+ * Slack, and its state or its suspects once it ended. The suspects come as
+ * plain lines (paths formatted by the API), as a diff's do, so this package
+ * needs no analysis code.
+ */
+import type { KnownBlock } from '@slack/types';
+import type { LeakHuntRecord } from '@heapcap/queue';
+import { context, header, section, type SlackMessage } from '../blocks.ts';
+import { fitLines, size } from '../format.ts';
+import { escapeMrkdwn, fit } from '../text.ts';
+import { suspectLines, suspectsHeading, type DiffSuspects } from './analysis.ts';
+import { ephemeral } from './replies.ts';
+
+/** The reply to `hunt <target>`: started (or failed at once), and how to follow it. */
+export function huntStartedMessage(command: string, hunt: LeakHuntRecord): SlackMessage {
+  if (hunt.status === 'failed') return huntMessage(command, hunt, null);
+  const s = Math.round(hunt.intervalMs / 1000);
+  return ephemeral(
+    `:mag: Leak hunt \`${hunt.id}\` of \`${escapeMrkdwn(hunt.targetId)}\` started: three snapshots ${s} s apart on one inspector session, then what survived. ` +
+      `See it with \`${command} hunt ${hunt.id}\` (in about ${Math.ceil((2 * s + 30) / 60)} min).`,
+  );
+}
+
+/** A hunt's report as this message shows it: the suspects, and the classes' names and counts. */
+export interface HuntReportView {
+  suspects: DiffSuspects;
+  classes: { name: string; count: number; selfSize: number }[];
+  survivingCount: number;
+  createdCount: number;
+}
+
+/** `hunt <huntId>`: where it is, why it failed, or its suspects first. */
+export function huntMessage(command: string, hunt: LeakHuntRecord, report: HuntReportView | null): SlackMessage {
+  const title = `Leak hunt of ${hunt.targetId}`;
+  const id = `\`${hunt.id}\``;
+  if (hunt.status === 'queued' || hunt.status === 'running') {
+    return ephemeral(`:hourglass_flowing_sand: Leak hunt ${id} is ${hunt.status}${hunt.phase === null ? '' : ` (${escapeMrkdwn(hunt.phase)})`}; ${hunt.snapshots.length} of 3 snapshots taken. Ask again with \`${command} hunt ${hunt.id}\`.`);
+  }
+  if (hunt.status === 'failed') {
+    const e = hunt.error;
+    const hint = e?.hint === undefined ? '' : `\n${escapeMrkdwn(fit(e.hint, 800))}`;
+    return ephemeral(`:warning: Leak hunt ${id} failed${hunt.phase === null ? '' : ` in ${escapeMrkdwn(hunt.phase)}`}: \`${escapeMrkdwn(e?.code ?? 'internal')}\` ${escapeMrkdwn(fit(e?.message ?? '', 1200))}${hint}`);
+  }
+  if (report === null) return ephemeral(`Leak hunt ${id} succeeded, but its report is gone (reports are kept with the captures' artifacts).`);
+  const classes = report.classes.slice(0, 5).map((c) => `• \`${escapeMrkdwn(fit(c.name, 200))}\` ${c.count.toLocaleString('en-US')} (${size(c.selfSize)})`);
+  const blocks: KnownBlock[] = [
+    header(title),
+    section(`${id}: ${report.survivingCount.toLocaleString('en-US')} of ${report.createdCount.toLocaleString('en-US')} objects created between the first two snapshots are still alive in the third.`),
+    section(fitLines([suspectsHeading(report.suspects).replace('largest new retained memory first', 'largest surviving new memory first'), ...suspectLines(report.suspects)])),
+    section(fitLines(['*Classes*, largest surviving self size first:', ...(classes.length === 0 ? ['none'] : classes)])),
+    context(`The whole report: \`heapcap hunt\` --json, or GET /v1/leak-hunts/${hunt.id}`),
+  ];
+  const first = report.suspects.suspects[0];
+  return ephemeral(`${title}: ${first === undefined ? 'nothing created between the first two snapshots survived' : `#1 suspect: ${fit(`${first.class} ${first.reason}`, 600)}`}`, blocks);
+}
