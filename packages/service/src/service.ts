@@ -134,6 +134,7 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
   let code = 0;
   let failure: unknown;
   try {
+    await queue.epoch.start();
     const targets = new TargetsFileSync(queue, { path: config.targetsFile, explicit: config.targetsFileSet }, log);
     await targets.start().catch((err: unknown) => {
       // An explicitly named file that is not there is a mistake to fix, not an empty registry.

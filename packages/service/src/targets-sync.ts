@@ -13,7 +13,7 @@
  */
 import { access } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { isQueueError, loadTargetsFile, type HeapcapQueue, type Target } from '@heapcap/queue';
+import { isQueueError, LOST_WITH_REDIS, loadTargetsFile, RECREATED_AFTER_LOSS, type HeapcapQueue, type Target } from '@heapcap/queue';
 
 /** Where the file is, and whether the operator named it (HEAPCAP_TARGETS_FILE set) or it is the default path. */
 export interface TargetsFileSetting {
@@ -89,14 +89,27 @@ export interface TargetsKeeper {
   stop(): void;
 }
 
-/** Re-sync the targets file whenever the registry has lost it; checks every `intervalMs` and on every reconnect. */
+/**
+ * Re-sync the targets file whenever the registry has lost it; checks every
+ * `intervalMs` and on every reconnect. The same check watches the Redis epoch
+ * sentinel (queue redis-epoch.ts): the process that first sees it gone logs
+ * the one line saying what was lost. (The retention janitor is re-created by
+ * the schedule worker's reconcile.)
+ */
 export function keepTargetsSynced(queue: HeapcapQueue, sync: TargetsFileSync, log: Logger, intervalMs = 5_000): TargetsKeeper {
   let running: Promise<void> | undefined;
   let stopped = false;
   const check = (): Promise<void> =>
     (running ??= (async () => {
       try {
-        if (stopped || (await queue.targets.isSynced())) return;
+        if (stopped) return;
+        if ((await queue.epoch.check()) === 'lost') {
+          log.error(
+            { lost: LOST_WITH_REDIS, recreated: RECREATED_AFTER_LOSS },
+            `Redis lost its data (the epoch sentinel is gone: a restart without persistence, a failover or FLUSHALL): lost ${LOST_WITH_REDIS.join(', ')}; heapcap re-creates ${RECREATED_AFTER_LOSS.join(' and ')}`,
+          );
+        }
+        if (await queue.targets.isSynced()) return;
         log.warn('the target registry is gone (Redis lost its data?): syncing the targets file again');
         await sync.resync();
       } catch (err) {
