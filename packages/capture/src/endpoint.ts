@@ -14,6 +14,7 @@ import { CaptureError } from './errors.ts';
 import { sleep, throwIfAborted } from './deadline.ts';
 import { redactInspectorUrl } from './redact.ts';
 import { closeOpenedInspector, portListening, type OpenedInspector } from './inspector-close.ts';
+import { listeningPorts, type ListeningPort } from './listening-ports.ts';
 
 /** Which page or worker of a browser to capture. */
 export interface ChromiumSelector {
@@ -149,19 +150,95 @@ async function resolveNodePid(spec: { pid: number; host?: string; port?: number 
   await assertNodeProcess(pid);
   // Only an inspector that was closed before we came is closed again afterwards.
   const opened = (await portListening(host, port, Math.min(options.timeoutMs, 1_000))) ? undefined : { host, port, pid };
+  // What the process listened on before the signal: a port that appears after it is the inspector it opened.
+  const elsewhere = opened === undefined ? undefined : await inspectorElsewhereWatch(pid, port, options);
   // SIGUSR1 makes Node.js start its inspector on 127.0.0.1:9229 (or its --inspect-port).
   signalProcess(pid, 'SIGUSR1');
   try {
-    return await awaitPidInspector(pid, host, port, opened, options);
+    return await awaitPidInspector(pid, host, port, opened, elsewhere, options);
   } catch (err) {
     // Cancelled or failed after the SIGUSR1: close what it opened, if it is there yet.
-    if (opened !== undefined) await closeAfterFailure(opened);
-    throw err;
+    if (opened === undefined) throw err;
+    await closeAfterFailure(opened);
+    const other = await elsewhere?.find(true);
+    if (other === undefined) throw err;
+    const said = await closeElsewhere(pid, port, other, err);
+    // A cancel stays a cancel (the inspector is closed all the same).
+    throw err instanceof CaptureError && err.code === 'target_unreachable' ? said : err;
   }
 }
 
-/** Polls host:port until the inspector SIGUSR1 opened answers. */
-async function awaitPidInspector(pid: number, host: string, port: number, opened: OpenedInspector | undefined, options: ResolveOptions): Promise<ResolvedEndpoint> {
+/** Where the process's inspector opened when it is not on the asked port. */
+interface ElsewhereWatch {
+  /** A port the process listens on now and did not before the SIGUSR1 (`atEnd`: also the default 9229 when /proc cannot tell). */
+  find(atEnd: boolean): Promise<ListeningPort | undefined>;
+}
+
+/**
+ * The asked port may be wrong (`--port`): SIGUSR1 opens the inspector where
+ * the target says (9229, or its --inspect-port), and heapcap must not leave it
+ * open there. Reads the process's listening sockets before the signal; without
+ * /proc, falls back to 9229 if nothing listened there before.
+ */
+async function inspectorElsewhereWatch(pid: number, port: number, options: ResolveOptions): Promise<ElsewhereWatch> {
+  const before = await listeningPorts(pid);
+  if (before !== undefined) {
+    const known = new Set(before.map((p) => p.port));
+    return {
+      find: async () => {
+        // The app may open ports of its own meanwhile: only an inspector's /json/list counts.
+        for (const p of (await listeningPorts(pid)) ?? []) {
+          if (p.port !== port && !known.has(p.port) && (await isInspector(p))) return p;
+        }
+        return undefined;
+      },
+    };
+  }
+  const fallback = port !== 9229 && !(await portListening('127.0.0.1', 9229, Math.min(options.timeoutMs, 1_000)));
+  return {
+    find: async (atEnd) => (atEnd && fallback && (await portListening('127.0.0.1', 9229, 1_000)) ? { host: '127.0.0.1', port: 9229 } : undefined),
+  };
+}
+
+async function isInspector(at: ListeningPort): Promise<boolean> {
+  try {
+    await listTargets(at.host, at.port, { timeoutMs: 1_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The inspector opened on another port than the asked one: close it there, and say what happened and what to pass next time. */
+async function closeElsewhere(pid: number, asked: number, other: ListeningPort, cause: unknown): Promise<CaptureError> {
+  const address = `${other.host}:${other.port}`;
+  let closed = false;
+  let why = '';
+  try {
+    const { wsUrl } = await resolveNodeHostPort(address, { timeoutMs: 1_000 });
+    const release = await closeOpenedInspector({ host: other.host, port: other.port, pid }, { wsUrl });
+    closed = release.closed;
+    why = release.note === undefined ? '' : ` (${release.note})`;
+  } catch (err) {
+    why = ` (${(err as Error).message})`;
+  }
+  const said = `process ${pid} got SIGUSR1 and opened its inspector on ${address}, not on port ${asked}`;
+  if (closed) {
+    return new CaptureError('target_unreachable', `${said}; heapcap closed it again`, {
+      hint: `pass --port ${other.port} (the port the target's --inspect-port says)`,
+      details: { pid, askedPort: asked, inspector: address, inspectorLeftOpen: false },
+      cause,
+    });
+  }
+  return new CaptureError('target_unreachable', `${said}; heapcap could not close it, so the inspector was left open on ${address}${why}`, {
+    hint: `close it from a debugger attached to it (node inspect ${address}, then exec process._debugEnd()) or restart the target; next time pass --port ${other.port}`,
+    details: { pid, askedPort: asked, inspector: address, inspectorLeftOpen: true },
+    cause,
+  });
+}
+
+/** Polls host:port until the inspector SIGUSR1 opened answers (or it is seen opening on another port). */
+async function awaitPidInspector(pid: number, host: string, port: number, opened: OpenedInspector | undefined, elsewhere: ElsewhereWatch | undefined, options: ResolveOptions): Promise<ResolvedEndpoint> {
   const deadline = Date.now() + (options.pidInspectorWaitMs ?? 10_000);
   for (;;) {
     throwIfAborted(options.signal);
@@ -169,8 +246,10 @@ async function awaitPidInspector(pid: number, host: string, port: number, opened
       const resolved = await resolveNodeHostPort(`${host}:${port}`, { ...options, timeoutMs: Math.min(options.timeoutMs, 2_000) });
       return { ...resolved, description: `node pid ${pid} (${host}:${port})`, expectPid: pid, openedInspector: opened };
     } catch (err) {
-      if (!(err instanceof CaptureError) || err.code !== 'target_unreachable' || Date.now() > deadline) {
-        if (err instanceof CaptureError && err.code === 'target_unreachable') {
+      const unreachable = err instanceof CaptureError && err.code === 'target_unreachable';
+      // Nothing on the asked port, and the process listens on a new one: that is where the inspector went.
+      if (!unreachable || Date.now() > deadline || (await elsewhere?.find(false)) !== undefined) {
+        if (unreachable) {
           throw new CaptureError('target_unreachable', `process ${pid} got SIGUSR1 but no inspector answered on ${host}:${port}`, {
             hint: 'the process may use another inspector port (--inspect-port); pass it with --port, or it may have SIGUSR1 handled by the app',
             cause: err,

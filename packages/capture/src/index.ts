@@ -1,6 +1,7 @@
 /** @heapcap/capture — the CDP heap snapshot engine. */
 export { CaptureError, ERROR_CODES, isCaptureError, toCaptureError, type ErrorCode, type CaptureErrorOptions } from './errors.ts';
-export { openFifoReader, type FifoReader, type SnapshotTransport, type TransportReport } from './pipe-transport.ts';
+export { openFifoReader, sweepOrphanPipes, type FifoReader, type SnapshotTransport, type TransportReport } from './pipe-transport.ts';
+export { ownerTag, sweepDeadOwners } from './owned-scratch.ts';
 export { definedOnly } from './defined.ts';
 export { captureHeapSnapshot, releaseInspector, DEFAULT_TIMEOUTS, type CaptureConsumer, type CaptureOptions, type CaptureResult, type CaptureProgress, type CaptureTimeouts } from './capture.ts';
 export { takeSnapshot, type ReleaseChunk, type SnapshotConsumer, type TakeSnapshotOptions, type TakenSnapshot } from './take-snapshot.ts';

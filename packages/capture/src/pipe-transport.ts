@@ -31,6 +31,7 @@ import type { CdpSession } from './session.ts';
 import type { RuntimeFacts } from './runtime.ts';
 import type { SnapshotFlags } from './types.ts';
 import type { ReaderCommand, ReaderData, ReaderMessage } from './fifo-reader-thread.ts';
+import { ownerTag, sweepDeadOwners } from './owned-scratch.ts';
 
 /** How the snapshot bytes travel: CDP messages, the local FIFO, or FIFO when possible (else CDP). */
 export type SnapshotTransport = 'cdp' | 'pipe' | 'auto';
@@ -96,7 +97,8 @@ export async function preparePipe(session: CdpSession, facts: RuntimeFacts, base
   if (facts.product !== 'node') return { skip: 'the pipe needs a Node.js target (browsers have no writeHeapSnapshot)' };
   let dir: string | undefined;
   try {
-    dir = await mkdtemp(join(baseDir, 'heapcap-pipe-'));
+    // Named after this process: a restart sweeps what a killed one left (sweepOrphanPipes).
+    dir = await mkdtemp(join(baseDir, `heapcap-pipe-${ownerTag()}-`));
     const ours = await stat(dir, { bigint: true });
     const seen = await evaluate<{ ok: boolean; why?: string; uid?: number | null; dev?: string; ino?: string }>(session, seeDirExpression(dir), undefined);
     // Not there at all, or another directory at the same path: not the same filesystem.
@@ -127,6 +129,19 @@ export async function preparePipe(session: CdpSession, facts: RuntimeFacts, base
 async function skip(dir: string | undefined, why: string): Promise<{ skip: string }> {
   if (dir !== undefined) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   return { skip: why };
+}
+
+/** `heapcap-pipe-h<host>-p<pid>-XXXXXX`, as preparePipe names them. */
+const OWNED_PIPE_DIR = /^heapcap-pipe-h([A-Za-z0-9_]+)-p(\d+)-/;
+
+/**
+ * Removes the FIFO directories in `baseDir` (default the system temp dir, as
+ * preparePipe) that processes of this host, no longer running, left: a
+ * capturing process killed with SIGKILL never reaches removePipe. Returns the
+ * names removed; never throws.
+ */
+export function sweepOrphanPipes(baseDir: string = tmpdir()): Promise<string[]> {
+  return sweepDeadOwners(baseDir, OWNED_PIPE_DIR);
 }
 
 /** Remove the FIFO and its directory (idempotent, never throws). */

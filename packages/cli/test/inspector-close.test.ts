@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { assertGoodArtifact, readManifests, fixturePath, freePort, startNodeTarget, tmpDir, waitFor, type NodeTarget, type NodeVersion, type TmpDir } from '@heapcap/testkit';
+import { assertGoodArtifact, readManifests, fixturePath, freePort, runHeapcap, startNodeTarget, tmpDir, waitFor, type NodeTarget, type NodeVersion, type TmpDir } from '@heapcap/testkit';
 import { EXIT } from '../src/exit-codes.ts';
 import { listFiles, runCli, startCli } from './cli-harness.ts';
 
@@ -81,6 +81,21 @@ void describe('capture --pid closes the inspector it opened', { timeout: 300_000
     assert.deepEqual(m.inspector, { openedByHeapcap: false, closed: false });
     const list = (await (await fetch(`http://127.0.0.1:${port}/json/list`, { signal: AbortSignal.timeout(10_000) })).json()) as unknown[];
     assert.equal(list.length, 1, 'the inspector still answers');
+  });
+
+  void test('defect 9: --pid with a wrong --port closes the inspector SIGUSR1 opened on the target\'s own port, and says where it was', async (t) => {
+    const actual = await freePort();
+    const wrong = await freePort();
+    const target = await closedTarget('system', actual);
+    t.after(() => target.kill());
+    const res = await runHeapcap(['capture', '--pid', String(target.pid), '--port', String(wrong), '--out', join(work.path, 'wrong-port')]);
+    assert.equal(res.code, EXIT.target, res.stderr);
+    // The inspector did open, on the target's port, not the asked one.
+    await target.waitForStderr(new RegExp(`Debugger listening on ws://127\\.0\\.0\\.1:${actual}/`), 5_000);
+    assert.match(res.stderr, new RegExp(`opened its inspector on 127\\.0\\.0\\.1:${actual}, not on port ${wrong}; heapcap closed it again`));
+    assert.match(res.stderr, new RegExp(`--port ${actual}\\b`));
+    assert.equal(await probe(actual), 'refused', 'the inspector heapcap opened is closed again');
+    await assertResponsive(target);
   });
 
   void test('a failed capture (storage refused after the inspector opened) closes it too', async (t) => {

@@ -138,6 +138,8 @@ export interface HeapcapConfig {
   /** The HEAPCAP_S3_* settings, also for an s3:// URL given elsewhere (`heapcap capture --out`). */
   s3: S3Settings;
   targetsFile: string;
+  /** HEAPCAP_TARGETS_FILE was set: then a missing file is a start-up error, not an empty registry file. */
+  targetsFileSet: boolean;
   tokensFile: string | undefined;
   host: string;
   port: number;
@@ -254,6 +256,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     storage,
     s3,
     targetsFile: e.HEAPCAP_TARGETS_FILE,
+    targetsFileSet: picked['HEAPCAP_TARGETS_FILE'] !== undefined,
     tokensFile: e.HEAPCAP_TOKENS_FILE,
     host: e.HEAPCAP_HOST,
     port: e.HEAPCAP_PORT,

@@ -82,6 +82,7 @@ export type { ListCapturesFilter, CapturePage } from './records.ts';
 export type { CancelOutcome, CancelResult } from './cancel.ts';
 export { isTerminal } from './wait.ts';
 export { loadTargetsFile, TargetRegistry, type RegisteredTarget } from './registry.ts';
+export { RedisEpoch, LOST_WITH_REDIS, RECREATED_AFTER_LOSS, type RedisDataLoss } from './redis-epoch.ts';
 export { TargetLocks } from './locks.ts';
 export { AuditLog, type AuditInput, type AuditEntry } from './audit.ts';
 export { closeWorker, type CloseWorkerOptions, type WorkerCloseOutcome } from './worker-close.ts';

@@ -76,6 +76,14 @@ export class Keys {
   targetsSynced(): string {
     return `${this.base}:targets:synced`;
   }
+  /** String: when this Redis's data began (set once; absent after it lost its data: the sentinel of redis-epoch.ts). */
+  epoch(): string {
+    return `${this.base}:epoch`;
+  }
+  /** String (JSON): the last time heapcap found Redis had lost its data, and what went with it. */
+  dataLost(): string {
+    return `${this.base}:data-lost`;
+  }
   /** Stream: the audit log. */
   audit(): string {
     return `${this.base}:audit`;

@@ -12,6 +12,7 @@ import { closeRedis, createRedis, withRedisDeadline } from './connection.ts';
 import type { QueueContext, QueueSettings } from './context.ts';
 import { CaptureEvents } from './events.ts';
 import { Keys } from './keys.ts';
+import { RedisEpoch } from './redis-epoch.ts';
 import { TargetLocks } from './locks.ts';
 import { getCapture, listCaptures, type CapturePage, type ListCapturesFilter } from './records.ts';
 import { TargetRegistry } from './registry.ts';
@@ -87,6 +88,8 @@ export class HeapcapQueue {
   readonly workers: WorkerDirectory;
   /** Watch rules, their states, the samples of watched targets and the sampler leases. */
   readonly watch: WatchStore;
+  /** The sentinel that tells when Redis lost its data. */
+  readonly epoch: RedisEpoch;
   readonly #ctx: QueueContext;
   /** Producers of placement queues, opened on first use. */
   readonly #placed = new Map<string, Queue<CaptureJob, void, string>>();
@@ -118,6 +121,7 @@ export class HeapcapQueue {
     this.headroom = new HeadroomHistory(this.#ctx);
     this.schedules = new ScheduleStore(this.#ctx);
     this.analyses = new CaptureAnalyses(this.#ctx);
+    this.epoch = new RedisEpoch(this.#ctx);
     this.leakHunts = new LeakHunts(this.#ctx, async (id) => (await this.targets.get(id))?.target ?? null);
   }
 

@@ -7,5 +7,5 @@
 export { runService, StartupError, SHUTDOWN_GRACE_MS, type RunServiceOptions, type ServiceContext, type ServiceDefinition } from './service.ts';
 export { createLogger, componentLogger, safeRedisUrl, REDACT_PATHS } from './logger.ts';
 export { connectQueue, redisHelp, RedisUnreachableError } from './redis.ts';
-export { keepTargetsSynced, syncTargetsFile, type TargetsKeeper } from './targets-sync.ts';
+export { keepTargetsSynced, TargetsFileSync, type TargetsFileSetting, type TargetsKeeper } from './targets-sync.ts';
 export { exitAfter, runShutdown, shutdownSignal, type CloseStep } from './shutdown.ts';

@@ -13,7 +13,7 @@ import { createStore, type ArtifactStore } from '@heapcap/storage';
 import { createLogger } from './logger.ts';
 import { connectQueue, RedisUnreachableError } from './redis.ts';
 import { exitAfter, runShutdown, shutdownSignal, type CloseStep } from './shutdown.ts';
-import { keepTargetsSynced, syncTargetsFile } from './targets-sync.ts';
+import { keepTargetsSynced, TargetsFileSync } from './targets-sync.ts';
 
 /** What a service is built from. */
 export interface ServiceContext {
@@ -134,8 +134,14 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
   let code = 0;
   let failure: unknown;
   try {
-    await syncTargetsFile(queue, config.targetsFile, log);
-    const keeper = keepTargetsSynced(queue, config.targetsFile, log);
+    await queue.epoch.start();
+    const targets = new TargetsFileSync(queue, { path: config.targetsFile, explicit: config.targetsFileSet }, log);
+    await targets.start().catch((err: unknown) => {
+      // An explicitly named file that is not there is a mistake to fix, not an empty registry.
+      if (isQueueError(err, 'targets_file_unreadable')) throw new StartupError('invalid_config', `HEAPCAP_TARGETS_FILE: ${err.message}`, { cause: err });
+      throw err;
+    });
+    const keeper = keepTargetsSynced(queue, targets, log);
     ctx.onClose({ name: 'targets sync', close: async () => keeper.stop(), timeoutMs: 1_000 });
     await def.start(ctx, prepared);
     await (options.stopSignal ?? shutdownSignal)(log);

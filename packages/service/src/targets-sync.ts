@@ -5,15 +5,81 @@
  * until someone restarted heapcap. So every service re-syncs the file when the
  * registry's sync marker is gone: at once when its Redis connection comes back,
  * and on a timer for data lost without a disconnect (FLUSHALL).
+ *
+ * A file that is missing, unreadable or invalid at such a re-sync does not
+ * empty the registry's file targets: the ones last read are synced instead
+ * and an error is logged (before, a file that had gone silently removed every
+ * file target). At start, an explicitly set HEAPCAP_TARGETS_FILE must exist.
  */
+import { access } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { loadTargetsFile, type HeapcapQueue } from '@heapcap/queue';
+import { isQueueError, LOST_WITH_REDIS, loadTargetsFile, RECREATED_AFTER_LOSS, type HeapcapQueue, type Target } from '@heapcap/queue';
 
-/** Load the targets file (a missing file is an empty registry file) into the registry. */
-export async function syncTargetsFile(queue: HeapcapQueue, path: string, log: Logger): Promise<void> {
-  const targets = await loadTargetsFile(path, { missingOk: true });
-  const synced = await queue.targets.syncFromFile(targets);
-  log.info({ file: path, ...synced }, targets.length === 0 ? 'no targets file entries; register targets through the API' : 'targets file synced into the registry');
+/** Where the file is, and whether the operator named it (HEAPCAP_TARGETS_FILE set) or it is the default path. */
+export interface TargetsFileSetting {
+  path: string;
+  explicit: boolean;
+}
+
+/** Syncs the targets file into the registry; remembers the last good read for re-syncs. */
+export class TargetsFileSync {
+  readonly #queue: HeapcapQueue;
+  readonly #file: TargetsFileSetting;
+  readonly #log: Logger;
+  /** The file's targets as last read; undefined while the (default) file has never existed. */
+  #lastRead: Target[] | undefined;
+
+  constructor(queue: HeapcapQueue, file: TargetsFileSetting, log: Logger) {
+    this.#queue = queue;
+    this.#file = file;
+    this.#log = log;
+  }
+
+  /**
+   * The start-up sync: throws QueueError (`targets_file_unreadable` for an
+   * explicitly set file that is missing, `invalid_input` for a bad one). The
+   * default path missing is an empty file.
+   */
+  async start(): Promise<void> {
+    const { path, explicit } = this.#file;
+    const existed = await exists(path);
+    const targets = await loadTargetsFile(path, { missingOk: !explicit });
+    if (existed) this.#lastRead = targets;
+    await this.#sync(targets);
+  }
+
+  /** A re-sync after the registry was lost; never keeps a bad read (logs an error and syncs the last good one instead). */
+  async resync(): Promise<void> {
+    const { path } = this.#file;
+    let targets: Target[];
+    try {
+      targets = await loadTargetsFile(path);
+      this.#lastRead = targets;
+    } catch (err) {
+      const missing = !(await exists(path));
+      // A default file that never existed still does not: nothing was lost.
+      if (!(missing && this.#lastRead === undefined && !this.#file.explicit)) {
+        this.#log.error(
+          { file: path, code: isQueueError(err) ? err.code : undefined, err: (err as Error).message, kept: this.#lastRead?.length ?? 0 },
+          `the targets file cannot be used (${missing ? 'missing' : 'unreadable or invalid'}): keeping the ${this.#lastRead?.length ?? 0} file targets last read from it`,
+        );
+      }
+      targets = this.#lastRead ?? [];
+    }
+    await this.#sync(targets);
+  }
+
+  async #sync(targets: Target[]): Promise<void> {
+    const synced = await this.#queue.targets.syncFromFile(targets);
+    this.#log.info({ file: this.#file.path, ...synced }, targets.length === 0 ? 'no targets file entries; register targets through the API' : 'targets file synced into the registry');
+  }
+}
+
+function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Keeps the registry synced; `stop()` ends it (idempotent). */
@@ -23,18 +89,31 @@ export interface TargetsKeeper {
   stop(): void;
 }
 
-/** Re-sync the targets file whenever the registry has lost it; checks every `intervalMs` and on every reconnect. */
-export function keepTargetsSynced(queue: HeapcapQueue, path: string, log: Logger, intervalMs = 5_000): TargetsKeeper {
+/**
+ * Re-sync the targets file whenever the registry has lost it; checks every
+ * `intervalMs` and on every reconnect. The same check watches the Redis epoch
+ * sentinel (queue redis-epoch.ts): the process that first sees it gone logs
+ * the one line saying what was lost. (The retention janitor is re-created by
+ * the schedule worker's reconcile.)
+ */
+export function keepTargetsSynced(queue: HeapcapQueue, sync: TargetsFileSync, log: Logger, intervalMs = 5_000): TargetsKeeper {
   let running: Promise<void> | undefined;
   let stopped = false;
   const check = (): Promise<void> =>
     (running ??= (async () => {
       try {
-        if (stopped || (await queue.targets.isSynced())) return;
-        log.warn({ file: path }, 'the target registry is gone (Redis lost its data?): syncing the targets file again');
-        await syncTargetsFile(queue, path, log);
+        if (stopped) return;
+        if ((await queue.epoch.check()) === 'lost') {
+          log.error(
+            { lost: LOST_WITH_REDIS, recreated: RECREATED_AFTER_LOSS },
+            `Redis lost its data (the epoch sentinel is gone: a restart without persistence, a failover or FLUSHALL): lost ${LOST_WITH_REDIS.join(', ')}; heapcap re-creates ${RECREATED_AFTER_LOSS.join(' and ')}`,
+          );
+        }
+        if (await queue.targets.isSynced()) return;
+        log.warn('the target registry is gone (Redis lost its data?): syncing the targets file again');
+        await sync.resync();
       } catch (err) {
-        // Redis down or the file unreadable now: the next tick tries again.
+        // Redis down: the next tick tries again.
         log.debug({ err }, 'targets registry check failed; will retry');
       } finally {
         running = undefined;

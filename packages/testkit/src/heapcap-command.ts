@@ -6,6 +6,7 @@
  * settings never leak in.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OutputLog } from './output-log.ts';
@@ -135,11 +136,15 @@ export async function startHeapcap(args: string[], opts: HeapcapRunOptions = {})
 
 /**
  * `heapcap serve --dev` for a test, in `workDir`: the Redis at `redisUrl`, a free
- * port, `workDir/targets.yaml` as the targets file, file storage under
+ * port, `workDir/targets.yaml` as the targets file (an empty one written when missing), file storage under
  * `workDir/captures`, the retention janitor out of the way (hourly); `env` adds
  * or overrides settings.
  */
 export async function startDevServe(workDir: string, redisUrl: string, env: Record<string, string> = {}): Promise<RunningHeapcap> {
+  // HEAPCAP_TARGETS_FILE set to a file that is not there refuses to start: an empty one unless the test wrote its own.
+  await writeFile(join(workDir, 'targets.yaml'), 'targets: []\n', { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
   return startHeapcap(['serve', '--dev'], {
     cwd: workDir,
     env: {

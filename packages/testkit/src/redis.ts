@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { OutputLog } from './output-log.ts';
@@ -18,6 +18,8 @@ export interface RedisServer {
   pause(): void;
   /** SIGCONT after {@link pause}. */
   resume(): void;
+  /** One command through `redis-cli` (e.g. `FLUSHALL`, `EXISTS key`): its output, trimmed. */
+  cli(...args: string[]): Promise<string>;
 }
 
 const START_TIMEOUT_MS = 15_000;
@@ -62,7 +64,14 @@ export async function startRedis(): Promise<RedisServer> {
     },
     pause: () => current.child.kill('SIGSTOP'),
     resume: () => current.child.kill('SIGCONT'),
+    cli: (...args) => redisCli(port, args),
   };
+}
+
+function redisCli(port: number, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 }, (err, stdout) => (err === null ? resolve(stdout.trim()) : reject(err)));
+  });
 }
 
 interface Running {

@@ -71,7 +71,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
 
   // Domain services.
   await app.register(audit, { queue: deps.queue });
-  await app.register(readiness, { redis: deps.queue.redis, sink: deps.sink, registrySynced: () => deps.queue.targets.isSynced() });
+  await app.register(readiness, { redis: deps.queue.redis, sink: deps.sink, registrySynced: () => deps.queue.targets.isSynced(), lastDataLoss: () => deps.queue.epoch.lastLoss() });
   await app.register(targets, { queue: deps.queue });
   await app.register(artifacts, { sink: deps.sink });
   await app.register(captures, { queue: deps.queue });

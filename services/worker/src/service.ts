@@ -1,6 +1,6 @@
 /** The worker as a service part: started on the shared bootstrap, closed within its drain limit. */
 import { tmpdir } from 'node:os';
-import { lowerCpuPriority } from '@heapcap/capture';
+import { lowerCpuPriority, sweepOrphanPipes } from '@heapcap/capture';
 import type { ServiceContext, ServiceDefinition } from '@heapcap/service';
 import { startSchedulerPart } from './scheduler/part.ts';
 import { startSlackDeliveryPart } from './slack.ts';
@@ -22,6 +22,9 @@ export async function startWorkerPart(ctx: ServiceContext): Promise<CaptureWorke
   // What a killed worker of this host left in the scratch directory (temp-files.ts).
   const swept = await sweepOrphanScratch(ctx.config.spillDir ?? tmpdir());
   if (swept.length > 0) ctx.log.info({ removed: swept }, 'removed scratch files of workers that are gone');
+  // And the FIFO directories of pipe captures a killed worker was reading (pipe-transport.ts).
+  const pipes = await sweepOrphanPipes(ctx.config.pipeDir ?? tmpdir());
+  if (pipes.length > 0) ctx.log.info({ dir: ctx.config.pipeDir ?? tmpdir(), removed: pipes }, 'removed FIFO directories of pipe captures whose process is gone');
   await startSlackDeliveryPart(ctx);
   const worker = workerFromConfig(ctx.config, ctx.queue, ctx.store, ctx.log);
   // Registered before start: a worker that started half-way still closes.

@@ -27,7 +27,11 @@ const healthRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Redis answers, the target registry is loaded and artifact storage is reachable',
         security: [],
         response: {
-          200: z.object({ status: z.literal('ready'), checks: z.object({ redis: CheckState, registry: CheckState, storage: CheckState }) }),
+          200: z.object({
+            status: z.literal('ready'),
+            checks: z.object({ redis: CheckState, registry: CheckState, storage: CheckState }),
+            redisDataLoss: z.object({ at: z.string(), lost: z.array(z.string()), recreated: z.array(z.string()) }).optional().describe('the last time heapcap found Redis had lost its data (restart without persistence, failover, FLUSHALL)'),
+          }),
           ...errorResponses(503),
         },
       },
@@ -36,9 +40,9 @@ const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       const r = await app.readiness.check();
       if (!r.ready) {
         // Which dependency is down is operational, not secret: the probe's reader needs it.
-        return sendError(reply, new ApiError('unavailable', 'not ready: a dependency is unreachable', { checks: r.checks, ...(r.reasons === undefined ? {} : { reasons: r.reasons }) }));
+        return sendError(reply, new ApiError('unavailable', 'not ready: a dependency is unreachable', { checks: r.checks, ...(r.reasons === undefined ? {} : { reasons: r.reasons }), ...(r.redisDataLoss === undefined ? {} : { redisDataLoss: r.redisDataLoss }) }));
       }
-      return { status: 'ready' as const, checks: r.checks };
+      return { status: 'ready' as const, checks: r.checks, ...(r.redisDataLoss === undefined ? {} : { redisDataLoss: r.redisDataLoss }) };
     },
   );
 };

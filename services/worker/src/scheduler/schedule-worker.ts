@@ -116,6 +116,8 @@ export class ScheduleWorker {
 
   async #reconcile(): Promise<void> {
     try {
+      // Redis may have lost its data since the start (issue 25 defect 4): the janitor's scheduler went with it.
+      await this.#deps.queue.schedules.ensureJanitor(this.#deps.settings.retentionIntervalMs);
       const report = await this.#deps.queue.schedules.reconcile();
       if (report.added.length + report.removed.length > 0) this.#log.warn(report, 'job schedulers reconciled with the schedules');
     } catch (err) {

@@ -10,6 +10,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ArtifactStore } from '@heapcap/storage';
+import type { RedisDataLoss } from '@heapcap/queue';
 
 /** The state of one dependency. */
 export type CheckState = 'ok' | 'unavailable';
@@ -20,6 +21,8 @@ export interface Readiness {
   checks: { redis: CheckState; registry: CheckState; storage: CheckState };
   /** Why storage is unavailable (`code: message` of the store's check, e.g. a path and its errno); only when it is. */
   reasons?: { storage: string };
+  /** The last time heapcap found Redis had lost its data, what went and what heapcap re-created. */
+  redisDataLoss?: RedisDataLoss;
 }
 
 /** Checks the API's dependencies. */
@@ -32,6 +35,8 @@ export interface ReadinessOptions {
   sink: ArtifactStore;
   /** True while the registry holds the targets file's entries. */
   registrySynced: () => Promise<boolean>;
+  /** The last Redis data loss recorded (null: none). */
+  lastDataLoss?: () => Promise<RedisDataLoss | null>;
   /** Deadline of each check; default 2 s. */
   timeoutMs?: number;
   /** How long a successful storage check is reused; default 10 s. */
@@ -95,12 +100,14 @@ export function createReadiness(opts: ReadinessOptions): ReadinessService {
               })(),
               timeoutMs,
             );
-      const [redis, registry, storage] = await Promise.all([redisCheck, registryCheck, storageCheck]);
+      const lossCheck = down || opts.lastDataLoss === undefined ? Promise.resolve(null) : opts.lastDataLoss().catch(() => null);
+      const [redis, registry, storage, loss] = await Promise.all([redisCheck, registryCheck, storageCheck, lossCheck]);
       if (storage === 'ok' && Date.now() >= storageOkUntil) storageOkUntil = Date.now() + ttlMs;
       return {
         ready: redis === 'ok' && registry === 'ok' && storage === 'ok',
         checks: { redis, registry, storage },
         ...(storage === 'ok' ? {} : { reasons: { storage: storageReason } }),
+        ...(loss === null ? {} : { redisDataLoss: loss }),
       };
     },
   };

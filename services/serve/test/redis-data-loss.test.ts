@@ -1,0 +1,56 @@
+/**
+ * Issue 25, defect 4: after Redis loses its data (FLUSHALL here; a restart
+ * without persistence is the same), heapcap re-creates what it owns, the
+ * retention janitor's job scheduler and the targets file's entries, says
+ * once what was lost, and `/readyz` carries it.
+ */
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { freePort, startDevServe, startRedis, tmpDir, waitFor } from '@heapcap/testkit';
+
+/** BullMQ keeps job schedulers in the queue's `repeat` sorted set; the janitor's id is `_janitor`. */
+const JANITOR = ['ZSCORE', 'heapcap:heapcap-schedules:repeat', '_janitor'];
+
+void test('defect 4: FLUSHALL under a running serve: the janitor scheduler and the file targets come back, one log line says what was lost, /readyz carries it', async (t) => {
+  const [redis, dir] = await Promise.all([startRedis(), tmpDir('heapcap-data-loss')]);
+  t.after(async () => {
+    await redis.stop();
+    await dir.cleanup();
+  });
+  const work = join(dir.path, 'serve');
+  await mkdir(work);
+  await writeFile(join(work, 'targets.yaml'), `targets:\n  - id: filed\n    kind: node\n    inspect: 127.0.0.1:${await freePort()}\n`);
+  const serve = await startDevServe(work, redis.url, { HEAPCAP_LOG_LEVEL: 'info' });
+  t.after(() => serve.stop());
+  await waitFor(async () => (await redis.cli(...JANITOR)) !== '', { timeoutMs: 30_000, what: 'the janitor scheduler at start' });
+  const ready = (await (await fetch(`${serve.url}/readyz`)).json()) as { redisDataLoss?: unknown };
+  assert.equal(ready.redisDataLoss, undefined, 'no loss before the FLUSHALL');
+
+  assert.equal(await redis.cli('FLUSHALL'), 'OK');
+  assert.equal(await redis.cli(...JANITOR), '', 'the FLUSHALL took the janitor');
+  // The janitor within the schedule worker's reconcile interval (30 s), the targets within the keeper's (5 s).
+  await waitFor(async () => (await redis.cli(...JANITOR)) !== '', { timeoutMs: 60_000, intervalMs: 200, what: 'the janitor scheduler re-created' });
+  await waitFor(
+    async () => {
+      const res = await fetch(`${serve.url}/v1/targets`, { signal: AbortSignal.timeout(5_000) });
+      return ((await res.json()) as { items: { target: { id: string } }[] }).items.some((x) => x.target.id === 'filed');
+    },
+    { timeoutMs: 30_000, what: 'the file target back' },
+  );
+  const lines = serve.stdout.lines().filter((l) => l.includes('"msg":"Redis lost its data'));
+  assert.equal(lines.length, 1, lines.join('\n'));
+  assert.match(lines[0] ?? '', /"level":50/);
+  assert.match(lines[0] ?? '', /lost schedules, watch rules, API-registered targets, queued captures, capture records, pins, the audit log; heapcap re-creates the retention janitor and the targets file's entries/);
+  const body = await waitFor(
+    async () => {
+      const r = (await (await fetch(`${serve.url}/readyz`)).json()) as { status?: string; redisDataLoss?: { at: string; lost: string[]; recreated: string[] } };
+      return r.status === 'ready' && r.redisDataLoss !== undefined ? r : undefined;
+    },
+    { timeoutMs: 15_000, what: '/readyz ready with the loss' },
+  );
+  assert.ok(body.redisDataLoss !== undefined && !Number.isNaN(Date.parse(body.redisDataLoss.at)));
+  assert.ok(body.redisDataLoss.lost.includes('schedules'));
+  assert.deepEqual(body.redisDataLoss.recreated, ['the retention janitor', "the targets file's entries"]);
+});
