@@ -21,7 +21,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Checks, ms, printTable, type Check } from './lib/report.ts';
 import { startRedis, waitFor } from '@heapcap/testkit';
-import { createQueue } from '@heapcap/queue';
+import { createQueue } from '@heapcap/state';
 
 // autocannon is CommonJS without types we use: required through the bench package's own dependencies.
 const requireFromApi = createRequire(import.meta.url);

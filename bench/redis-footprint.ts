@@ -15,7 +15,9 @@
  */
 import { Checks, printTable, type Check } from './lib/report.ts';
 import { createTestWorld, startRedis } from '@heapcap/testkit';
-import { Janitor, type HeapcapQueue, type Schedule } from '@heapcap/queue';
+import { type HeapcapQueue } from '@heapcap/state';
+import { type Schedule } from '@heapcap/state/schedules';
+import { Janitor } from '@heapcap/state/retention';
 import { siblingOf } from '@heapcap/storage';
 
 const RECORDS = 2_000;

@@ -25,24 +25,24 @@ export const ALLOWED = {
   // The engine and the backing stores know nothing of each other.
   capture: ['errors', 'config'],
   storage: ['errors', 'config'],
-  queue: ['errors', 'config'],
+  state: ['errors', 'config'],
   analysis: ['errors'],
   // Slack's protocol, messages and reply delivery, shared by the api and the worker.
-  slack: ['errors', 'config', 'queue', 'storage'],
+  slack: ['errors', 'config', 'state', 'storage'],
   // The capture job, and how a service starts and stops.
   pipeline: ['errors', 'config', 'capture', 'storage', 'analysis'],
-  service: ['errors', 'config', 'queue', 'storage'],
+  service: ['errors', 'config', 'state', 'storage'],
   // The command (services are passed in by the entry point, never imported).
   cli: ['errors', 'config', 'capture', 'storage', 'pipeline', 'analysis'],
   // Test-only: real targets, browsers and servers.
-  testkit: ['errors', 'config', 'queue', 'storage'],
+  testkit: ['errors', 'config', 'state', 'storage'],
   // Composition roots.
-  api: ['errors', 'config', 'queue', 'storage', 'service', 'analysis', 'slack'],
-  worker: ['errors', 'config', 'capture', 'queue', 'storage', 'pipeline', 'service', 'analysis', 'slack'],
+  api: ['errors', 'config', 'state', 'storage', 'service', 'analysis', 'slack'],
+  worker: ['errors', 'config', 'capture', 'state', 'storage', 'pipeline', 'service', 'analysis', 'slack'],
   serve: ['errors', 'config', 'cli', 'service', 'api', 'worker'],
   // The web console runs in the browser and talks to the API over HTTP only: it imports nothing of ours.
   console: [],
-  bench: ['errors', 'config', 'capture', 'storage', 'queue', 'analysis', 'pipeline', 'service', 'api', 'worker', 'testkit'],
+  bench: ['errors', 'config', 'capture', 'storage', 'state', 'analysis', 'pipeline', 'service', 'api', 'worker', 'testkit'],
   scripts: ['errors', 'config', 'storage', 'testkit'],
 };
 /** What a file under a `test/` folder may import besides its unit's sources' allowance. */

@@ -1,5 +1,6 @@
 // Static checks: TypeScript (strict), ESLint (type-aware), import rules and
-// cycles, embedded WebAssembly up to date with its .wat.
+// cycles, embedded WebAssembly up to date with its .wat, docs/architecture.md's
+// folder map equal to the tree.
 import { spawnSync } from 'node:child_process';
 
 const steps = [
@@ -9,6 +10,7 @@ const steps = [
   ['lint', ['node_modules/eslint/bin/eslint.js', '--max-warnings=0', 'packages', 'services', 'bench', 'scripts', 'eslint.config.mjs']],
   ['imports', ['scripts/check-imports.mjs']],
   ['wasm', ['scripts/assemble-wasm.mjs', '--check']],
+  ['docs map', ['scripts/check-docs-map.mjs']],
 ];
 for (const [name, args] of steps) {
   const t0 = Date.now();

@@ -1,4 +1,4 @@
-/** Readable lines for the demo's POST /v1/captures response (the record schema is services/api + packages/queue). */
+/** Readable lines for the demo's POST /v1/captures response (the record schema is services/api + packages/state). */
 import { statSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import { siblingOf } from '@heapcap/storage';

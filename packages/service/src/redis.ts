@@ -1,5 +1,5 @@
 /** Connecting to Redis at start-up, with the one message every service prints when it is not there. */
-import { createQueue, type HeapcapQueue, type QueueOptions } from '@heapcap/queue';
+import { createQueue, type HeapcapQueue, type QueueOptions } from '@heapcap/state';
 import { safeRedisUrl } from './logger.ts';
 
 /** Redis is not reachable at start-up; the message says how to get one. */

@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { ConfigFileError, parseConfigAtEntry, type HeapcapConfig } from '@heapcap/config';
-import { isQueueError, type HeapcapQueue } from '@heapcap/queue';
+import { isQueueError, type HeapcapQueue } from '@heapcap/state';
 import { createStore, type ArtifactStore } from '@heapcap/storage';
 import { createLogger } from './logger.ts';
 import { connectQueue, RedisUnreachableError } from './redis.ts';

@@ -13,7 +13,7 @@
  */
 import { access } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { isQueueError, LOST_WITH_REDIS, loadTargetsFile, RECREATED_AFTER_LOSS, type HeapcapQueue, type Target } from '@heapcap/queue';
+import { isQueueError, LOST_WITH_REDIS, loadTargetsFile, RECREATED_AFTER_LOSS, type HeapcapQueue, type Target } from '@heapcap/state';
 
 /** Where the file is, and whether the operator named it (HEAPCAP_TARGETS_FILE set) or it is the default path. */
 export interface TargetsFileSetting {

@@ -9,7 +9,7 @@
  */
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { closeWorker, isTerminal, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
+import { closeWorker, isTerminal, type CaptureRecord, type HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { deliverable } from './blocks.ts';
 import { artifactLink, type LinkSettings } from './links.ts';

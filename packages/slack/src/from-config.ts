@@ -1,7 +1,7 @@
 /** Slack parts wired from the parsed configuration (shared by the API's and the worker's composition roots). */
 import type { Logger } from 'pino';
 import type { HeapcapConfig } from '@heapcap/config';
-import type { HeapcapQueue } from '@heapcap/queue';
+import type { HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { SlackDelivery, type DeliveryTuning } from './delivery.ts';
 import type { LinkSettings } from './links.ts';

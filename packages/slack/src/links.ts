@@ -5,7 +5,7 @@
  * expires (convenient, and a copy of the process's memory for whoever sees
  * the channel: the message says so).
  */
-import type { CaptureRecord } from '@heapcap/queue';
+import type { CaptureRecord } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import type { ResultLink } from './messages/result.ts';
 

@@ -8,7 +8,7 @@
 import { Queue } from 'bullmq';
 import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
-import type { HeapcapQueue } from '@heapcap/queue';
+import type { HeapcapQueue } from '@heapcap/state';
 
 /** The BullMQ queue of Slack replies (beside the capture queue, same prefix). */
 export const SLACK_QUEUE = 'heapcap-slack';

@@ -6,7 +6,7 @@
  * an error message, only its hash is used as a key.
  */
 import { createHash } from 'node:crypto';
-import type { HeapcapQueue } from '@heapcap/queue';
+import type { HeapcapQueue } from '@heapcap/state';
 import type { SlackMessage } from './blocks.ts';
 
 /** Slack's limits on one response_url. */

@@ -3,7 +3,7 @@
  * never display names (they change, and are not unique); Slack renders
  * `<@user>` as the person's current name.
  */
-import type { Trigger } from '@heapcap/queue';
+import type { Trigger } from '@heapcap/state';
 import { escapeMrkdwn } from './text.ts';
 
 /** The `trigger.who` of a Slack user. */

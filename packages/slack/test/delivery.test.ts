@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { pino } from 'pino';
-import type { HeapcapQueue } from '@heapcap/queue';
+import type { HeapcapQueue } from '@heapcap/state';
 import { createTestWorld, jsonLogSink, startRedis, startSlackStandIn, waitFor, type JsonLogSink, type RedisServer, type SlackStandIn, type TestWorld } from '@heapcap/testkit';
 import { SlackDelivery, SlackReplies, SlackWebApi, type DeliveryTuning, type SlackReplyJob } from '../src/index.ts';
 

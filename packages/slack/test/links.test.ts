@@ -1,7 +1,7 @@
 /** Download links: the API route by default; a presigned URL only when asked and the store can sign; never for a capture without an artifact. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { CaptureRecord } from '@heapcap/queue';
+import type { CaptureRecord } from '@heapcap/state';
 import { artifactLink } from '../src/index.ts';
 
 const record = { id: '01J7ZHH716228KMD1V49A92AEZ', status: 'succeeded', artifact: { key: 'demo/x.heapsnapshot.gz' } } as unknown as CaptureRecord;

@@ -1,7 +1,7 @@
 /** Every message heapcap sends fits Slack's Block Kit limits, at the worst inputs it can meet, and says what an engineer needs. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { CaptureRecord, RegisteredTarget } from '@heapcap/queue';
+import type { CaptureRecord, RegisteredTarget } from '@heapcap/state';
 import {
   captureAckMessage,
   captureMessage,

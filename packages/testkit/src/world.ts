@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { createQueue, type HeapcapQueue, type QueueOptions, type Target } from '@heapcap/queue';
+import { createQueue, type HeapcapQueue, type QueueOptions, type Target } from '@heapcap/state';
 import { createFileSink, type ArtifactStore } from '@heapcap/storage';
 import { startCdpProxy, type CdpProxy } from './cdp-proxy.ts';
 import { fixturePath } from './fixtures.ts';

@@ -1,7 +1,7 @@
 /** What the API is built from: configuration, backing services and auth mode (the composition root passes them in). */
 import type { Logger } from 'pino';
 import type { HeapcapConfig } from '@heapcap/config';
-import type { HeapcapQueue } from '@heapcap/queue';
+import type { HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import type { AuthMode } from './plugins/infra/auth.ts';
 import type { SlackDeps } from './slack-setup.ts';

@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { HeapcapConfig } from '@heapcap/config';
-import type { HeapcapQueue } from '@heapcap/queue';
+import type { HeapcapQueue } from '@heapcap/state';
 import { StartupError } from '@heapcap/service';
 import { linkSettingsOf, repliesFromConfig, webApiOf, type LinkSettings, type SlackReplies } from '@heapcap/slack';
 import { SlackAuthorizer } from './auth/slack-auth.ts';

@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import type { LightMyRequestResponse as LightResponse } from 'fastify';
 import { isCaptureError } from '@heapcap/errors';
-import type { CaptureRecord } from '@heapcap/queue';
+import type { CaptureRecord } from '@heapcap/state';
 import { createS3Sink, type ArtifactStore } from '@heapcap/storage';
 import { sampleManifest, startMinio, startRedis, tmpDir, waitFor, type MinioServer, type RedisServer, type TmpDir } from '@heapcap/testkit';
 import { auth, nodeTarget, startHarness, type Harness } from './harness.ts';

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '@heapcap/config';
-import { createQueue } from '@heapcap/queue';
+import { createQueue } from '@heapcap/state';
 import { createFileSink } from '@heapcap/storage';
 import { startRedis, tmpDir, type RedisServer } from '@heapcap/testkit';
 import { ConfigFileError } from '@heapcap/config';

@@ -1,7 +1,7 @@
 /** The captures API without a worker: queueing, waiting, listing, cancelling queued captures; the OpenAPI document. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { CaptureRecord } from '@heapcap/queue';
+import type { CaptureRecord } from '@heapcap/state';
 import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
 import { auth, nodeTarget, startHarness, type Harness } from './harness.ts';
 

@@ -17,7 +17,7 @@ import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { parseConfig } from '@heapcap/config';
 import { startRedis, tmpDir, type RedisServer, type TmpDir } from '@heapcap/testkit';
 import { pino } from 'pino';
-import { createQueue, Keys, loadTargetsFile } from '@heapcap/queue';
+import { createQueue, Keys, loadTargetsFile } from '@heapcap/state';
 import { CaptureWorker } from '@heapcap/worker';
 import { startHarness, type Harness } from './harness.ts';
 import { kubernetesValidate, kustomizeBuild } from './deploy-tools.ts';

@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import type { CaptureRecord } from '@heapcap/queue';
+import type { CaptureRecord } from '@heapcap/state';
 import { fixturePath, startCdpProxy, startNodeTarget, startRedis, waitFor, type CdpProxy, type NodeTarget, type RedisServer } from '@heapcap/testkit';
 import type { LightMyRequestResponse as LightResponse } from 'fastify';
 import { auth, startHarness, type Harness } from './harness.ts';

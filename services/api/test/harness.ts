@@ -5,7 +5,7 @@
  */
 import { pino, type Logger } from 'pino';
 import { parseConfig } from '@heapcap/config';
-import type { HeapcapQueue, Target } from '@heapcap/queue';
+import type { HeapcapQueue, Target } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { createTestWorld, jsonLogSink, type TestWorld, type TmpDir } from '@heapcap/testkit';
 import { CaptureWorker, ScheduleWorker, type ScheduleWorkerTuning, type WorkerTuning } from '@heapcap/worker';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import type { CaptureRecord } from '@heapcap/queue';
+import type { CaptureRecord } from '@heapcap/state';
 import { runHeapcapSource, startNodeTarget, startRedis, waitFor, type NodeTarget, type RedisServer } from '@heapcap/testkit';
 import { runLeakHunt } from '@heapcap/worker';
 import { auth, nodeTarget, startHarness, TOKENS, type Harness } from './harness.ts';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { createS3Sink, type ArtifactStore } from '@heapcap/storage';
-import type { CaptureRecord } from '@heapcap/queue';
+import type { CaptureRecord } from '@heapcap/state';
 import { startMinio, startRedis, waitFor, type MinioServer, type RedisServer } from '@heapcap/testkit';
 import { auth, startHarness, type Harness } from './harness.ts';
 import { scheduleCaptures, settled } from './schedule-helpers.ts';

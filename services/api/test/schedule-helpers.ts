@@ -1,7 +1,8 @@
 /** Helpers of the schedule tests: a schedule's captures, the job schedulers in Redis, quiet windows. */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { JANITOR_SCHEDULER_ID, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
+import { type CaptureRecord, type HeapcapQueue } from '@heapcap/state';
+import { JANITOR_SCHEDULER_ID } from '@heapcap/state/schedules';
 import { waitFor } from '@heapcap/testkit';
 
 /** Every capture schedule `id` made, oldest first. */

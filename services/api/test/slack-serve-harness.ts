@@ -6,7 +6,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createQueue, type AuditEntry, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
+import { createQueue, type AuditEntry, type CaptureRecord, type HeapcapQueue } from '@heapcap/state';
 import {
   fixturePath,
   freePort,

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startRedis, type RedisServer } from '@heapcap/testkit';
-import type { Target } from '@heapcap/queue';
+import type { Target } from '@heapcap/state';
 import { redactWsUrl } from '../src/plugins/app/target-view.ts';
 import { auth, nodeTarget, startHarness, type Harness } from './harness.ts';
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
-import type { CaptureRecord, WorkerInfo } from '@heapcap/queue';
+import type { CaptureRecord, WorkerInfo } from '@heapcap/state';
 import { auth, nodeTarget, startHarness, type Harness } from './harness.ts';
 
 void describe('/v1/workers', () => {

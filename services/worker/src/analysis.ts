@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { analyzeSnapshotFile } from '@heapcap/analysis';
 import { toCaptureError } from '@heapcap/errors';
-import { ANALYSIS_QUEUE, AnalysisJobSchema, type AnalysisJob, type AnalysisState } from '@heapcap/queue';
+import { ANALYSIS_QUEUE, AnalysisJobSchema, type AnalysisJob, type AnalysisState } from '@heapcap/state';
 import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
 import { scratchPrefix } from './temp-files.ts';
 

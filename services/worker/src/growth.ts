@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { diffSummaries, SummarySchema, topGrowth, type Summary } from '@heapcap/analysis';
-import type { CaptureRecord, Growth, HeapcapQueue } from '@heapcap/queue';
+import type { CaptureRecord, Growth, HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 
 /** How many classes `growth` lists. */

@@ -7,7 +7,7 @@
 import { Worker, UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { toCaptureError } from '@heapcap/errors';
-import { closeWorker, type HeapcapQueue } from '@heapcap/queue';
+import { closeWorker, type HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 
 /** What the after-capture jobs (analysis, leak hunt) run with. */
@@ -23,7 +23,7 @@ export interface FollowUpDeps {
   concurrency: number;
 }
 
-/** What the consumer needs of a payload schema (a zod schema from @heapcap/queue). */
+/** What the consumer needs of a payload schema (a zod schema from @heapcap/state). */
 export interface PayloadSchema<T> {
   safeParse(data: unknown): { success: true; data: T } | { success: false };
 }

@@ -27,7 +27,7 @@ import { pipeline } from 'node:stream/promises';
 import { leakHunt } from '@heapcap/analysis';
 import { CdpSession, resolveEndpoint, sleep, takeSnapshot } from '@heapcap/capture';
 import { CaptureError, toCaptureError, type ErrorCode } from '@heapcap/errors';
-import { driveUrlProblem, leakHuntQueueName, LeakHuntJobSchema, type HuntDrive, type LeakHuntJob, type LeakHuntRecord, type Target } from '@heapcap/queue';
+import { driveUrlProblem, leakHuntQueueName, LeakHuntJobSchema, type HuntDrive, type LeakHuntJob, type LeakHuntRecord, type Target } from '@heapcap/state';
 import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
 import { startLease } from './lease.ts';
 import { targetToEndpoint } from './target-endpoint.ts';

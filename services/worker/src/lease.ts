@@ -4,7 +4,7 @@
  * lock aborts the capture: another worker may now own the target.
  */
 import type { Logger } from 'pino';
-import type { HeapcapQueue } from '@heapcap/queue';
+import type { HeapcapQueue } from '@heapcap/state';
 
 export interface LeaseHandle {
   /** Stop renewing (idempotent). */

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { CaptureProgress, SamplingProgress } from '@heapcap/capture';
 import { runCapture, type RunCaptureOutput, type RunSamplingOutput } from '@heapcap/pipeline';
 import { toCaptureError, type CaptureError } from '@heapcap/errors';
-import { CaptureJobSchema, isQueueError, isTerminal, type CaptureRecord, type HeapcapQueue, type Target, type TransitionResult } from '@heapcap/queue';
+import { CaptureJobSchema, isQueueError, isTerminal, type CaptureRecord, type HeapcapQueue, type Target, type TransitionResult } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { startLease } from './lease.ts';
 import type { WorkerTuning } from './options.ts';

@@ -1,6 +1,6 @@
 /** A registered target → the capture engine's endpoint spec (the registry entry is the only source of addresses). */
 import { definedOnly, type EndpointSpec } from '@heapcap/capture';
-import type { Target } from '@heapcap/queue';
+import type { Target } from '@heapcap/state';
 
 /** How the capture engine reaches `target`. */
 export function targetToEndpoint(target: Target): EndpointSpec {

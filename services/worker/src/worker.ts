@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { CAPTURE_QUEUE, captureQueueName, closeWorker, leakHuntQueueName, reconcileCaptures, type HeapcapQueue, type WorkerInfo } from '@heapcap/queue';
+import { CAPTURE_QUEUE, captureQueueName, closeWorker, leakHuntQueueName, reconcileCaptures, type HeapcapQueue, type WorkerInfo } from '@heapcap/state';
 import { HEAPCAP_VERSION, type HeapcapConfig } from '@heapcap/config';
 import type { ArtifactStore } from '@heapcap/storage';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { freePort, startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
-import { CAPTURE_JOB } from '@heapcap/queue';
+import { CAPTURE_JOB } from '@heapcap/state';
 import { createHarness, type Harness } from './helpers/harness.ts';
 
 let redis: RedisServer;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { freePort, jsonLogSink, startRedis, tmpDir, type RedisServer } from '@heapcap/testkit';
-import { createQueue } from '@heapcap/queue';
+import { createQueue } from '@heapcap/state';
 import { createFileSink } from '@heapcap/storage';
 import { randomBytes } from 'node:crypto';
 import { createLogger } from '@heapcap/service';

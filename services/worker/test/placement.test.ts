@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
-import { coversPlacement, type CaptureRecord, type LeakHuntRecord } from '@heapcap/queue';
+import { coversPlacement, type CaptureRecord, type LeakHuntRecord } from '@heapcap/state';
 import { createHarness, type Harness, type TestTarget } from './helpers/harness.ts';
 import { startWorkerProcess, type WorkerProcess } from './helpers/worker-process.ts';
 import { sweepOrphanScratch } from '../src/temp-files.ts';

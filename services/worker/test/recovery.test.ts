@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
-import type { CaptureRecord } from '@heapcap/queue';
+import type { CaptureRecord } from '@heapcap/state';
 import { createHarness, type Harness } from './helpers/harness.ts';
 import { startWorkerProcess, type WorkerProcess } from './helpers/worker-process.ts';
 

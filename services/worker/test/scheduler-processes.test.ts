@@ -10,7 +10,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
-import { createQueue, JANITOR_SCHEDULER_ID, scheduledTimeOf, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
+import { createQueue, type CaptureRecord, type HeapcapQueue } from '@heapcap/state';
+import { JANITOR_SCHEDULER_ID, scheduledTimeOf } from '@heapcap/state/schedules';
 import { fixturePath, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;

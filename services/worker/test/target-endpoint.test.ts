@@ -1,7 +1,7 @@
 /** A registered target on its way to the capture engine. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TargetSchema } from '@heapcap/queue';
+import { TargetSchema } from '@heapcap/state';
 import { targetToEndpoint } from '../src/target-endpoint.ts';
 
 void test('a registered chromium target keeps select.pick on its way to the engine', () => {

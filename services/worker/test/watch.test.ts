@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
-import { createQueue, type CaptureRecord, type HeapcapQueue } from '@heapcap/queue';
+import { createQueue, type CaptureRecord, type HeapcapQueue } from '@heapcap/state';
 import { createMemoryCgroup, fixturePath, memoryCgroupLayout, startCdpProxy, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;

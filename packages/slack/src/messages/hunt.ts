@@ -5,7 +5,7 @@
  * needs no analysis code.
  */
 import type { KnownBlock } from '@slack/types';
-import type { LeakHuntRecord } from '@heapcap/queue';
+import type { LeakHuntRecord } from '@heapcap/state';
 import { context, header, section, type SlackMessage } from '../blocks.ts';
 import { fitLines, size } from '../format.ts';
 import { escapeMrkdwn, fit } from '../text.ts';

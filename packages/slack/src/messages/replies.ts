@@ -4,7 +4,7 @@
  * next; nothing here is shown to anyone but the person who typed the command.
  */
 import type { KnownBlock } from '@slack/types';
-import type { CaptureRecord, RegisteredTarget } from '@heapcap/queue';
+import type { CaptureRecord, RegisteredTarget } from '@heapcap/state';
 import { context, header, section, type SlackMessage } from '../blocks.ts';
 import { USAGE, VERBS, type Verb } from '../command.ts';
 import { age, size } from '../format.ts';

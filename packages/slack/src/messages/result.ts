@@ -5,7 +5,7 @@
  * for `/heapcap status` while it runs.
  */
 import type { KnownBlock } from '@slack/types';
-import type { CaptureRecord } from '@heapcap/queue';
+import type { CaptureRecord } from '@heapcap/state';
 import { actions, button, codeBlock, context, header, section, type SlackMessage } from '../blocks.ts';
 import { duration, size, timingsTable } from '../format.ts';
 import { escapeMrkdwn } from '../text.ts';

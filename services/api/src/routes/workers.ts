@@ -1,7 +1,7 @@
 /** /v1/workers: the live capture workers, from their heartbeats (captures:read). */
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { WorkerInfoSchema } from '@heapcap/queue';
+import { WorkerInfoSchema } from '@heapcap/state';
 import { errorResponses } from '../schemas/common.ts';
 
 const ListWorkersResponseSchema = z.object({ items: z.array(WorkerInfoSchema) }).describe('WorkerList');

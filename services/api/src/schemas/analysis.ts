@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
 import { AnalysisSchema, LeakHuntSchema, SummaryDiffSchema, SummarySchema } from '@heapcap/analysis';
-import { AnalysisStateSchema, CaptureRecordSchema, HuntDriveSchema, LeakHuntRecordSchema, textSchema } from '@heapcap/queue';
+import { AnalysisStateSchema, CaptureRecordSchema, HuntDriveSchema, LeakHuntRecordSchema, textSchema } from '@heapcap/state';
 
 /** Most classes a diff answers with (`limit`); the rest are counted in `omittedClasses`. */
 export const MAX_DIFF_CLASSES = 10_000;

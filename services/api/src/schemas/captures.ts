@@ -1,7 +1,7 @@
 /** Request and response schemas of the /v1/captures routes (shared with the OpenAPI document). */
 import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
-import { CAPTURE_STATUSES, CaptureOptionsSchema, CaptureRecordSchema, TriggerSchema, textSchema } from '@heapcap/queue';
+import { CAPTURE_STATUSES, CaptureOptionsSchema, CaptureRecordSchema, TriggerSchema, textSchema } from '@heapcap/state';
 
 /** Longest `?wait=`: a runbook's single curl may block this long, no longer. */
 export const MAX_WAIT_SECONDS = 600;

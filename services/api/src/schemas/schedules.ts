@@ -1,7 +1,8 @@
 /** Request and response schemas of /v1/schedules and the capture pin routes (shared with the OpenAPI document). */
 import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
-import { CAPTURE_STATUSES, CaptureRecordSchema, LastRunSchema, ScheduleSchema, ScheduleSpecSchema } from '@heapcap/queue';
+import { CAPTURE_STATUSES, CaptureRecordSchema } from '@heapcap/state';
+import { LastRunSchema, ScheduleSchema, ScheduleSpecSchema } from '@heapcap/state/schedules';
 
 export const ScheduleParamsSchema = z.strictObject({ id: IdSchema });
 

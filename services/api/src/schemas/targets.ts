@@ -1,7 +1,7 @@
 /** Request and response schemas of /v1/targets. */
 import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
-import { buildTargetSchema } from '@heapcap/queue';
+import { buildTargetSchema } from '@heapcap/state';
 
 export const TargetParamsSchema = z.strictObject({ id: IdSchema });
 

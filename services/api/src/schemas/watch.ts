@@ -1,7 +1,7 @@
 /** Request and response schemas of /v1/watch-rules and /v1/targets/:id/samples (shared with the OpenAPI document). */
 import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
-import { WatchRuleSchema, WatchRuleSpecSchema, WatchSampleSchema, WatchTargetStateSchema } from '@heapcap/queue';
+import { WatchRuleSchema, WatchRuleSpecSchema, WatchSampleSchema, WatchTargetStateSchema } from '@heapcap/state/watch';
 
 export const WatchRuleParamsSchema = z.strictObject({ id: IdSchema });
 

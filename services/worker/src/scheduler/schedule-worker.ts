@@ -13,19 +13,9 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ScheduleSettings } from '@heapcap/config';
-import {
-  closeWorker,
-  Janitor,
-  MemberJobSchema,
-  RETENTION_JOB,
-  SCHEDULE_MEMBER_JOB,
-  SCHEDULE_QUEUE,
-  SCHEDULE_RUN_JOB,
-  ScheduleRunJobSchema,
-  scheduledTimeOf,
-  type ArtifactRemover,
-  type HeapcapQueue,
-} from '@heapcap/queue';
+import { closeWorker, type HeapcapQueue } from '@heapcap/state';
+import { MemberJobSchema, RETENTION_JOB, SCHEDULE_MEMBER_JOB, SCHEDULE_QUEUE, SCHEDULE_RUN_JOB, ScheduleRunJobSchema, scheduledTimeOf } from '@heapcap/state/schedules';
+import { Janitor, type ArtifactRemover } from '@heapcap/state/retention';
 
 /** How the schedule worker runs; every field has a default. */
 export interface ScheduleWorkerTuning {

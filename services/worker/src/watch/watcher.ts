@@ -10,7 +10,7 @@
  * an inspector port is reachable from its own node only.
  *
  * Per sample, for each rule watching the target: compute the metric, step
- * the episode (watch/episode.ts in @heapcap/queue), and on `fire` count the
+ * the episode (watch/episode.ts in @heapcap/state), and on `fire` count the
  * firing against the rule's daily cap and request a snapshot with
  * trigger `{kind: watch, ruleId, sample, samples}`. At the following samples
  * the holder follows that capture: when the headroom gate refused it, it
@@ -19,23 +19,8 @@
  * carries on where the last holder stopped.
  */
 import type { Logger } from 'pino';
-import {
-  coversPlacement,
-  isTerminal,
-  metricValue,
-  watchedBy,
-  watchFired,
-  watchStep,
-  initialWatchState,
-  type Firing,
-  type FiringOutcome,
-  type HeapcapQueue,
-  type Target,
-  type Trigger,
-  type WatchRule,
-  type WatchSample,
-  type WatchTargetState,
-} from '@heapcap/queue';
+import { coversPlacement, isTerminal, type HeapcapQueue, type Target, type Trigger } from '@heapcap/state';
+import { metricValue, watchedBy, watchFired, watchStep, initialWatchState, type Firing, type FiringOutcome, type WatchRule, type WatchSample, type WatchTargetState } from '@heapcap/state/watch';
 import { formatMiB, MemorySampler, type SessionMode } from '@heapcap/capture';
 import { targetToEndpoint } from '../target-endpoint.ts';
 

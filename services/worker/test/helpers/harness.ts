@@ -5,7 +5,7 @@
  */
 import { pino, type Logger } from 'pino';
 import { createTestWorld, type TestWorld, type WorldTarget } from '@heapcap/testkit';
-import type { QueueOptions } from '@heapcap/queue';
+import type { QueueOptions } from '@heapcap/state';
 import { CaptureWorker, type WorkerTuning } from '../../src/index.ts';
 
 /** Short timings so crash recovery takes seconds, not a minute. */

@@ -7,7 +7,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
-import type { CaptureRecord } from '@heapcap/queue';
+import type { CaptureRecord } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { ApiError } from '../../errors.ts';
 import { fromQueue } from './queue-errors.ts';

@@ -6,7 +6,7 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { AuditEntry, HeapcapQueue } from '@heapcap/queue';
+import type { AuditEntry, HeapcapQueue } from '@heapcap/state';
 import { principalOf } from '../infra/auth.ts';
 
 /** What happened; who and from where come from the request. */

@@ -6,7 +6,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { CapturePage, CaptureRecord, HeapcapQueue, ListCapturesFilter, RequestCaptureResult } from '@heapcap/queue';
+import type { CapturePage, CaptureRecord, HeapcapQueue, ListCapturesFilter, RequestCaptureResult } from '@heapcap/state';
 import { ApiError } from '../../errors.ts';
 import { principalOf } from '../infra/auth.ts';
 import type { CreateCaptureBodySchema } from '../../schemas/captures.ts';

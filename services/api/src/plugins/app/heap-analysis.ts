@@ -6,7 +6,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { AnalysisSchema, diffSummaries, LeakHuntSchema, SummarySchema, type Analysis, type LeakHunt, type Summary, type SummaryDiff } from '@heapcap/analysis';
-import { driveUrlProblem, type AnalysisRequestOutcome, type AnalysisState, type CaptureRecord, type HeapcapQueue, type HuntDrive, type LeakHuntRecord } from '@heapcap/queue';
+import { driveUrlProblem, type AnalysisRequestOutcome, type AnalysisState, type CaptureRecord, type HeapcapQueue, type HuntDrive, type LeakHuntRecord } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { ApiError } from '../../errors.ts';
 import { principalOf } from '../infra/auth.ts';

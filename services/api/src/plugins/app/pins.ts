@@ -1,7 +1,7 @@
 /** Pins: keep a capture from retention (POST) or let retention have it again (DELETE); audited. */
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { CaptureRecord, HeapcapQueue } from '@heapcap/queue';
+import type { CaptureRecord, HeapcapQueue } from '@heapcap/state';
 import { ApiError } from '../../errors.ts';
 import { principalOf } from '../infra/auth.ts';
 import { fromQueue } from './queue-errors.ts';

@@ -1,5 +1,5 @@
 /** Maps the queue layer's errors to API errors (stable codes, no internals on 5xx). */
-import { isQueueError } from '@heapcap/queue';
+import { isQueueError } from '@heapcap/state';
 import { ApiError, validationFailed } from '../../errors.ts';
 
 /** Runs `fn`, translating QueueErrors; anything else propagates to the error handler (→ internal). */

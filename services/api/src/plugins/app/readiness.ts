@@ -10,7 +10,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ArtifactStore } from '@heapcap/storage';
-import type { RedisDataLoss } from '@heapcap/queue';
+import type { RedisDataLoss } from '@heapcap/state';
 
 /** The state of one dependency. */
 export type CheckState = 'ok' | 'unavailable';

@@ -10,7 +10,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Counter, Gauge } from 'prom-client';
-import type { HeapcapQueue, ScheduleMetrics } from '@heapcap/queue';
+import type { HeapcapQueue, ScheduleMetrics } from '@heapcap/state';
 import { readOncePerScrape } from './scrape-read.ts';
 
 const scheduleMetricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (app, { queue }) => {

@@ -5,7 +5,7 @@
  * that posts the result in the channel when the capture ends.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { isQueueError, type HeapcapQueue } from '@heapcap/queue';
+import { isQueueError, type HeapcapQueue } from '@heapcap/state';
 import { captureAckMessage, unknownTargetMessage, type SlackMessage } from '@heapcap/slack';
 import type { SlackDeps } from '../../slack-setup.ts';
 import type { SlackCaller } from '../../auth/slack-auth.ts';

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { formatPath, type Suspects } from '@heapcap/analysis';
-import type { HeapcapQueue } from '@heapcap/queue';
+import type { HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import {
   artifactLink,
@@ -27,7 +27,7 @@ import {
   type ResultLink,
   type SlackMessage,
 } from '@heapcap/slack';
-import { matchesSelector, type CaptureRecord } from '@heapcap/queue';
+import { matchesSelector, type CaptureRecord } from '@heapcap/state';
 import { ApiError } from '../../errors.ts';
 import type { Scope } from '../../auth/scopes.ts';
 import type { SlackDeps } from '../../slack-setup.ts';

@@ -9,7 +9,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ID_PATTERN } from '@heapcap/config';
-import { isQueueError, type HeapcapQueue } from '@heapcap/queue';
+import { isQueueError, type HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import {
   CAPTURE_AGAIN_ACTION,

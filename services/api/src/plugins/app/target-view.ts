@@ -4,7 +4,7 @@
  * execution on the target: only targets:admin (who can set it anyway) sees it
  * whole. Everyone else sees `ws://HOST:PORT/…`, the form the logs use.
  */
-import type { RegisteredTarget } from '@heapcap/queue';
+import type { RegisteredTarget } from '@heapcap/state';
 import type { Principal } from '../../auth/scopes.ts';
 
 /** `ws://HOST:PORT/…`: scheme, host and port of an inspector URL; no user info, path or query. */

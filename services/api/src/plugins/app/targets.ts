@@ -1,7 +1,7 @@
 /** The target registry service: the allowlist, read by anyone with captures:read, edited by targets:admin (audited). */
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { isQueueError, type HeapcapQueue, type RegisteredTarget, type Target } from '@heapcap/queue';
+import { isQueueError, type HeapcapQueue, type RegisteredTarget, type Target } from '@heapcap/state';
 import { ApiError } from '../../errors.ts';
 import { fromQueue } from './queue-errors.ts';
 

@@ -5,7 +5,8 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Counter, Gauge } from 'prom-client';
-import { FIRING_OUTCOMES, type FiringOutcome, type HeapcapQueue } from '@heapcap/queue';
+import { type HeapcapQueue } from '@heapcap/state';
+import { FIRING_OUTCOMES, type FiringOutcome } from '@heapcap/state/watch';
 import { readOncePerScrape } from './scrape-read.ts';
 
 interface WatchMetrics {

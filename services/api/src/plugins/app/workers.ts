@@ -7,7 +7,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Gauge } from 'prom-client';
-import type { HeapcapQueue, WorkerInfo } from '@heapcap/queue';
+import type { HeapcapQueue, WorkerInfo } from '@heapcap/state';
 import { fromQueue } from './queue-errors.ts';
 
 /** Worker listing for the routes. */

@@ -13,7 +13,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { FinishedMetrics, HeapcapQueue } from '@heapcap/queue';
+import type { FinishedMetrics, HeapcapQueue } from '@heapcap/state';
 
 /** Label values in the exposition format: backslash, quote and newline escaped. */
 function label(value: string): string {

@@ -1,6 +1,6 @@
 /** /v1/captures: trigger, list, read, cancel/delete. The artifact route is in artifact.ts. */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { isTerminal } from '@heapcap/queue';
+import { isTerminal } from '@heapcap/state';
 import {
   CaptureParamsSchema,
   CaptureResponseSchema,

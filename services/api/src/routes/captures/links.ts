@@ -1,5 +1,5 @@
 /** Links returned with a capture, relative to the API root. */
-import type { CaptureRecord } from '@heapcap/queue';
+import type { CaptureRecord } from '@heapcap/state';
 
 /** self / artifact / cancel URLs of a capture. */
 export function captureLinks(record: Pick<CaptureRecord, 'id'>): { self: string; artifact: string; cancel: string } {

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { TargetSchema } from '@heapcap/queue';
+import { TargetSchema } from '@heapcap/state';
 import { validationFailed } from '../../errors.ts';
 import { principalOf } from '../../plugins/infra/auth.ts';
 import { targetView } from '../../plugins/app/target-view.ts';

@@ -1,7 +1,8 @@
 /** Retention test helpers: succeeded captures with real stored artifacts, without running a capture. */
 import { Readable } from 'node:stream';
 import { sampleManifest, type TestWorld } from '@heapcap/testkit';
-import type { CaptureRecord, Schedule, Trigger } from '../src/index.ts';
+import type { CaptureRecord, Trigger } from '../src/index.ts';
+import type { Schedule } from '../src/schedules/index.ts';
 
 /** A minimal snapshot body: the store hashes and gzips whatever it is given. */
 const BODY = '{"snapshot":{"meta":{},"node_count":0,"edge_count":0},"nodes":[],"edges":[],"strings":[]}';

@@ -1,5 +1,5 @@
 /**
- * @heapcap/queue — job names and payload schemas, capture records, target
+ * @heapcap/state — job names and payload schemas, capture records, target
  * registry, per-target locks and the audit log, all in Redis. Shared by the api
  * (producer) and the worker (consumer). This is the stable API:
  *
@@ -75,6 +75,7 @@
  * succeeded → expired when retention deleted the artifact.
  */
 export * from './schemas.ts';
+// Schedules, watch rules and retention are subpath exports: @heapcap/state/schedules, /watch, /retention.
 export { createQueue, HeapcapQueue, type QueueOptions, type QueueDepth, type QueueCounter, type ScheduleMetrics } from './queue.ts';
 export type { QueueSettings } from './context.ts';
 export type { RequestCaptureInput, RequestCaptureResult } from './requests.ts';
@@ -109,65 +110,6 @@ export { reconcileCaptures, type ReconcileReport } from './reconcile.ts';
 export { QueueError, isQueueError, QUEUE_ERROR_CODES, type QueueErrorCode } from './errors.ts';
 export { Keys } from './keys.ts';
 export { SelectorSchema, matchesSelector, selectTargets, formatSelector, type Selector } from './selectors.ts';
-export {
-  ScheduleSpecSchema,
-  ScheduleSchema,
-  RetentionSchema,
-  LastRunSchema,
-  RUN_OUTCOMES,
-  SKIP_REASONS,
-  type ScheduleSpec,
-  type Schedule,
-  type Retention,
-  type LastRun,
-  type RunOutcome,
-  type SkipReason,
-} from './schedules/schema.ts';
-export { checkSchedule, buildSchedule, newScheduleId, type ScheduleCheck, type ScheduleCheckContext, type ScheduleIssue } from './schedules/check.ts';
-export { nextRuns, intervalAfter, cronProblem, isTimeZone } from './schedules/timing.ts';
-export { spreadOffsets, type MemberSlot } from './schedules/spread.ts';
-export { resolveTargets, type PlanResult, type TurnResult } from './schedules/run.ts';
-export { ScheduleStore, type SchedulerReconcileReport, type ScheduleRunState } from './schedules/store.ts';
-export {
-  SCHEDULE_QUEUE,
-  SCHEDULE_RUN_JOB,
-  SCHEDULE_MEMBER_JOB,
-  RETENTION_JOB,
-  JANITOR_SCHEDULER_ID,
-  ScheduleRunJobSchema,
-  MemberJobSchema,
-  memberJobId,
-  scheduledTimeOf,
-  type MemberJob,
-  type ScheduleRunJob,
-} from './schedules/jobs.ts';
-export { Janitor, type ArtifactRemover, type JanitorLog, type JanitorOptions, type JanitorReport, type RetentionDefaults, type ExpireReason } from './retention/janitor.ts';
-export type { PinOutcome } from './retention/pins.ts';
-export {
-  WatchRuleSpecSchema,
-  WatchRuleSchema,
-  WatchWhenSchema,
-  WatchSampleSchema,
-  WatchTargetStateSchema,
-  FiringSchema,
-  WATCH_METRICS,
-  WATCH_STATES,
-  FIRING_OUTCOMES,
-  DEFAULT_COOLDOWN_SECONDS,
-  DEFAULT_MAX_PER_DAY,
-  type WatchRuleSpec,
-  type WatchRule,
-  type WatchWhen,
-  type WatchMetric,
-  type WatchSample,
-  type WatchTargetState,
-  type WatchStateName,
-  type Firing,
-  type FiringOutcome,
-} from './watch/schema.ts';
-export { WatchStore, type StoredSample } from './watch/store.ts';
-export { checkWatchRule, buildWatchRule, newWatchRuleId, watchedBy, type WatchCheckContext, type WatchIssue } from './watch/check.ts';
-export { metricValue, step as watchStep, fired as watchFired, initialState as initialWatchState, type EpisodeAction } from './watch/episode.ts';
 export { HostPortSchema, WsUrlSchema } from './address.ts';
 export { textSchema, isWellFormed } from './text.ts';
 export { PlacementSchema, WorkerPlacementsSchema, type WorkerPlacements } from './placement.ts';

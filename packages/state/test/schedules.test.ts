@@ -8,20 +8,8 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { parseDuration } from '@heapcap/config';
 import { createTestWorld, startRedis, type RedisServer, type TestWorld } from '@heapcap/testkit';
-import {
-  buildSchedule,
-  checkSchedule,
-  intervalAfter,
-  MemberJobSchema,
-  nextRuns,
-  ScheduleSpecSchema,
-  selectTargets,
-  spreadOffsets,
-  type MemberJob,
-  type Schedule,
-  type ScheduleSpec,
-  type Target,
-} from '../src/index.ts';
+import { selectTargets, type Target } from '../src/index.ts';
+import { buildSchedule, checkSchedule, intervalAfter, MemberJobSchema, nextRuns, ScheduleSpecSchema, spreadOffsets, type MemberJob, type Schedule, type ScheduleSpec } from '../src/schedules/index.ts';
 
 let redis: RedisServer;
 let world: TestWorld | undefined;

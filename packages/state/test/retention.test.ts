@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { createTestWorld, startRedis, type RedisServer, type TestWorld } from '@heapcap/testkit';
-import { Janitor, type ArtifactRemover, type RetentionDefaults } from '../src/index.ts';
+import { Janitor, type ArtifactRemover, type RetentionDefaults } from '../src/retention/index.ts';
 import { DAY, failedCapture, filesOf, pausedSchedule, scheduleTrigger, storedCapture } from './retention-helpers.ts';
 
 let redis: RedisServer;

@@ -1,7 +1,7 @@
 /** The episode logic of watch rules, step by step (pure: no Redis), and the metric values. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { initialWatchState, metricValue, watchFired, watchStep, type WatchSample, type WatchTargetState } from '@heapcap/queue';
+import { initialWatchState, metricValue, watchFired, watchStep, type WatchSample, type WatchTargetState } from '@heapcap/state/watch';
 
 const rule = { when: { metric: 'heapUsedRatio' as const, above: 0.5, forSeconds: 2 }, cooldownSeconds: 10 };
 
