@@ -29,7 +29,7 @@
 import { z } from 'zod';
 import type { HeapGraph } from './graph.ts';
 import { dominatorChildren } from './classes.ts';
-import { edgeLabel, edgeSource, nodeClass, retainerPath, type PathStep } from './paths.ts';
+import { edgeLabel, edgeSource, nodeClass as snapshotClass, retainerPath, type PathStep } from './paths.ts';
 import { HolderSchema, PathStepSchema, SuspectKindSchema, type Holder, type SuspectGroup, type SuspectKind } from './analysis-schema.ts';
 import type { ClassDelta } from './class-delta.ts';
 
@@ -85,6 +85,18 @@ export function classKind(name: string): SuspectKind {
   if (name.startsWith('(') || name.includes(' / ') || name.includes('::')) return 'internal';
   if (BUILTINS.has(name) || COLLECTIONS.has(name) || SCOPES.has(name)) return 'builtin';
   return 'application';
+}
+
+/**
+ * A node's class for suspects: the summary's class, except that every scope is
+ * `system / Context`. Newer V8 (Chromium's, Node 24's) names a context after
+ * its scope (`system / Context / scope @37657`, an id that changes from one
+ * snapshot to the next): kept, it would make scopes structural internals and
+ * split one holder into a group per snapshot.
+ */
+function nodeClass(graph: HeapGraph, node: number): string {
+  const cls = snapshotClass(graph, node);
+  return cls.startsWith('system / Context / ') ? 'system / Context' : cls;
 }
 
 function nodeKinds(graph: HeapGraph): Uint8Array {
@@ -147,7 +159,10 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
     const u = unit[d] as number;
     const holderKind = kind[near[d] as number] as number;
     let own: boolean;
-    if (k === APP) own = !(graph.nodeType[v] === native && u >= 0 && kind[u] === APP); // a DOM node's native part belongs to its wrapper
+    // A DOM node's native part belongs to its wrapper (the wrapper holds it straight). A native object the embedder's
+    // internals keep for an application object (Blink's V8EventListener in an EventTarget's listener list) is a unit of
+    // its own, as a listener in a JavaScript array is: folded into its target, 3,000 listeners would be a target that grew.
+    if (k === APP) own = !(graph.nodeType[v] === native && u >= 0 && kind[u] === APP && kind[d] === APP);
     else if (k === STRUCT || (k === SCOPE && nodeClass(graph, v) === 'system / Context')) own = u < 0;
     else if (k === COLLECTION) own = u < 0 || !(holderKind === APP || holderKind === VALUE);
     else if (k === SCOPE) own = true;

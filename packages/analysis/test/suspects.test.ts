@@ -1,11 +1,13 @@
 /**
- * Leak suspects on real targets: five leak shapes of a Node service and
- * detached DOM in Chromium. For each, two snapshots around the leak (with
+ * Leak suspects on real targets: five leak shapes of a Node service, the same
+ * five in a Chromium page (Chromium's newer V8 names scopes and keeps
+ * listeners in Blink's heap) and detached DOM in Chromium. For each, two snapshots around the leak (with
  * garbage made and dropped in between): the diff's first suspect is the
  * leaking class (or the closures holding it) with the exact count delta and a
  * path through the real holder; the garbage never appears.
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
@@ -158,6 +160,86 @@ void describe('suspects: detached DOM in Chromium', { timeout: 600_000 }, () => 
     assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge }, { class: 'Array', edge: 'detachedRows' }, table);
     assert.equal(diff.suspects.suspects.find((s) => /section/i.test(s.class)), undefined, table);
     assert.equal(diff.suspects.suspects.find((s) => s.class.includes('::')), undefined, `Blink's C++ internals are not suspects\n${table}`);
+  });
+});
+
+void describe('suspects: the same shapes in a Chromium page', { timeout: 600_000 }, () => {
+  let chromium: Chromium | undefined;
+  let work: TmpDir;
+  let wsUrl = '';
+  let cli: string[] = [];
+  let previous = '';
+  let k = 0;
+  before(async () => {
+    work = await tmpDir('heapcap-suspects-page');
+    chromium = await startChromium();
+    const html = await readFile(fileURLToPath(new URL('./fixtures/shapes-page.html', import.meta.url)), 'utf8');
+    const page = await chromium.openPage(`data:text/html,${encodeURIComponent(html)}`);
+    wsUrl = page.webSocketDebuggerUrl;
+    cli = ['--chromium', `127.0.0.1:${chromium.port}`, '--url-pattern', '^data:'];
+    previous = await captureWithCli(cli, join(work.path, 'base'));
+  });
+  after(async () => {
+    await chromium?.close();
+    await work?.cleanup();
+  });
+
+  /** Grows one shape by N in the page, makes and drops garbage, captures; the diff since the previous capture. */
+  async function grow(shape: string): Promise<{ top: Suspect; table: string }> {
+    const { result, exceptionDetails } = await evaluateInPage(wsUrl, `shapes.${shape}(${N}) > 0 && shapes.garbage(${GARBAGE}) === ${GARBAGE}`);
+    assert.equal(exceptionDetails, undefined);
+    assert.equal(result.value, true);
+    const next = await captureWithCli(cli, join(work.path, `s${++k}`));
+    const diff = await diffFiles(previous, next);
+    previous = next;
+    const table = diff.suspects.suspects.map((s) => `${s.rank}. ${s.class} ${s.countDelta} ${s.retainedSizeDelta} ${s.reason} | ${formatPath(s.path ?? [])}`).join('\n');
+    assert.equal(diff.suspects.suspects.find((s) => s.class.includes('::')), undefined, `Blink's C++ internals are not suspects\n${table}`);
+    return { top: first(diff), table };
+  }
+
+  void test('a Map cache of records: the record class, held by `sessions` (Map)', async () => {
+    const { top, table } = await grow('map');
+    assert.equal(top.class, 'SessionRecord', table);
+    assert.equal(top.countDelta, N, table);
+    assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge }, { class: 'Map', edge: 'sessions' }, table);
+    assert.ok((top.retainedSizeDelta ?? 0) > top.selfSizeDelta * 2, 'its fields are folded into it');
+    assert.equal(steps(top).at(-3), 'sessions Map', formatPath(top.path ?? []));
+  });
+
+  void test('an array of closures capturing request objects: the requests, held by the closures in `handlers`', async () => {
+    const { top, table } = await grow('closures');
+    assert.equal(top.class, 'IncomingRequest', table);
+    assert.equal(top.countDelta, N, table);
+    assert.deepEqual(top.holder?.within, { class: 'Array', edge: 'handlers' }, table);
+    assert.ok(steps(top).includes('handlers Array'), formatPath(top.path ?? []));
+    assert.match(top.reason, /held by `req` \(a variable of the scope of closures held by `handlers` \(Array\)\)/);
+  });
+
+  void test('listeners never removed (EventTarget): the listeners, held by `bus` (EventTarget)', async () => {
+    const { top, table } = await grow('listeners');
+    // Blink keeps a JS listener in a V8EventListener of the target's listener list: that is the unit, the function folded into it.
+    assert.equal(top.class, 'EventListener', table);
+    assert.equal(top.countDelta, N, table);
+    assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge }, { class: 'EventTarget', edge: 'bus' }, table);
+    assert.ok(steps(top).includes('bus EventTarget'), formatPath(top.path ?? []));
+  });
+
+  void test('a string grown by concatenation: one (concatenated string), held by the variable `log`', async () => {
+    const { top, table } = await grow('concat');
+    assert.equal(top.class, '(concatenated string)', table);
+    assert.equal(top.countDelta, 1, table);
+    assert.equal(top.holder?.via, 'log', table);
+    assert.equal(steps(top).at(-1), 'log (concatenated string)');
+    assert.ok((top.retainedSizeDelta ?? 0) > N * 20, JSON.stringify(top));
+  });
+
+  void test('a Set of typed arrays: the Uint8Arrays, held by `pool` (Set)', async () => {
+    const { top, table } = await grow('buffers');
+    assert.equal(top.class, 'Uint8Array', table);
+    assert.equal(top.countDelta, N, table);
+    assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge }, { class: 'Set', edge: 'pool' }, table);
+    assert.ok((top.retainedSizeDelta ?? 0) >= N * 1024, 'the 1 KiB backing stores are folded into their arrays');
+    assert.equal(steps(top).at(-3), 'pool Set');
   });
 });
 
