@@ -4,7 +4,8 @@
  * hunt with target_closed, a full scratch disk with storage_failed, and
  * neither leaves a file behind. Real Redis, real Node targets, a real tmpfs.
  * And a hunt whose target had its heap profiler ids cleared in between (a
- * second inspector session came and went) is refused, never reported.
+ * second inspector session came and went, on a Node target or a Chromium page)
+ * is refused, never reported.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { CdpSession } from '@heapcap/capture';
-import { startRedis, tmpDir, waitFor, type RedisServer } from '@heapcap/testkit';
+import { startChromium, startRedis, tmpDir, waitFor, type RedisServer } from '@heapcap/testkit';
 import { createHarness, type Harness } from './helpers/harness.ts';
 import { runLeakHunt, type LeakHuntWorkerDeps } from '../src/leak-hunt.ts';
 
@@ -128,4 +129,29 @@ void test('another inspector session attaches and detaches mid-hunt (ids cleared
   const left = await check.send('Runtime.evaluate', { expression: "Object.keys(globalThis).filter((k) => k.startsWith('__heapcapHuntMarker_')).length", returnByValue: true });
   await check.close();
   assert.equal(left.result.value, 0);
+});
+
+void test('another inspector session attaches to a Chromium page and detaches mid-hunt: refused with snapshot_ids_reset, no report', { timeout: 180_000 }, async () => {
+  h = await createHarness(redis.url);
+  const hh = h;
+  const scratch = await tmpDir('heapcap-hunt-reset-page');
+  hh.onCleanup(() => scratch.cleanup());
+  const chromium = await startChromium();
+  hh.onCleanup(() => chromium.close());
+  const page = await chromium.openPage(`data:text/html,${encodeURIComponent('<title>heapcap test page</title><body><p>hunted</p></body>')}`);
+  await hh.queue.targets.put({ id: 'page', kind: 'chromium', browser: `127.0.0.1:${chromium.port}`, select: { urlPattern: '^data:' }, labels: { service: 'test' } });
+  const created = await hh.queue.leakHunts.create({ targetId: 'page', intervalMs: 3_000, requestedBy: 'oncall' });
+  const hunting = runLeakHunt(deps(hh, scratch.path), created.id, new AbortController().signal);
+  await waitFor(async () => ((await hh.queue.leakHunts.get(created.id))?.phase === 'wait' ? true : undefined), { timeoutMs: 90_000, intervalMs: 20, what: 'the hunt to wait after its baseline' });
+  // DevTools opened on the page and closed again: the page's V8 clears its heap object ids.
+  const other = await CdpSession.connect(page.webSocketDebuggerUrl, { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000 });
+  await other.send('Runtime.evaluate', { expression: '1 + 1' });
+  await other.close();
+  const done = await hunting;
+  assert.ok(done !== null);
+  assert.equal(done.status, 'failed', JSON.stringify(done));
+  assert.equal(done.error?.code, 'snapshot_ids_reset', JSON.stringify(done.error));
+  assert.deepEqual(done.snapshots.map((x) => x.name), ['baseline']);
+  assert.equal(done.reportKey, undefined);
+  assert.equal(done.classes, undefined);
 });
