@@ -30,6 +30,8 @@ export const API_ERROR_STATUS = {
   target_mismatch: 409,
   /** A summary, diff or analysis of a capture whose artifact is a sampling profile, not a heap snapshot. */
   not_a_snapshot: 409,
+  /** A leak hunt's drive.http.url that is not on its target's own host, or carries credentials: the URL is valid, heapcap will not send the hunt's requests there. */
+  drive_url_not_allowed: 409,
   idempotency_key_reused: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -309,11 +309,14 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     assert.equal(refused.statusCode, 403);
     assert.equal(refused.json()['error']['code'], 'forbidden');
     assert.match(refused.json()['error']['message'], /targets:admin/);
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://127.0.0.2:80/', 'http://user:pw@127.0.0.1/', 'file:///etc/passwd']) {
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://127.0.0.2:80/', 'http://user:pw@127.0.0.1/']) {
       const res = await post('admin', { http: { url } });
-      assert.equal(res.statusCode, 400, url);
-      assert.equal(res.json()['error']['code'], 'validation_failed', url);
+      assert.equal(res.statusCode, 409, url);
+      assert.equal(res.json()['error']['code'], 'drive_url_not_allowed', url);
     }
+    const notHttp = await post('admin', { http: { url: 'file:///etc/passwd' } });
+    assert.equal(notHttp.statusCode, 400);
+    assert.equal(notHttp.json()['error']['code'], 'validation_failed');
     // Allowed: the target's own host, any port. Its secret header stays out of the record (and so out of GET).
     const ok = await post('admin', { http: { method: 'POST', url: 'http://127.0.0.1:1/login', headers: { authorization: 'Bearer target-secret' }, count: 2 } });
     assert.equal(ok.statusCode, 202, JSON.stringify(ok.json()));

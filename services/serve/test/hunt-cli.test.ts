@@ -125,7 +125,7 @@ void test('a hunt drives the target itself: HTTP requests to its own host, or a 
   // Not the target's host (a cloud metadata address): refused before any hunt exists.
   const ssrf = await run(['web', '--interval', '1s', '--http', 'http://169.254.169.254/latest/meta-data/']);
   assert.equal(ssrf.code, 2, ssrf.err);
-  assert.match(ssrf.err, /^validation_failed: drive\.http\.url must address target web's own host \(127\.0\.0\.1\), not 169\.254\.169\.254/m);
+  assert.match(ssrf.err, /^drive_url_not_allowed: drive\.http\.url must address target web's own host \(127\.0\.0\.1\), not 169\.254\.169\.254/m);
 
   const threw = await run(['web', '--interval', '1s', '--evaluate', 'throw new Error("boom")']);
   assert.equal(threw.code, 2, threw.err);

@@ -20,9 +20,9 @@ const leakHuntRoutes: FastifyPluginAsyncZod = async (app) => {
           'A worker takes three snapshots of the target on one inspector session (V8 keeps object ids only while nothing clears them), ' +
           'holding the target lock throughout, and reports the classes whose instances created between the first two are still alive in the third, ' +
           'each with the retainer path of its largest instance. Objects allocated and freed in between are not named. Poll GET /v1/leak-hunts/{id}. Audited. ' +
-          'With `drive` (targets:admin only; 403 forbidden otherwise) the worker drives the target right after the baseline: HTTP requests to the target\'s own host (400 validation_failed for any other host) or a Runtime expression.',
+          'With `drive` (targets:admin only; 403 forbidden otherwise) the worker drives the target right after the baseline: HTTP requests to the target\'s own host (409 drive_url_not_allowed for any other host, or a URL with credentials) or a Runtime expression.',
         body: CreateLeakHuntBodySchema,
-        response: { 202: LeakHuntResponseSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 503) },
+        response: { 202: LeakHuntResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 503) },
       },
     },
     async (req, reply) => {

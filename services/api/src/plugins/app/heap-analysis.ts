@@ -154,7 +154,8 @@ const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: Artifa
         if ('http' in input.drive) {
           const entry = await fromQueue(() => queue.targets.get(input.targetId));
           const problem = entry === null ? undefined : driveUrlProblem(entry.target, input.drive.http.url);
-          if (problem !== undefined) throw new ApiError('validation_failed', problem, { fields: [{ in: 'body', path: 'drive.http.url', message: problem }] });
+          // A well-formed URL refused for where it points (it depends on the target's registration, not on the request's shape).
+          if (problem !== undefined) throw new ApiError('drive_url_not_allowed', problem, { field: 'drive.http.url', targetId: input.targetId });
         }
       }
       const hunt = await fromQueue(() => queue.leakHunts.create({ ...input, requestedBy: principal.name }));
