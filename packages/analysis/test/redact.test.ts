@@ -8,29 +8,16 @@
  * a backslash at a chunk's end).
  */
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import memlab from '@memlab/core';
-import { startNodeTarget, tmpDir, type NodeTarget, type TmpDir } from '@heapcap/testkit';
+import { runHeapcapSource, startSecretsTarget, tmpDir, tokensIn, type NodeTarget, type TmpDir } from '@heapcap/testkit';
 import { isCaptureError } from '@heapcap/errors';
 import { analyzeSnapshotFile, REDACTED_MARKER, SnapshotRedactor, summarizeFile, type RedactionReport } from '../src/index.ts';
 import { memlabReference } from './memlab-reference.ts';
 import { random, splitAt, writeSnapshot } from './helpers.ts';
-
-/** Starts the secrets fixture; resolves with the target and its tokens. */
-export async function startSecretsTarget(): Promise<{ target: NodeTarget; tokens: string[] }> {
-  const target = await startNodeTarget({ script: fileURLToPath(new URL('./fixtures/secrets-target.cjs', import.meta.url)) });
-  const line = /^SECRETS (.*)$/m.exec(target.stdoutText());
-  assert.ok(line !== null, 'the target printed its tokens');
-  return { target, tokens: JSON.parse(line[1] as string) as string[] };
-}
-
-/** The tokens found in `bytes`. */
-export function tokensIn(bytes: Buffer, tokens: string[]): string[] {
-  return tokens.filter((t) => bytes.includes(t));
-}
 
 function redact(chunks: Buffer[]): { bytes: Buffer; report: RedactionReport } {
   const r = new SnapshotRedactor();
@@ -45,6 +32,20 @@ interface Snap {
   nodes: number[];
   edges: number[];
   strings: string[];
+}
+
+/** Every file under `dir`, recursively. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
+
+/** The manifest fields this test reads. */
+interface CapturedManifest {
+  artifact: { location: string; sha256: string };
+  transport: { used: string };
+  redaction: { mode: string; redactedStrings?: number };
+  summary: { nodeCount: number };
 }
 
 async function memlabCounts(file: string): Promise<{ nodes: number; edges: number }> {
@@ -131,13 +132,48 @@ void describe('redaction of string values', { timeout: 600_000 }, () => {
     const [a, b] = await Promise.all([analyzeSnapshotFile(originalFile, { maxBytes: 1e9 }), analyzeSnapshotFile(redactedFile, { maxBytes: 1e9 })]);
     assert.deepEqual(b.classes.slice(0, 20), a.classes.slice(0, 20));
     assert.deepEqual(
-      b.dominators.map((d) => [d.name, d.retainedSize]),
-      a.dominators.map((d) => [d.name, d.retainedSize]),
+      b.dominators.map((d) => [d.id, d.class, d.retainedSize]),
+      a.dominators.map((d) => [d.id, d.class, d.retainedSize]),
     );
     assert.deepEqual(await memlabCounts(redactedFile), await memlabCounts(originalFile));
     const [ra, rb] = [await memlabReference(originalFile), await memlabReference(redactedFile)];
     assert.deepEqual(rb.classes, ra.classes, 'memlab: the same classes, counts, self and retained sizes');
   });
+
+  for (const transport of ['cdp', 'pipe'] as const) {
+    void test(`heapcap capture --redact strings over ${transport}: no secret in the stored artifact (gunzipped) or any file it wrote; without it, all`, async () => {
+      const dir = join(work.path, `capture-${transport}`);
+      const [out, spill, tmp, pipes] = ['out', 'spill', 'tmp', 'pipes'].map((d) => join(dir, d)) as [string, string, string, string];
+      for (const d of [out, spill, tmp, pipes]) await mkdir(d, { recursive: true });
+      const capture = async (redact: string[], sub: string): Promise<{ manifest: CapturedManifest; artifact: Buffer }> => {
+        // A 1 MiB memory ceiling: the spill file is used; TMPDIR too is under the test's eyes.
+        const args = ['capture', '--node', `127.0.0.1:${target.port}`, '--out', join(out, sub), '--transport', transport, '--pipe-dir', pipes, '--memory-ceiling', '1', '--spill-dir', spill, '--json', ...redact];
+        const res = await runHeapcapSource(args, { timeoutMs: 300_000, env: { TMPDIR: tmp } });
+        assert.equal(res.code, 0, res.stderr);
+        const manifest = JSON.parse(res.stdout) as CapturedManifest;
+        assert.equal(manifest.transport.used, transport);
+        return { manifest, artifact: gunzipSync(await readFile(manifest.artifact.location)) };
+      };
+      const redacted = await capture(['--redact', 'strings'], 'redacted');
+      assert.equal(redacted.manifest.redaction.mode, 'strings');
+      assert.ok((redacted.manifest.redaction.redactedStrings ?? 0) > 1000);
+      assert.deepEqual(tokensIn(redacted.artifact, tokens), [], 'no secret in the stored artifact');
+      for (const file of await filesUnder(dir)) {
+        const bytes = await readFile(file);
+        assert.deepEqual(tokensIn(bytes, tokens), [], `no secret in ${file}`);
+        if (file.endsWith('.gz')) assert.deepEqual(tokensIn(gunzipSync(bytes), tokens), [], `no secret in ${file} gunzipped`);
+      }
+      // memlab opens it, with the node count our summary counted; edges as the header says.
+      const redactedFile = join(dir, 'redacted.heapsnapshot');
+      await writeFile(redactedFile, redacted.artifact);
+      const counts = await memlabCounts(redactedFile);
+      assert.equal(counts.nodes, redacted.manifest.summary.nodeCount);
+
+      const clear = await capture([], 'clear');
+      assert.equal(clear.manifest.redaction.mode, 'none');
+      assert.deepEqual(tokensIn(clear.artifact, tokens), tokens, 'without redaction every secret is stored');
+    });
+  }
 
   void test('a hand-written table cut in two at every byte: escapes, a backslash at a chunk end, names kept', () => {
     const meta = {
