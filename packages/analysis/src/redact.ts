@@ -82,16 +82,17 @@ class NameMarker implements ScanHandler {
   readonly names = new Bits();
   stringsAt: number | undefined;
   /** Per node type / edge type: is the name field a name to keep. */
-  private nodeKeeps: boolean[] = [];
-  private edgeKeeps: boolean[] = [];
+  private nodeKeeps = new Uint8Array(0);
+  private edgeKeeps = new Uint8Array(0);
   private field = { nodes: 0, edges: 0 };
   private type = { nodes: 0, edges: 0 };
 
   header(value: unknown, offset: number): void {
     const layout = parseLayout(value, offset);
     this.layout = layout;
-    this.nodeKeeps = layout.nodeTypes.map((t) => !VALUE_TYPES.has(t));
-    this.edgeKeeps = layout.edgeTypes.map((t) => !INDEX_EDGE_TYPES.has(t));
+    // 1: the name field of this type is a name to keep. A type beyond the list reads undefined: not kept.
+    this.nodeKeeps = Uint8Array.from(layout.nodeTypes, (t) => (VALUE_TYPES.has(t) ? 0 : 1));
+    this.edgeKeeps = Uint8Array.from(layout.edgeTypes, (t) => (INDEX_EDGE_TYPES.has(t) ? 0 : 1));
   }
 
   wants(): boolean {
@@ -105,17 +106,25 @@ class NameMarker implements ScanHandler {
     const typeAt = nodes ? layout.nodeType : layout.edgeType;
     const nameAt = nodes ? layout.nodeName : layout.edgeNameOrIndex;
     const keeps = nodes ? this.nodeKeeps : this.edgeKeeps;
-    let field = this.field[section];
-    let type = this.type[section];
-    for (let k = 0; k < count; k++) {
-      const v = values[k] as number;
-      if (field === typeAt) type = v;
-      // The type field comes before the name in every V8 layout (type, name, …); checked in `stringsOpen` otherwise.
-      if (field === nameAt && keeps[type] !== false) this.names.set(v);
-      if (++field === width) field = 0;
+    let k = 0;
+    // A record begun in the previous batch, value by value.
+    while (k < count && this.field[section] !== 0) this.one(section, values[k++] as number, width, typeAt, nameAt, keeps);
+    // Whole records: only their type and name are read (a value loop cost ~2× more here).
+    const end = k + Math.floor((count - k) / width) * width;
+    const names = this.names;
+    for (let at = k; at < end; at += width) {
+      if (keeps[values[at + typeAt] as number] === 1) names.set(values[at + nameAt] as number);
     }
-    this.field[section] = field;
-    this.type[section] = type;
+    for (k = end; k < count; k++) this.one(section, values[k] as number, width, typeAt, nameAt, keeps);
+  }
+
+  /** One value of a record split between batches. */
+  private one(section: NumberSection, v: number, width: number, typeAt: number, nameAt: number, keeps: Uint8Array): void {
+    const field = this.field[section];
+    if (field === typeAt) this.type[section] = v;
+    // The type field comes before the name in every V8 layout (type, name, …); checked in `stringsOpen` otherwise.
+    if (field === nameAt && keeps[this.type[section]] === 1) this.names.set(v);
+    this.field[section] = field + 1 === width ? 0 : field + 1;
   }
 
   nextWantedString(): number {
