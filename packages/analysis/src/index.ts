@@ -25,3 +25,4 @@ export {
   type Suspects,
 } from './suspects.ts';
 export { SuspectGroupSchema, HolderSchema, type SuspectGroup, type Holder, type SuspectKind } from './analysis-schema.ts';
+export { SnapshotRedactor, createRedactor, REDACTED_MARKER, type RedactMode, type RedactionReport } from './redact.ts';

@@ -53,6 +53,12 @@ export interface ScanHandler {
   nextWantedString(from: number): number;
   /** A wanted string, decoded. */
   string(index: number, value: string): void;
+  /**
+   * The `strings` table opens at absolute byte `offset` (its `[`). Returning
+   * true stops the scanner there: it ignores every byte after (the redactor
+   * rewrites the table itself).
+   */
+  stringsOpen?(offset: number): boolean;
 }
 
 /** Counts of what was scanned. */
@@ -105,6 +111,7 @@ const enum S {
   SkipStr,
   SkipStrEscape,
   SkipScalar,
+  Stopped, // the handler took over at the strings table: nothing more is scanned
 }
 
 const BATCH = NUMBERS_BATCH;
@@ -189,12 +196,16 @@ export class SnapshotScanner {
   /** Call after the last chunk: fails when the JSON is not complete. */
   end(): ScanTotals {
     if (this.state !== S.Done) this.fail(this.consumed, 'the snapshot ends early (truncated)');
-    // Done: nothing reads the batch any more (a scanner that failed keeps its kernel, for the GC).
+    this.releaseKernel();
+    return { bytes: this.consumed, nodeValues: this.counts.nodes, edgeValues: this.counts.edges, strings: this.stringIndex };
+  }
+
+  /** Done: nothing reads the batch any more (a scanner that failed keeps its kernel, for the GC). */
+  private releaseKernel(): void {
     if (!this.kernelReleased) {
       this.kernelReleased = true;
       this.kernel.release();
     }
-    return { bytes: this.consumed, nodeValues: this.counts.nodes, edgeValues: this.counts.edges, strings: this.stringIndex };
   }
 
   /** Bytes consumed so far. */
@@ -255,6 +266,8 @@ export class SnapshotScanner {
         }
         if (c === RBRACE) return this.finish(i);
         return this.unexpected(chunk, i, '"," or "}"');
+      case S.Stopped:
+        return chunk.length;
       case S.Done:
         if (!isWs(c)) this.unexpected(chunk, i, 'nothing after the end of the snapshot');
         return i + 1;
@@ -267,6 +280,11 @@ export class SnapshotScanner {
       case S.StrOpen:
         if (isWs(c)) return i + 1;
         if (c !== LBRACKET) this.unexpected(chunk, i, 'an array for "strings"');
+        if (this.handler.stringsOpen?.(this.consumed + i) === true) {
+          this.state = S.Stopped;
+          this.releaseKernel();
+          return chunk.length;
+        }
         this.state = S.StrStart;
         this.nextWanted = this.handler.nextWantedString(0);
         return i + 1;

@@ -26,7 +26,7 @@ import { checkHeadroom, forcedFailure } from './headroom/gate.ts';
 import type { HeadroomOptions, HeadroomReport } from './headroom/decision.ts';
 import { readPeak, type PeakReport } from './headroom/peak.ts';
 import { closeOpenedInspector, leftOpenText, NOT_OPENED_BY_US, type InspectorRelease } from './inspector-close.ts';
-import type { SnapshotFlags } from './types.ts';
+import type { SnapshotFlags, SnapshotTransform } from './types.ts';
 import { preparePipe, readPipeSnapshot, removePipe, type PipeSetup, type SnapshotTransport, type TransportReport } from './pipe-transport.ts';
 
 /** Deadlines, in milliseconds. */
@@ -63,6 +63,8 @@ export interface CaptureOptions extends SnapshotFlags {
   /** In-memory buffer ceiling before spilling to disk (default 16 MiB). */
   memoryCeilingBytes?: number;
   spillDir?: string;
+  /** Rewrites the bytes before the spill buffer and the consumer see them (redaction; TakeSnapshotOptions). */
+  transform?: SnapshotTransform;
   timeouts?: Partial<CaptureTimeouts>;
   signal?: AbortSignal;
   onProgress?: (progress: CaptureProgress) => void;
@@ -306,6 +308,7 @@ async function streamSnapshot<T>(
       timeoutMs: snapshotMs,
       memoryCeilingBytes: options.memoryCeilingBytes,
       spillDir: options.spillDir,
+      transform: options.transform,
       signal: options.signal,
       onGenerateProgress: (done, total) => progress({ phase: 'generate', done, total }),
       onChunk: (at, first, stats) => {

@@ -5,7 +5,7 @@ export { ownerTag, sweepDeadOwners } from './owned-scratch.ts';
 export { definedOnly } from './defined.ts';
 export { captureHeapSnapshot, releaseInspector, DEFAULT_TIMEOUTS, type CaptureConsumer, type CaptureOptions, type CaptureResult, type CaptureProgress, type CaptureTimeouts } from './capture.ts';
 export { takeSnapshot, type ReleaseChunk, type SnapshotConsumer, type TakeSnapshotOptions, type TakenSnapshot } from './take-snapshot.ts';
-export type { SnapshotFlags } from './types.ts';
+export type { SnapshotFlags, SnapshotTransform } from './types.ts';
 export { PHASES, PhaseClock, type Phase, type PhaseTimings } from './clock.ts';
 export { formatMiB, MIB } from './units.ts';
 export { resolveEndpoint, parseHostPort, type EndpointSpec, type ResolvedEndpoint, type ChromiumSelector } from './endpoint.ts';

@@ -17,7 +17,7 @@ import { CaptureError, toCaptureError } from './errors.ts';
 import type { CdpSession } from './session.ts';
 import { SnapshotStream, type SnapshotStreamStats } from './snapshot-stream.ts';
 import { withDeadline } from './deadline.ts';
-import type { SnapshotFlags } from './types.ts';
+import type { SnapshotFlags, SnapshotTransform } from './types.ts';
 
 
 /**
@@ -41,6 +41,11 @@ export interface TakeSnapshotOptions {
   memoryCeilingBytes?: number;
   /** Directory of the spill file (default the OS temp dir). */
   spillDir?: string;
+  /**
+   * Rewrites every chunk before the spill buffer sees it (redaction). A throw
+   * fails the snapshot with the transform's error: no byte it refused is kept.
+   */
+  transform?: SnapshotTransform;
   signal?: AbortSignal;
   /** Generation progress (only with `reportProgress`, before the first chunk). */
   onGenerateProgress?: (done: number, total: number) => void;
@@ -103,6 +108,9 @@ export async function takeSnapshotVia<T>(session: CdpSession, consume: SnapshotC
   const ends = new SnapshotEnds();
   let responded = false;
   let lateChunks = 0;
+  const { transform } = options;
+  let transformError: CaptureError | undefined;
+  const push = (bytes: Buffer): void => stream.pushChunk(bytes);
   const onChunk = (chunk: Buffer): void => {
     if (responded) {
       lateChunks += 1;
@@ -113,7 +121,16 @@ export async function takeSnapshotVia<T>(session: CdpSession, consume: SnapshotC
     firstChunkAt ??= now;
     lastChunkAt = now;
     ends.add(chunk);
-    stream.pushChunk(chunk);
+    if (transform === undefined) stream.pushChunk(chunk);
+    else if (transformError === undefined) {
+      try {
+        transform.write(chunk, push);
+      } catch (err) {
+        // The consumer fails with it, which stops the snapshot (consumerFailed below).
+        transformError = toCaptureError(err);
+        stream.destroy(transformError);
+      }
+    }
     options.onChunk?.(now, first, stream.stats);
   };
   // Listeners go on before the command, and come off in `finally`.
@@ -142,12 +159,14 @@ export async function takeSnapshotVia<T>(session: CdpSession, consume: SnapshotC
     responded = true;
     const truncated = truncation(ends.head, ends.tail, firstChunkAt !== undefined);
     if (truncated !== undefined) throw truncated;
+    if (transformError !== undefined) throw transformError;
+    transform?.end();
     options.onComplete?.(lastChunkAt);
     stream.finish();
     const consumed = await withDeadline(consuming, timeoutMs, () => new CaptureError('storage_failed', `the sink did not complete within ${timeoutMs} ms after the last chunk`), options.signal);
     return { stats: { ...stream.stats }, finishedAtMs: performance.now(), consumed };
   } catch (err) {
-    const error = consumeError ?? err;
+    const error = transformError ?? consumeError ?? err;
     stream.destroy(toCaptureError(error));
     // Wait for the consumer to clean up (abort uploads, remove temp files) before reporting.
     await consuming.catch(() => undefined);

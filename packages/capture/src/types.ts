@@ -10,3 +10,15 @@ export interface SnapshotFlags {
   captureNumericValue?: boolean;
   treatGlobalObjectsAsRoots?: boolean;
 }
+
+/**
+ * Rewrites the snapshot bytes before anything of heapcap's holds them (the
+ * spill buffer, its file, the consumer): redaction (`SnapshotRedactor` in
+ * @heapcap/analysis). Synchronous, on the thread that receives the chunks.
+ */
+export interface SnapshotTransform {
+  /** One chunk in; the bytes to keep go to `emit`, whose buffer may be reused once it returns. Throws on bytes it cannot rewrite. */
+  write(chunk: Buffer, emit: (bytes: Buffer) => void): void;
+  /** After the last chunk; throws when the snapshot ended where the transform cannot have finished. */
+  end(): unknown;
+}

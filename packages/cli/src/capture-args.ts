@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { CaptureError } from '@heapcap/errors';
 import { definedOnly, type EndpointSpec, type SnapshotTransport, type WarmMode } from '@heapcap/capture';
-import { parseDuration, parseStorageUrl, type S3Settings, type StorageConfig } from '@heapcap/config';
+import { parseDuration, parseStorageUrl, RedactModeSchema, type RedactMode, type S3Settings, type StorageConfig } from '@heapcap/config';
 
 /** A validated `heapcap capture` invocation. */
 export interface CaptureCommand {
@@ -23,6 +23,8 @@ export interface CaptureCommand {
   /** How the snapshot bytes travel. */
   transport: SnapshotTransport;
   pipeDir: string | undefined;
+  /** `strings`: every string value replaced before any byte is spilled or stored. */
+  redact: RedactMode;
   /** Capture even when the headroom gate refuses. */
   force: boolean;
   /** Print the preflight facts and the headroom decision; take nothing. */
@@ -62,6 +64,9 @@ Options:
                           Node.js target on this host write them into a FIFO with its own
                           writeHeapSnapshot() (a shorter pause); auto uses it where it can
   --pipe-dir DIR          where the FIFO is made (default: the OS temp dir; the target must see it)
+  --redact MODE           none | strings: strings replaces every string value (class, property and
+                          function names stay) before any byte is spilled, summarized or stored
+                          (default: HEAPCAP_REDACT, else none)
   --timeout SECONDS       deadline for the snapshot itself (default 1800)
   --reason TEXT           why (goes into the manifest)
   --json                  print the manifest as JSON on stdout
@@ -81,7 +86,7 @@ Headroom (a snapshot makes the target's RSS grow ~7-20x its heap used, outside t
 `;
 
 /** Parse `heapcap capture` argv (without the subcommand). Throws CaptureError('invalid_input'). */
-export function parseCaptureArgs(argv: string[], defaults: { storage: StorageConfig; memoryCeilingBytes: number; spillDir: string | undefined; s3?: S3Settings; transport?: SnapshotTransport; pipeDir?: string | undefined }): CaptureCommand {
+export function parseCaptureArgs(argv: string[], defaults: { storage: StorageConfig; memoryCeilingBytes: number; spillDir: string | undefined; s3?: S3Settings; transport?: SnapshotTransport; pipeDir?: string | undefined; redact?: RedactMode }): CaptureCommand {
   let values;
   try {
     ({ values } = parseArgs({
@@ -107,6 +112,7 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
         'no-gzip': { type: 'boolean' },
         transport: { type: 'string' },
         'pipe-dir': { type: 'string' },
+        redact: { type: 'string' },
         'expose-internals': { type: 'boolean' },
         'capture-numeric-value': { type: 'boolean' },
         'memory-ceiling': { type: 'string' },
@@ -205,6 +211,7 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
     spillDir: values['spill-dir'] ?? defaults.spillDir,
     transport: transportOf(values.transport, defaults.transport ?? 'auto'),
     pipeDir: values['pipe-dir'] ?? defaults.pipeDir,
+    redact: redactOf(values.redact, defaults.redact ?? 'none'),
     snapshotTimeoutMs: values.timeout === undefined ? undefined : positiveInt(values.timeout, '--timeout', 86_400) * 1000,
     force: values.force === true,
     dryRun: values['dry-run'] === true,
@@ -214,7 +221,7 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
 }
 
 /** Flags that only mean something for a heap snapshot. */
-const SNAPSHOT_ONLY = ['warm', 'no-warm', 'gc', 'expose-internals', 'capture-numeric-value', 'memory-ceiling', 'spill-dir', 'transport', 'pipe-dir', 'timeout', 'dry-run', 'force', 'memory-limit'] as const;
+const SNAPSHOT_ONLY = ['warm', 'no-warm', 'gc', 'expose-internals', 'capture-numeric-value', 'memory-ceiling', 'spill-dir', 'transport', 'pipe-dir', 'redact', 'timeout', 'dry-run', 'force', 'memory-limit'] as const;
 
 /** `--sampling DURATION [--sampling-interval BYTES]`, or undefined for a snapshot. */
 function samplingOf(values: Partial<Record<string, string | boolean>>): CaptureCommand['sampling'] {
@@ -274,4 +281,12 @@ function transportOf(value: string | undefined, fallback: SnapshotTransport): Sn
   if (value === undefined) return fallback;
   if (value === 'auto' || value === 'cdp' || value === 'pipe') return value;
   throw new CaptureError('invalid_input', `--transport "${value}" is not one of auto, cdp, pipe`);
+}
+
+/** `--redact`: none or strings. */
+function redactOf(value: string | undefined, fallback: RedactMode): RedactMode {
+  if (value === undefined) return fallback;
+  const parsed = RedactModeSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new CaptureError('invalid_input', `--redact "${value}" is not one of ${RedactModeSchema.options.join(', ')}`);
 }

@@ -27,6 +27,7 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
       spillDir: config.spillDir,
       transport: config.snapshotTransport,
       pipeDir: config.pipeDir,
+      redact: config.redact,
       s3: config.s3,
     });
   } catch (err) {
@@ -69,6 +70,7 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
         onProgress: progress === undefined ? undefined : (p) => progress.update(p),
       },
       summary: config.summaryLargestStrings > 0 ? { largestStrings: config.summaryLargestStrings } : {},
+      redact: cmd.redact,
     });
     progress?.clear();
     if (cmd.json) {

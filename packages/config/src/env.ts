@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DurationSchema } from './duration.ts';
+import { RedactModeSchema, type RedactMode } from './redact.ts';
 import { parseStorageUrl, S3_STORAGE_CLASSES, type S3Settings, type StorageConfig } from './storage.ts';
 import { publicUrlOf, SLACK_ENV, slackConfigOf, type SlackConfig } from './slack.ts';
 
@@ -89,6 +90,11 @@ const EnvSchema = z.object({
    * shared filesystem writes them into a FIFO), auto (the pipe where possible).
    */
   HEAPCAP_SNAPSHOT_TRANSPORT: z.enum(['auto', 'cdp', 'pipe']).default('auto'),
+  /**
+   * Redaction of snapshots whose request and target say nothing: none, or strings (every string
+   * value replaced while the snapshot streams, before any byte is spilled, summarized or stored).
+   */
+  HEAPCAP_REDACT: RedactModeSchema.default('none'),
   /** Where the pipe's FIFO is made (default: the OS temp dir); the target must see the same directory. */
   HEAPCAP_PIPE_DIR: z.string().min(1).optional(),
   /**
@@ -163,6 +169,8 @@ export interface HeapcapConfig {
   analysisConcurrency: number;
   /** How snapshot bytes travel (HEAPCAP_SNAPSHOT_TRANSPORT). */
   snapshotTransport: 'auto' | 'cdp' | 'pipe';
+  /** Redaction when neither the request nor the target chooses (HEAPCAP_REDACT). */
+  redact: RedactMode;
   /** Nice value the capturing processes lower themselves to (0: unchanged). */
   nice: number;
   pipeDir: string | undefined;
@@ -272,6 +280,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     analysisMaxBytes: e.HEAPCAP_ANALYSIS_MAX_BYTES,
     analysisConcurrency: e.HEAPCAP_ANALYSIS_CONCURRENCY,
     snapshotTransport: e.HEAPCAP_SNAPSHOT_TRANSPORT,
+    redact: e.HEAPCAP_REDACT,
     nice: e.HEAPCAP_NICE,
     pipeDir: e.HEAPCAP_PIPE_DIR,
     apiUrl: e.HEAPCAP_API_URL,

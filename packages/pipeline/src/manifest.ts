@@ -2,7 +2,7 @@
 import type { CaptureResult, EndpointSpec, RuntimeFacts, WarmMode } from '@heapcap/capture';
 import type { CaptureManifest, StoredArtifact } from '@heapcap/storage';
 import { HEAPCAP_VERSION } from '@heapcap/config';
-import type { Summary } from '@heapcap/analysis';
+import type { RedactionReport, Summary } from '@heapcap/analysis';
 
 /** What became of a capture's summary. */
 export type CaptureSummaryOutcome =
@@ -20,6 +20,8 @@ export interface CaptureManifestInput {
   trigger?: { kind: string; who: string; reason?: string | undefined; scheduleId?: string | undefined };
   /** The summary written beside the artifact (or why there is none). */
   summary?: CaptureSummaryOutcome;
+  /** What the redactor replaced; undefined when nothing was redacted. */
+  redaction?: RedactionReport | undefined;
 }
 
 /** Build the manifest (schemaVersion 1); the store validates it against the schema before writing. */
@@ -63,6 +65,7 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
     snapshot: stored.header,
     trigger: input.trigger,
     ...summaryLink(input.summary),
+    redaction: input.redaction ?? { mode: 'none' },
     startedAt: result.startedAt.toISOString(),
     finishedAt: result.finishedAt.toISOString(),
     heapcapVersion: HEAPCAP_VERSION,

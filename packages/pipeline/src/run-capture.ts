@@ -5,7 +5,7 @@
  * Shared by the CLI and the worker; knows nothing of queues or records.
  */
 import { pipeline, type Readable } from 'node:stream';
-import { SummaryTee } from '@heapcap/analysis';
+import { createRedactor, SummaryTee } from '@heapcap/analysis';
 import { captureHeapSnapshot, type CaptureResult } from '@heapcap/capture';
 import { toCaptureError } from '@heapcap/errors';
 import type { ArtifactRef, ArtifactStore, CaptureManifest, StoredArtifact, StoredObject } from '@heapcap/storage';
@@ -42,9 +42,12 @@ async function runSnapshotCapture(input: RunSnapshotInput): Promise<RunCaptureOu
   const { signal } = capture;
   const ref: ArtifactRef = { captureId: ids.captureId, targetId: ids.targetId, startedAt: new Date(), gzip: input.gzip };
   const tee = input.summary === false ? undefined : new SummaryTee(input.summary ?? {});
+  // Redaction runs in the engine, on each chunk as it arrives: before the spill buffer (and its file),
+  // the summary tee and the store, so the stored bytes and their sha256 are the redacted ones.
+  const redactor = createRedactor(input.redact ?? 'none');
   const result = await captureHeapSnapshot(
     // Prove the store can take the artifact before the target is paused for it.
-    { ...capture, beforeSnapshot: () => store.check(signal) },
+    { ...capture, transform: redactor, beforeSnapshot: () => store.check(signal) },
     // `release`: the store's last stage gives each of the engine's blocks back once done with it (the
     // summary tee passes the same chunks through, so the store's stages see the engine's blocks).
     (snapshot: Readable, _facts, release) => store.put(ref, tee === undefined ? snapshot : through(snapshot, tee), { release, signal }),
@@ -60,6 +63,7 @@ async function runSnapshotCapture(input: RunSnapshotInput): Promise<RunCaptureOu
     warmMode: result.warm.mode,
     trigger: input.trigger,
     summary,
+    redaction: redactor?.redaction,
   });
   const manifestObject = await storeManifest(store, ref, manifest);
   return { kind: 'snapshot', manifest, manifestObject, stored, result, summary };

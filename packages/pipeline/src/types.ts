@@ -3,7 +3,7 @@
  * run-sampling.ts and both read the same input, so the input lives here and
  * neither imports the other for it.
  */
-import type { SummaryOptions } from '@heapcap/analysis';
+import type { RedactMode, SummaryOptions } from '@heapcap/analysis';
 import type { CaptureOptions, SamplingOptions } from '@heapcap/capture';
 import type { ArtifactStore } from '@heapcap/storage';
 import type { CaptureManifestInput } from './manifest.ts';
@@ -29,6 +29,11 @@ export interface RunSnapshotInput extends RunCaptureCommon {
   capture: Omit<CaptureOptions, 'beforeSnapshot'>;
   /** Summarize the snapshot while it streams (default on); options such as `largestStrings`. */
   summary?: false | SummaryOptions | undefined;
+  /**
+   * `strings`: replace every string value in the stream, before the spill
+   * buffer, the summary and the store see a byte (default `none`).
+   */
+  redact?: RedactMode | undefined;
 }
 
 /** An allocation sampling profile (run-sampling.ts). */

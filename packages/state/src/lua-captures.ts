@@ -24,7 +24,7 @@ local METRICS_KEY = KEYS[3 + #STATUSES]
  * ARGV: 1 use idempotency (0|1), 2 request fingerprint, 3 idempotency TTL ms, 4 force (0|1),
  *       5 new id, 6 createdAt ms, 7 record key prefix, 8 now (ISO),
  *       9 add to the schedule index (0|1: only captures a schedule created, never ones it joined),
- *       10 the capture kind (snapshot|sampling): only a capture of the same kind is joined,
+ *       10 the join kind (snapshot|snapshot+redact|sampling): only a capture of the same kind is joined,
  *       11.. record fields (with `kind`; a record without it is a snapshot).
  * Reply: {'created'|'replayed'|'reused', id} | {'joined', id, ...HGETALL of the joined record}.
  */

@@ -50,6 +50,7 @@ export async function requestCapture(
   const target = await lookup(input.targetId);
   if (target === null) throw new QueueError('target_not_found', `no target "${input.targetId}" in the registry`, { targetId: input.targetId });
   const force = input.force === true;
+  const joinKind = options.kind === 'snapshot' && options.redact === 'strings' ? 'snapshot+redact' : options.kind;
   const now = Date.now();
   const iso = new Date(now).toISOString();
   const record: CaptureRecord = {
@@ -104,8 +105,11 @@ export async function requestCapture(
         iso,
         trigger.scheduleId === undefined ? '0' : '1',
         // A sampling profile never joins a snapshot (nor the reverse): they answer different questions.
-        options.kind,
-        ...encodeRecord(record, { kind: options.kind, ...(force ? { forced: '1' } : {}), ...(target.placement === undefined ? {} : { placement: target.placement }) }),
+        // A request for redaction joins only a capture that asked for it too (and one without, only one
+        // without): target and service default are the same for both, so the joined artifact is redacted
+        // exactly as this request would have had it.
+        joinKind,
+        ...encodeRecord(record, { kind: joinKind, ...(force ? { forced: '1' } : {}), ...(target.placement === undefined ? {} : { placement: target.placement }) }),
       ],
     ),
     settings.redisTimeoutMs,

@@ -4,7 +4,7 @@
  * Every boundary parses with these schemas; unknown fields are rejected.
  */
 import { z } from 'zod';
-import { IdSchema } from '@heapcap/config';
+import { IdSchema, RedactModeSchema } from '@heapcap/config';
 import { TargetSchema } from './target-schema.ts';
 
 import { AnalysisStateSchema, GrowthSchema } from './analysis-schema.ts';
@@ -33,6 +33,11 @@ export const CaptureOptionsSchema = z.strictObject({
   samplingSeconds: z.number().int().min(1).max(600).default(30),
   /** Sampling only: average bytes allocated between two samples (V8's default 32768; smaller is finer and costs the target more). */
   samplingIntervalBytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(32_768),
+  /**
+   * Snapshot only: `strings` replaces every string value before any byte is stored; absent or
+   * `none`: the target's setting, else HEAPCAP_REDACT (a request can raise redaction, never lower it).
+   */
+  redact: RedactModeSchema.optional(),
 });
 export type CaptureOptions = z.infer<typeof CaptureOptionsSchema>;
 

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { HostPortSchema, WsUrlSchema } from './address.ts';
-import { IdSchema } from '@heapcap/config';
+import { IdSchema, RedactModeSchema } from '@heapcap/config';
 import { textSchema } from './text.ts';
 import { PlacementSchema } from './placement.ts';
 
@@ -37,6 +37,8 @@ const Common = {
   group: IdSchema.optional(),
   /** Only workers started with this placement (or `*`) capture it; none = any worker (placement.ts). */
   placement: PlacementSchema.optional(),
+  /** Redaction of this target's snapshots (none | strings); absent: HEAPCAP_REDACT. A request cannot lower it. */
+  redact: RedactModeSchema.optional(),
 };
 
 const NodePidTarget = z.strictObject({

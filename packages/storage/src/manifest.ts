@@ -180,6 +180,18 @@ export const CaptureManifestSchema = z.looseObject({
   // Whether heapcap opened the target's inspector (node-pid, SIGUSR1) and closed it again.
   // Absent in manifests written before it was recorded.
   inspector,
+  // What was redacted before any byte was stored (the artifact's sha256 is of the redacted bytes):
+  // mode `none`, or `strings` with the marker that replaced each value and the counts.
+  // Absent in manifests written before redaction existed (nothing was redacted).
+  redaction: z
+    .object({
+      mode: z.enum(['none', 'strings']),
+      marker: z.string().optional(),
+      redactedStrings: bytes.optional(),
+      keptStrings: bytes.optional(),
+      redactedBytes: bytes.optional(),
+    })
+    .optional(),
 });
 
 /** A manifest (schemaVersion 1), as built and as parsed. */

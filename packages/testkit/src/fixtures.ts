@@ -9,6 +9,7 @@ export type FixtureName =
   | 'allocator.cjs'
   | 'bundle-target.cjs'
   | 'make-bundle.cjs'
+  | 'secrets-target.cjs'
   | 'page.html';
 
 /** Absolute path of a fixture, for `startNodeTarget({ script: fixturePath('heap-holder.cjs') })`. */

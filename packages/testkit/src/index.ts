@@ -2,6 +2,7 @@ export { nodeBinary, systemNode, v8VersionOf, childEnv } from './node-bin.ts';
 export type { NodeVersion } from './node-bin.ts';
 export { startNodeTarget } from './node-target.ts';
 export type { NodeTarget, NodeTargetOptions, ExitStatus } from './node-target.ts';
+export { startSecretsTarget, tokensIn, type SecretsTarget } from './secrets-target.ts';
 export { fixturePath, heapHolderShape } from './fixtures.ts';
 export type { FixtureName } from './fixtures.ts';
 export { startPageServer, pageOrders, PAGE_TITLE } from './page-server.ts';

@@ -24,7 +24,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { leakHunt } from '@heapcap/analysis';
+import { createRedactor, leakHunt } from '@heapcap/analysis';
+import { resolveRedaction, type RedactMode } from '@heapcap/config';
 import { CdpSession, resolveEndpoint, sleep, takeSnapshot } from '@heapcap/capture';
 import { CaptureError, toCaptureError, type ErrorCode } from '@heapcap/errors';
 import { driveUrlProblem, leakHuntQueueName, LeakHuntJobSchema, type HuntDrive, type LeakHuntJob, type LeakHuntRecord, type Target } from '@heapcap/state';
@@ -34,7 +35,11 @@ import { targetToEndpoint } from './target-endpoint.ts';
 import { scratchPrefix } from './temp-files.ts';
 
 /** What a hunt needs (the same as the analysis: its size limit applies to each snapshot), and the id the hunt record names. */
-export type LeakHuntWorkerDeps = FollowUpDeps & { workerId?: string | undefined };
+export type LeakHuntWorkerDeps = FollowUpDeps & {
+  workerId?: string | undefined;
+  /** HEAPCAP_REDACT: the hunt's snapshots are redacted before they reach its scratch files when this or the target says `strings`. */
+  redact?: RedactMode | undefined;
+};
 
 const SNAPSHOT_TIMEOUT_MS = 30 * 60_000;
 const LEASE_MS = 30_000;
@@ -46,7 +51,7 @@ const LOCK_WAIT_MS = 120_000;
  * through the engine's snapshot path; resolves with its bytes. A failed write
  * (a full disk) is `storage_failed`; the target's failures keep their codes.
  */
-async function snapshotTo(session: CdpSession, path: string, dir: string, signal: AbortSignal): Promise<number> {
+async function snapshotTo(session: CdpSession, path: string, dir: string, signal: AbortSignal, redact: RedactMode): Promise<number> {
   const taken = await takeSnapshot(
     session,
     async (snapshot) => {
@@ -62,7 +67,8 @@ async function snapshotTo(session: CdpSession, path: string, dir: string, signal
         });
       }
     },
-    { timeoutMs: SNAPSHOT_TIMEOUT_MS, spillDir: dir, signal },
+    // A redactor per snapshot: it rewrites the chunks before the spill file and the scratch file see them.
+    { timeoutMs: SNAPSHOT_TIMEOUT_MS, spillDir: dir, signal, transform: createRedactor(redact) },
   );
   return taken.stats.bytes;
 }
@@ -223,7 +229,7 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
         }
         await save({ phase: name });
         if (name !== 'baseline') await checkMarker(session, marker, `before the ${name} snapshot`);
-        const bytes = await snapshotTo(session, files[name], dir, controller.signal);
+        const bytes = await snapshotTo(session, files[name], dir, controller.signal, resolveRedaction(undefined, entry.target.redact, deps.redact ?? 'none'));
         if (name === 'baseline') {
           marker.id = await markerId(session, marker);
           if (marker.id === 0) throw new CaptureError('protocol_error', 'the baseline snapshot did not number the hunt\'s marker object (HeapProfiler.getHeapObjectId answered 0)');

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { CaptureProgress, SamplingProgress } from '@heapcap/capture';
 import { runCapture, type RunCaptureOutput, type RunSamplingOutput } from '@heapcap/pipeline';
 import { toCaptureError, type CaptureError } from '@heapcap/errors';
+import { resolveRedaction, type RedactMode } from '@heapcap/config';
 import { CaptureJobSchema, isQueueError, isTerminal, type CaptureRecord, type HeapcapQueue, type Target, type TransitionResult } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { startLease } from './lease.ts';
@@ -30,6 +31,8 @@ export interface ProcessorDeps {
   spillDir?: string | undefined;
   snapshotTransport?: 'auto' | 'cdp' | 'pipe' | undefined;
   pipeDir?: string | undefined;
+  /** HEAPCAP_REDACT: redaction when neither the request nor the target says (default none). */
+  redact?: RedactMode | undefined;
   /** The N largest strings in each summary (HEAPCAP_SUMMARY_LARGEST_STRINGS); 0 or absent: none. */
   summaryLargestStrings?: number | undefined;
   /** Written into the record of every attempt this worker starts. */
@@ -216,6 +219,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
               onProgress,
             },
             summary: (deps.summaryLargestStrings ?? 0) > 0 ? { largestStrings: deps.summaryLargestStrings } : {},
+            redact: resolveRedaction(options.redact, target.redact, deps.redact ?? 'none'),
           },
     );
     await phaseWrites;

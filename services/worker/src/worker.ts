@@ -17,7 +17,7 @@ import { hostname } from 'node:os';
 import { Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { CAPTURE_QUEUE, captureQueueName, closeWorker, leakHuntQueueName, reconcileCaptures, type HeapcapQueue, type WorkerInfo } from '@heapcap/state';
-import { HEAPCAP_VERSION, type HeapcapConfig } from '@heapcap/config';
+import { HEAPCAP_VERSION, type HeapcapConfig, type RedactMode } from '@heapcap/config';
 import type { ArtifactStore } from '@heapcap/storage';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
 import { createProcessor } from './processor.ts';
@@ -34,6 +34,8 @@ export interface CaptureWorkerDeps {
   spillDir?: string | undefined;
   snapshotTransport?: 'auto' | 'cdp' | 'pipe' | undefined;
   pipeDir?: string | undefined;
+  /** HEAPCAP_REDACT: redaction of captures and hunts whose target (and request) say nothing (default none). */
+  redact?: RedactMode | undefined;
   /** The N largest strings in each summary (HEAPCAP_SUMMARY_LARGEST_STRINGS). */
   summaryLargestStrings?: number | undefined;
   /** Retained-size analyses and leak hunts: the size limit (default 2e9 bytes) and jobs of each kind at a time in this process (default 1; 0: none). */
@@ -81,7 +83,7 @@ export class CaptureWorker {
     const analysis = deps.analysis ?? { maxBytes: 2_000_000_000, concurrency: 1 };
     const jobDeps = { queue: deps.queue, sink: deps.sink, log: deps.log, tempDir: deps.spillDir, ...analysis };
     this.#followUps = [analysisConsumer(jobDeps)];
-    this.#huntDeps = { ...jobDeps, workerId: this.id };
+    this.#huntDeps = { ...jobDeps, workerId: this.id, redact: deps.redact };
     this.#huntSlots = new HuntSlots(Math.max(1, analysis.concurrency));
   }
 
@@ -275,6 +277,7 @@ export function workerFromConfig(config: HeapcapConfig, queue: HeapcapQueue, sin
     spillDir: config.spillDir,
     snapshotTransport: config.snapshotTransport,
     pipeDir: config.pipeDir,
+    redact: config.redact,
     summaryLargestStrings: config.summaryLargestStrings,
     analysis: { maxBytes: config.analysisMaxBytes, concurrency: config.analysisConcurrency },
   });

@@ -6,7 +6,7 @@
 import { pino, type Logger } from 'pino';
 import { createTestWorld, type TestWorld, type WorldTarget } from '@heapcap/testkit';
 import type { QueueOptions } from '@heapcap/state';
-import { CaptureWorker, type WorkerTuning } from '../../src/index.ts';
+import { CaptureWorker, type CaptureWorkerDeps, type WorkerTuning } from '../../src/index.ts';
 
 /** Short timings so crash recovery takes seconds, not a minute. */
 export const FAST_TUNING: Partial<WorkerTuning> = {
@@ -25,7 +25,8 @@ export type TestTarget = WorldTarget;
 export interface Harness extends TestWorld {
   log: Logger;
   /** Start an in-process worker on its own queue connections. */
-  startWorker(tuning?: Partial<WorkerTuning>): Promise<CaptureWorker>;
+  /** `deps`: what else the worker is given (e.g. `redact`, HEAPCAP_REDACT). */
+  startWorker(tuning?: Partial<WorkerTuning>, deps?: Pick<CaptureWorkerDeps, 'redact'>): Promise<CaptureWorker>;
 }
 
 /** A new harness on `redisUrl`. */
@@ -34,8 +35,8 @@ export async function createHarness(redisUrl: string, queueOptions: Partial<Queu
   return {
     ...world,
     log,
-    async startWorker(tuning = {}) {
-      const w = new CaptureWorker({ queue: world.newQueue(), sink: world.store, log, tuning: { concurrency: 2, ...FAST_TUNING, ...tuning } });
+    async startWorker(tuning = {}, deps = {}) {
+      const w = new CaptureWorker({ ...deps, queue: world.newQueue(), sink: world.store, log, tuning: { concurrency: 2, ...FAST_TUNING, ...tuning } });
       world.onCleanup(() => w.close(2_000));
       await w.start();
       return w;
