@@ -212,6 +212,29 @@ void test('reconcile enqueues a queued record that lost its job, and fails one w
   assert.match(rb?.error?.message ?? '', /stalled/);
 });
 
+void test('reconcile over a backlog: waiting and delayed jobs are left alone without a per-record job lookup; a lost job is found among them', async () => {
+  const q = open();
+  await q.targets.put(nodeTarget('bk'));
+  const backlog: string[] = [];
+  for (let i = 0; i < 300; i++) backlog.push((await q.requestCapture({ targetId: 'bk', trigger: restTrigger(), force: true })).record.id);
+  // One job waits for a retry (delayed), one record lost its job in the middle of the backlog.
+  const first = (await q.bull.getJob(backlog[0]!))!;
+  await first.remove();
+  await q.bull.add(first.name, first.data, { jobId: first.id!, delay: 60_000 });
+  const lost = backlog[150]!;
+  await (await q.bull.getJob(lost))?.remove();
+  await q.redis.config('RESETSTAT');
+  const report = await reconcileCaptures(q, 0);
+  assert.deepEqual(report, { enqueued: [lost], abandoned: [] });
+  // getState per record ran LPOS over the wait list for each: O(backlog²) in Redis.
+  assert.equal(await calls(q, 'lpos'), 0);
+  // The wait and active lists (and paused), each read once for the whole backlog.
+  assert.equal(await calls(q, 'lrange'), 3);
+  assert.equal((await q.bull.getJob(lost))?.id, lost);
+  // The next pass finds nothing to do.
+  assert.deepEqual(await reconcileCaptures(q, 0), { enqueued: [], abandoned: [] });
+});
+
 const LES = [...PHASE_BUCKETS_SECONDS.map(String), '+Inf'];
 
 /** Calls of one command since the last CONFIG RESETSTAT (commands run by scripts included). */
