@@ -79,7 +79,7 @@ return {'created', id}
  * KEYS: 1 record, 2 active set of the target, 3..8 status indexes, 9 finished-metrics hash.
  * ARGV: 1 to status, 2 allowed from (comma list), 3 expected attempts ('' = any),
  *       4 now ISO, 5 done channel, 6 increment attempts (0|1),
- *       7 N metric increments, 8..7+2N field/increment pairs (applied only on a terminal move),
+ *       7 N metric increments, 8..7+2N field/integer increment pairs (applied only on a terminal move),
  *       8+2N.. fields to set.
  * Reply: {'ok', status, attempts} | {'missing'} | {'terminal'|'conflict'|'stale', status, attempts}.
  */
@@ -103,7 +103,7 @@ if to ~= st then
 end
 if isTerminal(to) then
   redis.call('ZREM', KEYS[2], cur[4])
-  for i = 8, first - 1, 2 do redis.call('HINCRBYFLOAT', METRICS_KEY, ARGV[i], ARGV[i + 1]) end
+  for i = 8, first - 1, 2 do redis.call('HINCRBY', METRICS_KEY, ARGV[i], ARGV[i + 1]) end
   redis.call('PUBLISH', ARGV[5], cur[4] .. ' ' .. to)
 end
 return {'ok', to, attempts}
@@ -131,7 +131,7 @@ redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updatedAt', ARGV[1], 'finish
 redis.call('ZREM', statusIndex(st, 3), cur[3])
 redis.call('ZADD', statusIndex('cancelled', 3), cur[2], cur[3])
 redis.call('ZREM', KEYS[2], cur[3])
-redis.call('HINCRBYFLOAT', METRICS_KEY, ARGV[5], 1)
+redis.call('HINCRBY', METRICS_KEY, ARGV[5], 1)
 redis.call('PUBLISH', ARGV[2], cur[3] .. ' cancelled')
 return {'cancelled', 'cancelled'}
 `);

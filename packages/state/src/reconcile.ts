@@ -4,6 +4,7 @@
  * knowing. Runs at worker start and periodically; cheap (reads the queued and
  * running indexes only).
  */
+import type { Queue } from 'bullmq';
 import { enqueueCapture } from './jobs.ts';
 import type { HeapcapQueue } from './queue.ts';
 
@@ -15,16 +16,54 @@ export interface ReconcileReport {
   abandoned: string[];
 }
 
+/**
+ * The ids of a queue's live jobs: every state BullMQ's getState reports as live
+ * (wait and paused are 'waiting'). Read in one MULTI, so a job moving between
+ * lists meanwhile is in exactly one of them. O(jobs) once per pass, where
+ * asking getState per record ran LPOS over the wait list each time: O(backlog²).
+ */
+async function liveJobIds(bull: Queue): Promise<Set<string>> {
+  const k = bull.keys;
+  const replies = await bull.client.then((c) =>
+    c
+      .multi()
+      .lrange(k.wait!, 0, -1)
+      .lrange(k.paused!, 0, -1)
+      .lrange(k.active!, 0, -1)
+      .zrange(k.delayed!, 0, -1)
+      .zrange(k.prioritized!, 0, -1)
+      .zrange(k['waiting-children']!, 0, -1)
+      .exec(),
+  );
+  const ids = new Set<string>();
+  for (const [err, list] of replies ?? []) {
+    if (err !== null) throw err;
+    for (const id of list as string[]) ids.add(id);
+  }
+  return ids;
+}
+
 /** Reconcile records older than `graceMs` (younger ones may be mid-request). */
 export async function reconcileCaptures(queue: HeapcapQueue, graceMs = 10_000): Promise<ReconcileReport> {
   const report: ReconcileReport = { enqueued: [], abandoned: [] };
   const cutoff = Date.now() - graceMs;
+  // Per placement queue, read once per pass and only if a record of that placement needs it.
+  const live = new Map<string, Promise<Set<string>>>();
+  const liveIn = (placement: string | null): Promise<Set<string>> => {
+    const key = placement ?? '';
+    let ids = live.get(key);
+    if (ids === undefined) live.set(key, (ids = liveJobIds(queue.queueFor(placement))));
+    return ids;
+  };
   for (const status of ['queued', 'running'] as const) {
     const ids = await queue.redis.zrange(queue.keys.indexStatus(status), '-inf', cutoff, 'BYSCORE');
     for (const id of ids) {
       const record = await queue.getCapture(id);
       if (record === null || record.status !== status) continue;
       const placement = await queue.redis.hget(queue.keys.record(id), 'placement');
+      // The common case, a job waiting or running: nothing to heal. The snapshot may be older than
+      // the record's status; anything not in it is asked about one by one, as before.
+      if ((await liveIn(placement)).has(id)) continue;
       const job = await queue.queueFor(placement).getJob(id);
       const state = job === undefined ? 'missing' : await job.getState();
       if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized' || state === 'waiting-children') continue;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startRedis, type RedisServer } from '@heapcap/testkit';
 import { UnrecoverableError, Worker } from 'bullmq';
-import { CAPTURE_QUEUE, isQueueError, reconcileCaptures, type HeapcapQueue } from '../src/index.ts';
+import { CAPTURE_QUEUE, isQueueError, PHASE_BUCKETS_SECONDS, reconcileCaptures, type HeapcapQueue } from '../src/index.ts';
 import { freshQueue, nodeTarget, restTrigger } from './helpers.ts';
 
 let redis: RedisServer;
@@ -210,4 +210,95 @@ void test('reconcile enqueues a queued record that lost its job, and fails one w
   const rb = await q.getCapture(b.record.id);
   assert.equal(rb?.status, 'failed');
   assert.match(rb?.error?.message ?? '', /stalled/);
+});
+
+void test('reconcile over a backlog: waiting and delayed jobs are left alone without a per-record job lookup; a lost job is found among them', async () => {
+  const q = open();
+  await q.targets.put(nodeTarget('bk'));
+  const backlog: string[] = [];
+  for (let i = 0; i < 300; i++) backlog.push((await q.requestCapture({ targetId: 'bk', trigger: restTrigger(), force: true })).record.id);
+  // One job waits for a retry (delayed), one record lost its job in the middle of the backlog.
+  const first = (await q.bull.getJob(backlog[0]!))!;
+  await first.remove();
+  await q.bull.add(first.name, first.data, { jobId: first.id!, delay: 60_000 });
+  const lost = backlog[150]!;
+  await (await q.bull.getJob(lost))?.remove();
+  await q.redis.config('RESETSTAT');
+  const report = await reconcileCaptures(q, 0);
+  assert.deepEqual(report, { enqueued: [lost], abandoned: [] });
+  // getState per record ran LPOS over the wait list for each: O(backlog²) in Redis.
+  assert.equal(await calls(q, 'lpos'), 0);
+  // The wait and active lists (and paused), each read once for the whole backlog.
+  assert.equal(await calls(q, 'lrange'), 3);
+  assert.equal((await q.bull.getJob(lost))?.id, lost);
+  // The next pass finds nothing to do.
+  assert.deepEqual(await reconcileCaptures(q, 0), { enqueued: [], abandoned: [] });
+});
+
+const LES = [...PHASE_BUCKETS_SECONDS.map(String), '+Inf'];
+
+/** Calls of one command since the last CONFIG RESETSTAT (commands run by scripts included). */
+async function calls(q: HeapcapQueue, command: string): Promise<number> {
+  const info = await q.redis.info('commandstats');
+  const m = new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info);
+  return m === null ? 0 : Number(m[1]);
+}
+
+/** Runs a capture on target `t` to success with `timings`. */
+async function finish(q: HeapcapQueue, t: string, timings: Record<string, number>): Promise<void> {
+  const { record } = await q.requestCapture({ targetId: t, trigger: restTrigger(), force: true });
+  const s = await q.attempts.start(record.id, t);
+  assert.equal((await q.attempts.succeed(record.id, t, s.attempts, timings, artifact)).ok, true);
+}
+
+void test('phase histograms: N finishes with known timings give the cumulative buckets, count and sum; one integer increment per phase', async () => {
+  const q = open();
+  await q.targets.put(nodeTarget('a'));
+  // generate (ms): on a bucket edge (10 ms → le 0.01), just above it, mid-range, and past the last bucket.
+  const generate = [10, 10.1, 49.9, 250, 250, 1000.5, 700_000];
+  const connect = [0, 0.1, 3, 3, 3, 3, 3];
+  await q.redis.config('RESETSTAT');
+  for (let i = 0; i < generate.length; i++) await finish(q, 'a', { generate: generate[i]!, connect: connect[i]! });
+  // Per capture: the start's attempt counter; at the finish the status counter, a bucket and a
+  // sum per phase (2 phases), the two byte counters. (Cumulative buckets written per finish were 24 floats here.)
+  assert.equal(await calls(q, 'hincrbyfloat'), 0);
+  assert.equal(await calls(q, 'hincrby'), generate.length * (1 + 1 + 2 * 2 + 2));
+
+  const m = await q.finishedMetrics();
+  const cumulative = (ms: number[]) => LES.map((le) => ({ le, count: ms.filter((x) => le === '+Inf' || x / 1000 <= Number(le)).length }));
+  assert.deepEqual(m.phases.generate, { buckets: cumulative(generate), count: 7, sum: 701.5705 });
+  assert.deepEqual(
+    m.phases.generate?.buckets.map((b) => b.count),
+    // 0.01 0.05 0.1 0.25 0.5 1  2.5 5  10 30 60 120 300 600 +Inf
+    [1, 3, 3, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7],
+  );
+  assert.deepEqual(m.phases.connect, { buckets: cumulative(connect), count: 7, sum: 0.0151 });
+  assert.deepEqual(m.finished, [{ status: 'succeeded', errorCode: '', count: 7 }]);
+  assert.deepEqual(m.bytes, { uncompressed: 70, stored: 35 });
+});
+
+void test('phase histograms: the cumulative fields an older build wrote are added to the new counts', async () => {
+  const q = open();
+  await q.targets.put(nodeTarget('b'));
+  const key = q.keys.finishedMetrics();
+  // What the previous build's finish script wrote for two captures: generate 0.03 s and 2 s, as HINCRBYFLOATs.
+  for (const s of [0.03, 2]) {
+    for (const le of LES) if (le === '+Inf' || s <= Number(le)) await q.redis.hincrbyfloat(key, `h|generate|${le}`, 1);
+    await q.redis.hincrbyfloat(key, 'hs|generate', s);
+    await q.redis.hincrbyfloat(key, 'hc|generate', 1);
+    await q.redis.hincrbyfloat(key, 'f|succeeded|', 1);
+    await q.redis.hincrbyfloat(key, 'b|uncompressed', 1000);
+  }
+  // Then this build finishes one at 0.3 s: its integer increments land on the float-written counters.
+  await finish(q, 'b', { generate: 300 });
+  const m = await q.finishedMetrics();
+  assert.deepEqual(
+    m.phases.generate?.buckets.map((b) => b.count),
+    // 0.01 0.05 0.1 0.25 0.5 1  2.5 5  10 30 60 120 300 600 +Inf
+    [0, 1, 1, 1, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3],
+  );
+  assert.equal(m.phases.generate?.count, 3);
+  assert.ok(Math.abs((m.phases.generate?.sum ?? 0) - 2.33) < 1e-9);
+  assert.deepEqual(m.finished, [{ status: 'succeeded', errorCode: '', count: 3 }]);
+  assert.equal(m.bytes.uncompressed, 2010);
 });
