@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { analyzeSnapshotFile, diffSummaries, summarizeFile, type DiffOptions, type SummaryDiff } from '@heapcap/analysis';
 import { DEFAULT_API_URL, ID_PATTERN } from '@heapcap/config';
 import { CaptureError, isCaptureError } from '@heapcap/errors';
-import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
+import { apiTargetFrom, callApi, reportRestError, RestError } from './status-client.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
 import { formatDiff } from './analysis-format.ts';
@@ -55,9 +55,8 @@ async function diffCaptures(base: string, head: string, opts: { json: boolean; t
   } catch (err) {
     if (!(err instanceof RestError)) throw err;
     // The API's stable code (summary_missing, target_mismatch, not_found, …), as `heapcap status` prints it.
-    process.stderr.write(`${err.code}: ${err.message}\n`);
     if (opts.json) process.stdout.write(`${JSON.stringify({ error: { code: err.code, message: err.message, status: err.status } }, null, 2)}\n`);
-    return exitCodeForRest(err);
+    return reportRestError({ stdout: process.stdout, stderr: process.stderr }, err);
   }
 }
 

@@ -7,6 +7,7 @@
  * with the offending argument at hand for commands that word them otherwise.
  */
 import { parseArgs } from 'node:util';
+import { didYouMean } from '@heapcap/config';
 
 /** What a command accepts: each option is a boolean flag or takes a string value. */
 export type FlagSpec = Record<string, { type: 'boolean' | 'string'; short?: string }>;
@@ -40,7 +41,7 @@ export function parseFlags<S extends FlagSpec>(argv: string[], spec: S, maxPosit
     } else if (t.kind === 'option') {
       const typed = t.inlineValue === true ? `${t.rawName}=${t.value ?? ''}` : t.rawName;
       const option = Object.hasOwn(spec, t.name) ? spec[t.name] : undefined;
-      if (option === undefined) throw new FlagError(typed, `unknown option ${t.rawName}`);
+      if (option === undefined) throw new FlagError(typed, `unknown option ${t.rawName}${didYouMean(`--${t.name}`, Object.keys(spec).map((k) => `--${k}`))}`);
       if (option.type === 'boolean') {
         if (t.inlineValue === true) throw new FlagError(typed, `${t.rawName} takes no value`);
         values[t.name] = true;

@@ -13,6 +13,9 @@ import { analyzeMain } from './analyze.ts';
 import { diffMain } from './diff.ts';
 import { schedulesMain } from './schedules.ts';
 import { huntMain } from './hunt.ts';
+import { targetsMain } from './targets.ts';
+import { capturesMain } from './captures.ts';
+import { watchMain } from './watch.ts';
 import { EXIT } from './exit-codes.ts';
 
 const USAGE = `heapcap ${HEAPCAP_VERSION}: V8 heap snapshots from running Node.js processes and Chromium pages
@@ -24,14 +27,19 @@ Usage:
   heapcap worker                     run a capture worker alone (split deployments)
   heapcap trigger TARGET [--wait S]  ask the API for a capture (HEAPCAP_API_URL, HEAPCAP_TOKEN)
   heapcap status ID                  show a capture's record
-  heapcap hunt TARGET [--interval 60s]  hunt a leak through the API: suspects that survived three snapshots
+  heapcap targets list|show|add|remove                          the registered targets
+  heapcap captures list|show|download|pin|unpin|delete|analyse  captures taken through the API
+  heapcap watch list|show|create|pause|resume|delete            captures taken when memory climbs
+  heapcap hunt start|show            hunt a leak through the API: suspects that survived three snapshots
   heapcap analyze FILE [--json]      retained sizes and retainer paths of a local snapshot file
   heapcap diff BASE HEAD [--json]    what grew between two snapshot files, or two capture ids (API)
   heapcap schedules list|show|create|pause|resume|delete   periodic captures (see heapcap schedules --help)
   heapcap version
 
 Configuration comes from HEAPCAP_* environment variables (docs/configuration.md).
-Exit codes: 0 ok, 1 internal, 2 invalid input, 3 target, 4 snapshot, 5 storage, 6 refused, 130 cancelled.
+Exit codes: 0 ok, 1 internal, 2 invalid input, 3 target, 4 snapshot, 5 storage, 6 refused,
+7 unavailable (API unreachable or its Redis down: retry), 130 cancelled.
+Every command takes --help (with examples); the API commands take --json.
 `;
 
 /** A service command: gets its arguments and the environment, resolves with the exit code. */
@@ -73,6 +81,12 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       return schedulesMain(rest, clientEnv(config));
     case 'hunt':
       return huntMain(rest, clientEnv(config));
+    case 'targets':
+      return targetsMain(rest, clientEnv(config));
+    case 'captures':
+      return capturesMain(rest, clientEnv(config));
+    case 'watch':
+      return watchMain(rest, clientEnv(config));
     case 'version':
     case '--version':
       process.stdout.write(`${HEAPCAP_VERSION}\n`);

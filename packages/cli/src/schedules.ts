@@ -9,7 +9,7 @@ import { EXIT } from './exit-codes.ts';
 import { parseCreateArgs } from './schedules-args.ts';
 import { parseFlags } from './flags.ts';
 import { formatSchedules, type ScheduleViewLike } from './schedules-format.ts';
-import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
+import { apiTargetFrom, callApi, reportRestError, RestError } from './status-client.ts';
 
 export const SCHEDULES_USAGE = `heapcap schedules: periodic captures through the heapcap API
 
@@ -98,7 +98,6 @@ export async function schedulesMain(argv: string[], env: Record<string, string |
     }
   } catch (err) {
     if (!(err instanceof RestError)) throw err;
-    io.stderr.write(`${err.code}: ${err.message}\n`);
-    return exitCodeForRest(err);
+    return reportRestError(io, err);
   }
 }

@@ -2,7 +2,7 @@
 import { DEFAULT_API_URL } from '@heapcap/config';
 import type { CliIo } from './status-client.ts';
 import { EXIT } from './exit-codes.ts';
-import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
+import { apiTargetFrom, callApi, reportRestError, RestError } from './status-client.ts';
 import { formatRecord } from './status-format.ts';
 import { parseFlags } from './flags.ts';
 
@@ -36,7 +36,6 @@ export async function statusMain(argv: string[], env: Record<string, string | un
     return EXIT.ok;
   } catch (err) {
     if (!(err instanceof RestError)) throw err;
-    io.stderr.write(`${err.code}: ${err.message}\n`);
-    return exitCodeForRest(err);
+    return reportRestError(io, err);
   }
 }

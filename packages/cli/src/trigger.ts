@@ -1,10 +1,9 @@
 /** `heapcap trigger TARGET [--reason TEXT] [--wait SECONDS] [--force] [--sampling DURATION] [--json]`: POST /v1/captures. */
 import { DEFAULT_API_URL } from '@heapcap/config';
 import type { CliIo } from './status-client.ts';
-import { EXIT, exitCodeFor } from './exit-codes.ts';
-import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
+import { EXIT, exitCodeForApiError } from './exit-codes.ts';
+import { apiTargetFrom, apiTargetOrUndefined, callApi, reportRestError, RestError } from './status-client.ts';
 import { formatRecord } from './status-format.ts';
-import { ERROR_CODES, type ErrorCode } from '@heapcap/errors';
 import { samplingSeconds } from './capture-args.ts';
 import { lastValue, parseFlags } from './flags.ts';
 
@@ -60,8 +59,7 @@ interface CaptureBody {
 export function exitCodeForRecord(r: CaptureBody['capture']): number {
   if (r.status === 'succeeded' || r.status === 'queued' || r.status === 'running') return EXIT.ok;
   if (r.status === 'cancelled') return EXIT.cancelled;
-  const code = r.error?.code;
-  return code !== undefined && (ERROR_CODES as readonly string[]).includes(code) ? exitCodeFor(code as ErrorCode) : EXIT.internal;
+  return exitCodeForApiError(r.error?.code);
 }
 
 /** Run `heapcap trigger`; returns the exit code. */
@@ -97,7 +95,6 @@ export async function triggerMain(argv: string[], env: Record<string, string | u
     return args.waitSeconds === undefined ? EXIT.ok : exitCodeForRecord(data.capture);
   } catch (err) {
     if (!(err instanceof RestError)) throw err;
-    io.stderr.write(`${err.code}: ${err.message}\n`);
-    return exitCodeForRest(err);
+    return reportRestError(io, err, apiTargetOrUndefined(env), args.target);
   }
 }
