@@ -10,7 +10,7 @@ import { formatPath, type LeakHunt, type Suspects } from '@heapcap/analysis';
 import { DEFAULT_API_URL, parseDuration } from '@heapcap/config';
 import { EXIT, exitCodeForApiError } from './exit-codes.ts';
 import { formatSuspects } from './analysis-format.ts';
-import { FlagError, parseFlags } from './flags.ts';
+import { FlagError, parseArgsMessage, parseFlags } from './flags.ts';
 import { apiTargetFrom, callApi, apiTargetOrUndefined, reportRestError, RestError, type CliIo } from './status-client.ts';
 
 /** The API's longest interval (MAX_HUNT_INTERVAL_SECONDS in services/api). */
@@ -60,23 +60,26 @@ export interface HuntArgs {
   drive: { http: { method: string; url: string; count: number } } | { evaluate: string } | undefined;
 }
 
+export const HUNT_OPTIONS = {
+  interval: { type: 'string' },
+  reason: { type: 'string' },
+  json: { type: 'boolean' },
+  detach: { type: 'boolean' },
+  http: { type: 'string' },
+  method: { type: 'string' },
+  count: { type: 'string' },
+  evaluate: { type: 'string' },
+} as const;
+
 /** Parse arguments; throws Error with what is wrong. */
 export function parseHuntArgs(argv: string[]): HuntArgs {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      interval: { type: 'string' },
-      reason: { type: 'string' },
-      json: { type: 'boolean' },
-      detach: { type: 'boolean' },
-      http: { type: 'string' },
-      method: { type: 'string' },
-      count: { type: 'string' },
-      evaluate: { type: 'string' },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: HUNT_OPTIONS });
+  } catch (err) {
+    throw new Error(parseArgsMessage(err, HUNT_OPTIONS));
+  }
+  const { values, positionals } = parsed;
   const [target, ...extra] = positionals;
   if (target === undefined) throw new Error('which target? heapcap hunt TARGET');
   if (extra.length > 0) throw new Error(`unexpected argument "${extra[0]}"`);

@@ -27,6 +27,11 @@ export const SCHEDULES_USAGE = `heapcap schedules: periodic captures through the
   --max-age-days D  delete its snapshots older than D days (default HEAPCAP_RETENTION_MAX_AGE_DAYS)
   --max-concurrent  captures of the group at once (default 1; they are spread over the interval anyway)
 
+Examples:
+  heapcap schedules create --id checkout-30m --selector service=checkout,env=prod --every 30m --keep-last 48
+  heapcap schedules create --target checkout-1 --cron "0 3 * * *" --timezone Europe/Berlin --gc
+  heapcap schedules pause checkout-30m
+
 API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN (captures:write to create and change your own).
 `;
 

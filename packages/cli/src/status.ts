@@ -8,6 +8,10 @@ import { parseFlags } from './flags.ts';
 
 export const STATUS_USAGE = `heapcap status ID [--json]: show one capture (status, phase, timings, artifact)
 
+Examples:
+  heapcap status 01M7ZHH716228KMD1V49A92AEZ
+  heapcap status 01M7ZHH716228KMD1V49A92AEZ --json | jq .capture.timings
+
 API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN.
 `;
 

@@ -16,6 +16,11 @@ export const TRIGGER_USAGE = `heapcap trigger TARGET [options]: ask the heapcap 
                     instead of a heap snapshot (options.kind "sampling")
   --json            print the API's JSON
 
+Examples:
+  heapcap trigger checkout-1 --wait 60 --reason "OOM alert #4711"
+  heapcap trigger checkout-1 --sampling 30s --wait 90
+  heapcap trigger checkout-1 --json | jq -r .capture.id
+
 API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN.
 `;
 
@@ -31,7 +36,7 @@ export interface TriggerArgs {
 }
 
 /** The options `heapcap trigger` takes. */
-const TRIGGER_FLAGS = { reason: { type: 'string' }, wait: { type: 'string' }, sampling: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } } as const;
+export const TRIGGER_FLAGS = { reason: { type: 'string' }, wait: { type: 'string' }, sampling: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } } as const;
 
 /** Parse arguments; throws Error with a usage message. */
 export function parseTriggerArgs(argv: string[]): TriggerArgs {

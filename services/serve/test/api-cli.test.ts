@@ -6,11 +6,12 @@
  * refusals) and a download DevTools can load.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, test } from 'node:test';
-import { fixturePath, freePort, runHeapcap, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type HeapcapResult, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, freePort, runHeapcap, startDevServe, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type HeapcapResult, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let target: NodeTarget;
@@ -151,6 +152,20 @@ void test('hunt start --detach, then hunt show until the report; hunt TARGET sti
   const waited = await heapcap('hunt', 'checkout-1', '--interval', '1s');
   assert.equal(waited.code, 0, waited.stderr);
   assert.match(waited.stdout, /^leak hunt [0-9A-Z]{26} of checkout-1: /);
+});
+
+void test('unauthorized and forbidden name HEAPCAP_TOKEN (a real API with a tokens file)', { timeout: 90_000 }, async (t) => {
+  const token = randomBytes(32).toString('hex');
+  const tokens = join(dir.path, 'tokens.yaml');
+  await writeFile(tokens, `tokens:\n  - name: reader\n    sha256: "${createHash('sha256').update(token).digest('hex')}"\n    scopes: [captures:read]\n`);
+  const api = await startHeapcap(['api'], { cwd: dir.path, env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TOKENS_FILE: tokens } });
+  t.after(() => api.stop());
+  const anonymous = await runHeapcap(['targets', 'list'], { env: { HEAPCAP_API_URL: api.url } });
+  assert.equal(anonymous.code, 2, anonymous.stderr);
+  assert.match(anonymous.stderr, /^unauthorized: .*\n {2}check: set HEAPCAP_TOKEN to a token the API accepts/);
+  const reader = await runHeapcap(['targets', 'add', 'x', '--inspect', '127.0.0.1:9229'], { env: { HEAPCAP_API_URL: api.url, HEAPCAP_TOKEN: token } });
+  assert.equal(reader.code, 2, reader.stderr);
+  assert.match(reader.stderr, /^forbidden: .*targets:admin.*\n {2}check: the token in HEAPCAP_TOKEN lacks the scope/);
 });
 
 void test('captures delete and targets remove; then the API unreachable and its Redis down are 7, not 1', { timeout: 120_000 }, async () => {
