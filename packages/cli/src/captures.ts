@@ -11,6 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Analysis } from '@heapcap/analysis';
 import { formatMiB } from '@heapcap/capture';
+import { downloadFileName } from '@heapcap/storage';
 import { parseDuration } from '@heapcap/config';
 import { EXIT, exitCodeForApiError } from './exit-codes.ts';
 import { formatAnalysis } from './analysis-format.ts';
@@ -49,15 +50,9 @@ function formatCaptures(items: readonly CaptureView[]): string {
   );
 }
 
-/** `2026-11-26T22:33:02.123Z` → `20261126T223302Z`: a UTC time that sorts and is a valid file name everywhere. */
-export function fileTime(iso: string): string {
-  return iso.replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
-}
-
-/** The file `captures download` writes: `<target>-<UTC time>-<id>.heapsnapshot[.gz]` (`.heapprofile` for a sampling profile). */
+/** The file `captures download` writes (the name the API's Content-Disposition gives too). */
 export function downloadName(c: Pick<CaptureView, 'id' | 'targetId' | 'createdAt' | 'artifact'>, gzip: boolean): string {
-  const ext = c.artifact?.kind === 'sampling-profile' ? 'heapprofile' : 'heapsnapshot';
-  return `${c.targetId}-${fileTime(c.createdAt)}-${c.id}.${ext}${gzip ? '.gz' : ''}`;
+  return downloadFileName({ id: c.id, targetId: c.targetId, createdAt: c.createdAt, kind: c.artifact?.kind === 'sampling-profile' ? 'sampling-profile' : 'snapshot' }, gzip);
 }
 
 const id = (p: string[]): string => encodeURIComponent(p[0]!);
