@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ensures what the tests start as real processes is installed: Chromium,
-# redis-server, MinIO, Node 22 (Node 18 is fetched the same way on first use) and
+# redis-server, zsh, MinIO, Node 22 (Node 18 is fetched the same way on first use) and
 # schemathesis (a venv under the cache dir); for the deploy checks promtool
 # (Debian package prometheus), kubernetes-validate (a venv under the cache dir)
 # and kustomize (kubectl's built-in, else go install).
@@ -33,6 +33,8 @@ fi
 command -v redis-server >/dev/null 2>&1 || missing_pkgs+=(redis-server)
 # promtool checks deploy/prometheus's rules; it ships in Debian's prometheus package.
 command -v promtool >/dev/null 2>&1 || missing_pkgs+=(prometheus)
+# zsh runs the script `heapcap completion zsh` prints (packages/cli/test/completion.test.ts).
+command -v zsh >/dev/null 2>&1 || missing_pkgs+=(zsh)
 
 if ((${#missing_pkgs[@]} > 0)); then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then

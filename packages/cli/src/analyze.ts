@@ -4,6 +4,7 @@ import { analyzeSnapshotFile } from '@heapcap/analysis';
 import { CaptureError, isCaptureError } from '@heapcap/errors';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
+import { parseArgsMessage } from './flags.ts';
 import { formatAnalysis } from './analysis-format.ts';
 
 /** Default limit for local files: the analysis needs about 2-3x the snapshot's size in memory. */
@@ -18,7 +19,13 @@ with their retainer paths from the root.
   --top N          rows of the class table and dominators shown (default 20)
   --max-bytes N    refuse snapshots with more JSON bytes (default ${DEFAULT_ANALYSIS_MAX_BYTES})
   --json           print the analysis as JSON (every class)
+
+Examples:
+  heapcap analyze ./checkout-1-20261126T223302Z-01M7ZHH716228KMD1V49A92AEZ.heapsnapshot --top 10
+  heapcap analyze ./data/captures/checkout-1/01M7ZHH716228KMD1V49A92AEZ.heapsnapshot.gz --json
 `;
+
+export const ANALYZE_OPTIONS = { json: { type: 'boolean' }, top: { type: 'string' }, 'max-bytes': { type: 'string' } } as const;
 
 /** Parses a positive integer flag; undefined when absent. */
 export function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -37,9 +44,9 @@ export async function analyzeMain(argv: string[]): Promise<number> {
   try {
     let parsed;
     try {
-      parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, top: { type: 'string' }, 'max-bytes': { type: 'string' } } });
+      parsed = parseArgs({ args: argv, allowPositionals: true, options: ANALYZE_OPTIONS });
     } catch (err) {
-      throw new CaptureError('invalid_input', (err as Error).message, { hint: 'see heapcap analyze --help' });
+      throw new CaptureError('invalid_input', parseArgsMessage(err, ANALYZE_OPTIONS), { hint: 'see heapcap analyze --help' });
     }
     const { values, positionals } = parsed;
     if (positionals.length !== 1) throw new CaptureError('invalid_input', 'heapcap analyze takes one snapshot file', { hint: 'heapcap analyze FILE.heapsnapshot[.gz]' });

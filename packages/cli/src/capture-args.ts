@@ -1,6 +1,7 @@
 /** Flags of `heapcap capture`, validated into a typed command. */
 import { parseArgs } from 'node:util';
 import { CaptureError } from '@heapcap/errors';
+import { parseArgsMessage } from './flags.ts';
 import { definedOnly, type EndpointSpec, type SnapshotTransport, type WarmMode } from '@heapcap/capture';
 import { parseDuration, parseStorageUrl, RedactModeSchema, type RedactMode, type S3Settings, type StorageConfig } from '@heapcap/config';
 
@@ -83,7 +84,50 @@ Headroom (a snapshot makes the target's RSS grow ~7-20x its heap used, outside t
                           (exit 0 if it would capture, 6 if it would be refused)
   --force                 capture even when the estimate exceeds the available memory
   --memory-limit MiB      the target's memory limit, when it cannot tell (a remote browser)
+
+Examples:
+  heapcap capture --node 127.0.0.1:9229 --out ./captures
+  heapcap capture --pid 4242 --gc --reason "after the load test"
+  heapcap capture --chromium 127.0.0.1:9222 --url-pattern "shop\\.example" --out s3://heapcap/captures
+  heapcap capture --node 10.0.3.7:9229 --dry-run           # would it fit? (headroom)
+  heapcap capture --node 127.0.0.1:9229 --sampling 30s     # where memory is allocated, not what holds it
 `;
+
+/** The options `heapcap capture` takes. */
+export const CAPTURE_OPTIONS = {
+  node: { type: 'string' },
+  ws: { type: 'string' },
+  chromium: { type: 'string' },
+  'url-pattern': { type: 'string' },
+  'title-pattern': { type: 'string' },
+  'target-type': { type: 'string' },
+  pick: { type: 'string' },
+  pid: { type: 'string' },
+  port: { type: 'string' },
+  out: { type: 'string' },
+  's3-endpoint': { type: 'string' },
+  'target-id': { type: 'string' },
+  warm: { type: 'boolean' },
+  'no-warm': { type: 'boolean' },
+  gc: { type: 'boolean' },
+  'no-gzip': { type: 'boolean' },
+  transport: { type: 'string' },
+  'pipe-dir': { type: 'string' },
+  redact: { type: 'string' },
+  'expose-internals': { type: 'boolean' },
+  'capture-numeric-value': { type: 'boolean' },
+  'memory-ceiling': { type: 'string' },
+  'spill-dir': { type: 'string' },
+  timeout: { type: 'string' },
+  reason: { type: 'string' },
+  json: { type: 'boolean' },
+  quiet: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  force: { type: 'boolean' },
+  'memory-limit': { type: 'string' },
+  sampling: { type: 'string' },
+  'sampling-interval': { type: 'string' },
+} as const;
 
 /** Parse `heapcap capture` argv (without the subcommand). Throws CaptureError('invalid_input'). */
 export function parseCaptureArgs(argv: string[], defaults: { storage: StorageConfig; memoryCeilingBytes: number; spillDir: string | undefined; s3?: S3Settings; transport?: SnapshotTransport; pipeDir?: string | undefined; redact?: RedactMode }): CaptureCommand {
@@ -93,43 +137,10 @@ export function parseCaptureArgs(argv: string[], defaults: { storage: StorageCon
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: {
-        node: { type: 'string' },
-        ws: { type: 'string' },
-        chromium: { type: 'string' },
-        'url-pattern': { type: 'string' },
-        'title-pattern': { type: 'string' },
-        'target-type': { type: 'string' },
-        pick: { type: 'string' },
-        pid: { type: 'string' },
-        port: { type: 'string' },
-        out: { type: 'string' },
-        's3-endpoint': { type: 'string' },
-        'target-id': { type: 'string' },
-        warm: { type: 'boolean' },
-        'no-warm': { type: 'boolean' },
-        gc: { type: 'boolean' },
-        'no-gzip': { type: 'boolean' },
-        transport: { type: 'string' },
-        'pipe-dir': { type: 'string' },
-        redact: { type: 'string' },
-        'expose-internals': { type: 'boolean' },
-        'capture-numeric-value': { type: 'boolean' },
-        'memory-ceiling': { type: 'string' },
-        'spill-dir': { type: 'string' },
-        timeout: { type: 'string' },
-        reason: { type: 'string' },
-        json: { type: 'boolean' },
-        quiet: { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-        force: { type: 'boolean' },
-        'memory-limit': { type: 'string' },
-        sampling: { type: 'string' },
-        'sampling-interval': { type: 'string' },
-      },
+      options: CAPTURE_OPTIONS,
     }));
   } catch (err) {
-    throw invalid((err as Error).message);
+    throw invalid(parseArgsMessage(err, CAPTURE_OPTIONS));
   }
   const chosen = (['node', 'ws', 'chromium', 'pid'] as const).filter((k) => values[k] !== undefined);
   if (chosen.length !== 1) throw invalid(chosen.length === 0 ? 'no target given' : `choose one target, not ${chosen.map((c) => `--${c}`).join(' and ')}`);

@@ -5,10 +5,11 @@
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { parseArgsMessage } from './flags.ts';
 import { analyzeSnapshotFile, diffSummaries, summarizeFile, type DiffOptions, type SummaryDiff } from '@heapcap/analysis';
 import { DEFAULT_API_URL, ID_PATTERN } from '@heapcap/config';
 import { CaptureError, isCaptureError } from '@heapcap/errors';
-import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
+import { apiTargetFrom, callApi, reportRestError, RestError } from './status-client.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
 import { formatDiff } from './analysis-format.ts';
@@ -32,8 +33,21 @@ holders once both captures are analysed (it queues the analyses).
   --force          capture ids: compare captures of two different targets
   --json           print the whole diff as JSON
 
+Examples:
+  heapcap diff before.heapsnapshot.gz after.heapsnapshot.gz --top 10
+  heapcap diff 01M7ZHH716228KMD1V49A92AEZ 01M7ZJ2B8Q4K7T0V5N3XW6YDCE      # two capture ids, through the API
+
 API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN (scope artifacts:read).
 `;
+
+export const DIFF_OPTIONS = {
+  json: { type: 'boolean' },
+  top: { type: 'string' },
+  retained: { type: 'boolean' },
+  'summary-only': { type: 'boolean' },
+  'max-bytes': { type: 'string' },
+  force: { type: 'boolean' },
+} as const;
 
 /** Most classes asked of the API: all of them for any real heap (the table says how many changed). */
 const API_CLASSES = 10_000;
@@ -55,9 +69,8 @@ async function diffCaptures(base: string, head: string, opts: { json: boolean; t
   } catch (err) {
     if (!(err instanceof RestError)) throw err;
     // The API's stable code (summary_missing, target_mismatch, not_found, …), as `heapcap status` prints it.
-    process.stderr.write(`${err.code}: ${err.message}\n`);
     if (opts.json) process.stdout.write(`${JSON.stringify({ error: { code: err.code, message: err.message, status: err.status } }, null, 2)}\n`);
-    return exitCodeForRest(err);
+    return reportRestError({ stdout: process.stdout, stderr: process.stderr }, err);
   }
 }
 
@@ -86,17 +99,10 @@ export async function diffMain(argv: string[], env: Record<string, string | unde
       parsed = parseArgs({
         args: argv,
         allowPositionals: true,
-        options: {
-          json: { type: 'boolean' },
-          top: { type: 'string' },
-          retained: { type: 'boolean' },
-          'summary-only': { type: 'boolean' },
-          'max-bytes': { type: 'string' },
-          force: { type: 'boolean' },
-        },
+        options: DIFF_OPTIONS,
       });
     } catch (err) {
-      throw new CaptureError('invalid_input', (err as Error).message, { hint: 'see heapcap diff --help' });
+      throw new CaptureError('invalid_input', parseArgsMessage(err, DIFF_OPTIONS), { hint: 'see heapcap diff --help' });
     }
     const { values, positionals } = parsed;
     const [base, head] = positionals;

@@ -10,9 +10,10 @@
  * | 4 | snapshot problem: truncated, invalid, protocol timeout or error |
  * | 5 | storage problem: failed, unavailable, auth, bucket missing |
  * | 6 | refused: insufficient headroom on the target, or a snapshot too large to analyse |
+ * | 7 | unavailable: the heapcap API cannot be reached, or its Redis is down, or it sheds load (429): try again later |
  * | 130 | cancelled (SIGINT/SIGTERM) |
  */
-import type { ErrorCode } from '@heapcap/errors';
+import { ERROR_CODES, type ErrorCode } from '@heapcap/errors';
 
 export const EXIT = {
   ok: 0,
@@ -22,6 +23,7 @@ export const EXIT = {
   snapshot: 4,
   storage: 5,
   refused: 6,
+  unavailable: 7,
   cancelled: 130,
 } as const;
 
@@ -59,4 +61,9 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
     case 'internal':
       return EXIT.internal;
   }
+}
+
+/** The exit code for an error code read from the API (a record's, a job's): its own when it is one of ours, else internal. */
+export function exitCodeForApiError(code: string | undefined): number {
+  return code !== undefined && (ERROR_CODES as readonly string[]).includes(code) ? exitCodeFor(code as ErrorCode) : EXIT.internal;
 }

@@ -7,6 +7,7 @@
  * with the offending argument at hand for commands that word them otherwise.
  */
 import { parseArgs } from 'node:util';
+import { didYouMean } from '@heapcap/config';
 
 /** What a command accepts: each option is a boolean flag or takes a string value. */
 export type FlagSpec = Record<string, { type: 'boolean' | 'string'; short?: string }>;
@@ -21,9 +22,12 @@ export interface Flags<S extends FlagSpec> {
 export class FlagError extends Error {
   override readonly name = 'FlagError';
   readonly arg: string;
-  constructor(arg: string, message: string) {
-    super(message);
+  /** ` (did you mean "--x"?)` for an unknown option close to a known one, else empty (already part of the message). */
+  readonly suggestion: string;
+  constructor(arg: string, message: string, suggestion = '') {
+    super(`${message}${suggestion}`);
     this.arg = arg;
+    this.suggestion = suggestion;
   }
 }
 
@@ -40,7 +44,7 @@ export function parseFlags<S extends FlagSpec>(argv: string[], spec: S, maxPosit
     } else if (t.kind === 'option') {
       const typed = t.inlineValue === true ? `${t.rawName}=${t.value ?? ''}` : t.rawName;
       const option = Object.hasOwn(spec, t.name) ? spec[t.name] : undefined;
-      if (option === undefined) throw new FlagError(typed, `unknown option ${t.rawName}`);
+      if (option === undefined) throw new FlagError(typed, `unknown option ${t.rawName}`, didYouMean(`--${t.name}`, Object.keys(spec).map((k) => `--${k}`)));
       if (option.type === 'boolean') {
         if (t.inlineValue === true) throw new FlagError(typed, `${t.rawName} takes no value`);
         values[t.name] = true;
@@ -57,4 +61,16 @@ export function parseFlags<S extends FlagSpec>(argv: string[], spec: S, maxPosit
 /** The last value of a string option (the one that wins when it is repeated). */
 export function lastValue(values: string[] | undefined): string | undefined {
   return values?.[values.length - 1];
+}
+
+/**
+ * node's parseArgs refusal in our words, with the closest known option for an
+ * unknown one (`unknown option --nod (did you mean "--node"?)`); for the
+ * commands that call parseArgs strictly themselves.
+ */
+export function parseArgsMessage(err: unknown, options: Record<string, unknown>): string {
+  const message = (err as Error).message;
+  const unknown = /^Unknown option '([^']+)'/.exec(message)?.[1];
+  if (unknown === undefined) return message;
+  return `unknown option ${unknown}${didYouMean(unknown, Object.keys(options).map((k) => `--${k}`))}`;
 }

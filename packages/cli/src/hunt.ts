@@ -1,5 +1,6 @@
 /**
- * `heapcap hunt TARGET [--interval 60s] [--reason TEXT] [--json]`: a leak hunt
+ * `heapcap hunt [start] TARGET [--interval 60s] [--reason TEXT] [--detach] [--json]`
+ * and `heapcap hunt show ID`: a leak hunt
  * through the API (POST /v1/leak-hunts), waited for (GET /v1/leak-hunts/ID
  * until it ends), then its report: suspects first, as in a diff, then the
  * classes. Exit code: 0 when the hunt succeeded, else the code of its error.
@@ -7,15 +8,17 @@
 import { parseArgs } from 'node:util';
 import { formatPath, type LeakHunt, type Suspects } from '@heapcap/analysis';
 import { DEFAULT_API_URL, parseDuration } from '@heapcap/config';
-import { ERROR_CODES, type ErrorCode } from '@heapcap/errors';
-import { EXIT, exitCodeFor } from './exit-codes.ts';
+import { EXIT, exitCodeForApiError } from './exit-codes.ts';
 import { formatSuspects } from './analysis-format.ts';
-import { apiTargetFrom, callApi, exitCodeForRest, RestError, type CliIo } from './status-client.ts';
+import { FlagError, parseArgsMessage, parseFlags } from './flags.ts';
+import { apiTargetFrom, callApi, apiTargetOrUndefined, reportRestError, RestError, type CliIo } from './status-client.ts';
 
 /** The API's longest interval (MAX_HUNT_INTERVAL_SECONDS in services/api). */
 const MAX_INTERVAL_S = 3600;
 
-export const HUNT_USAGE = `heapcap hunt TARGET [options]: hunt a leak in a registered target through the API
+export const HUNT_USAGE = `heapcap hunt start TARGET [options]: hunt a leak in a registered target through the API
+heapcap hunt show ID [--json]: a hunt's progress, or its report once it ended
+(heapcap hunt TARGET is heapcap hunt start TARGET)
 
 Three snapshots of TARGET on one inspector session, INTERVAL apart (baseline,
 target, final); objects created between the first two that still live in the
@@ -26,6 +29,7 @@ ranked as in heapcap diff, each with who holds it), then the classes.
                        service do its work (or drive it) in between
   --reason TEXT        why (kept on the hunt, audit log)
   --json               print the API's JSON (hunt record and report)
+  --detach             print the hunt's id and return; follow it with heapcap hunt show ID
 
 Driving the target right after the baseline (the token needs targets:admin):
   --http URL           send requests to URL, on the target's own host only
@@ -37,6 +41,11 @@ Waits until the hunt ends (two intervals plus the snapshots). Exit code: 0 when
 it succeeded, else the code of its error (3 target, 4 snapshot, 6 too large, …).
 API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN (scopes
 captures:write to start it, artifacts:read to read the report).
+
+Examples:
+  heapcap hunt start checkout-1 --interval 2m --reason "heap grows after deploy 4.2"
+  heapcap hunt start checkout-1 --interval 30s --http http://127.0.0.1:3000/cart --count 200
+  heapcap hunt start checkout-1 --detach && heapcap hunt show HUNT_ID
 `;
 
 /** Parsed `heapcap hunt` arguments. */
@@ -45,26 +54,32 @@ export interface HuntArgs {
   intervalSeconds: number;
   reason: string | undefined;
   json: boolean;
+  /** Return once the hunt is queued. */
+  detach: boolean;
   /** The API's `drive`, when one was asked for. */
   drive: { http: { method: string; url: string; count: number } } | { evaluate: string } | undefined;
 }
 
+export const HUNT_OPTIONS = {
+  interval: { type: 'string' },
+  reason: { type: 'string' },
+  json: { type: 'boolean' },
+  detach: { type: 'boolean' },
+  http: { type: 'string' },
+  method: { type: 'string' },
+  count: { type: 'string' },
+  evaluate: { type: 'string' },
+} as const;
+
 /** Parse arguments; throws Error with what is wrong. */
 export function parseHuntArgs(argv: string[]): HuntArgs {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      interval: { type: 'string' },
-      reason: { type: 'string' },
-      json: { type: 'boolean' },
-      http: { type: 'string' },
-      method: { type: 'string' },
-      count: { type: 'string' },
-      evaluate: { type: 'string' },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: HUNT_OPTIONS });
+  } catch (err) {
+    throw new Error(parseArgsMessage(err, HUNT_OPTIONS));
+  }
+  const { values, positionals } = parsed;
   const [target, ...extra] = positionals;
   if (target === undefined) throw new Error('which target? heapcap hunt TARGET');
   if (extra.length > 0) throw new Error(`unexpected argument "${extra[0]}"`);
@@ -80,7 +95,7 @@ export function parseHuntArgs(argv: string[]): HuntArgs {
     if (!Number.isInteger(count) || count < 1 || count > 10_000) throw new Error(`--count "${values.count}" must be a whole number from 1 to 10000`);
     drive = { http: { method: (values.method ?? 'GET').toUpperCase(), url: values.http, count } };
   }
-  return { target, intervalSeconds: ms / 1000, reason: values.reason, json: values.json ?? false, drive };
+  return { target, intervalSeconds: ms / 1000, reason: values.reason, json: values.json ?? false, detach: values.detach ?? false, drive };
 }
 
 interface HuntRecordLike {
@@ -98,8 +113,7 @@ interface HuntBody {
 /** Exit code for an ended hunt: 0 succeeded, else its error's. */
 export function exitCodeForHunt(h: HuntRecordLike): number {
   if (h.status === 'succeeded') return EXIT.ok;
-  const code = h.error?.code;
-  return code !== undefined && (ERROR_CODES as readonly string[]).includes(code) ? exitCodeFor(code as ErrorCode) : EXIT.internal;
+  return exitCodeForApiError(h.error?.code);
 }
 
 const int = (n: number): string => n.toLocaleString('en-US');
@@ -125,6 +139,9 @@ export async function huntMain(argv: string[], env: Record<string, string | unde
     io.stdout.write(HUNT_USAGE);
     return EXIT.ok;
   }
+  if (argv[0] === 'show') return huntShow(argv.slice(1), env, io);
+  // `hunt start TARGET`; `hunt TARGET` as before (a target named "start" is `hunt start start`).
+  if (argv[0] === 'start') argv = argv.slice(1);
   let args: HuntArgs;
   try {
     args = parseHuntArgs(argv);
@@ -138,6 +155,10 @@ export async function huntMain(argv: string[], env: Record<string, string | unde
     let body = created.body as HuntBody;
     const id = body.hunt.id;
     io.stderr.write(`leak hunt ${id} of ${args.target}: three snapshots ${args.intervalSeconds} s apart\n`);
+    if (args.detach) {
+      io.stdout.write(args.json ? `${JSON.stringify(body, null, 2)}\n` : `${id}\n`);
+      return EXIT.ok;
+    }
     // Two intervals, three snapshots (each up to the worker's 30 min deadline) and the report: the worker ends every hunt;
     // this bound only keeps a lost API from holding the terminal for ever.
     const deadline = Date.now() + (2 * args.intervalSeconds + 3 * 1800 + 600) * 1000;
@@ -163,7 +184,34 @@ export async function huntMain(argv: string[], env: Record<string, string | unde
     return exitCodeForHunt(body.hunt);
   } catch (err) {
     if (!(err instanceof RestError)) throw err;
-    io.stderr.write(`${err.code}: ${err.message}\n`);
-    return exitCodeForRest(err);
+    return reportRestError(io, err, apiTargetOrUndefined(env), args.target);
+  }
+}
+
+/** `heapcap hunt show ID [--json]`: where the hunt is, or its report; exit code as for a waited hunt (0 while it runs). */
+async function huntShow(argv: string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
+  let flags;
+  try {
+    flags = parseFlags(argv, { json: { type: 'boolean' } }, 1);
+  } catch (err) {
+    if (!(err instanceof FlagError)) throw err;
+    flags = undefined;
+  }
+  const id = flags?.positionals[0];
+  if (flags === undefined || id === undefined) {
+    io.stderr.write(`invalid_input: heapcap hunt show takes one hunt id\n\n${HUNT_USAGE}`);
+    return EXIT.usage;
+  }
+  try {
+    const body = (await callApi(apiTargetFrom(env), 'GET', `/v1/leak-hunts/${encodeURIComponent(id)}`, undefined, 30_000)).body as HuntBody;
+    if (flags.values.json === true) io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+    else if (body.report !== null) io.stdout.write(formatHunt(body.hunt, body.report));
+    else io.stdout.write(`leak hunt ${body.hunt.id} of ${body.hunt.targetId}: ${body.hunt.status}${body.hunt.phase === null ? '' : ` (${body.hunt.phase})`}\n`);
+    if (body.hunt.status === 'queued' || body.hunt.status === 'running') return EXIT.ok;
+    if (body.hunt.status === 'failed') io.stderr.write(`${body.hunt.error?.code ?? 'internal'}: ${body.hunt.error?.message ?? 'the hunt failed'}\n`);
+    return exitCodeForHunt(body.hunt);
+  } catch (err) {
+    if (!(err instanceof RestError)) throw err;
+    return reportRestError(io, err);
   }
 }

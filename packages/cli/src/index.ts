@@ -9,3 +9,7 @@ export { parseCreateArgs, parseSelectorArg, type ScheduleBody } from './schedule
 export { formatSchedules, type ScheduleViewLike } from './schedules-format.ts';
 export type { CliIo } from './status-client.ts';
 export { runCli, type ServiceCommand, type ServiceCommands } from './run.ts';
+export { targetsMain, TARGETS_SUBCOMMANDS } from './targets.ts';
+export { capturesMain, CAPTURES_SUBCOMMANDS, downloadName } from './captures.ts';
+export { watchMain, WATCH_SUBCOMMANDS } from './watch.ts';
+export { closest, editDistance } from '@heapcap/config';

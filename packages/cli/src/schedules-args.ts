@@ -34,7 +34,7 @@ function positiveNumber(flag: string, v: string, integer: boolean): number {
 }
 
 /** The options `heapcap schedules create` takes. */
-const CREATE_FLAGS = {
+export const CREATE_FLAGS = {
   id: { type: 'string' },
   target: { type: 'string' },
   selector: { type: 'string' },

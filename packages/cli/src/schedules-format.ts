@@ -1,4 +1,5 @@
 /** The table `heapcap schedules list` (and create, show) prints. */
+import { formatTable, utcTime as when } from './table.ts';
 
 /** What the API returns for a schedule (the fields the table shows). */
 export interface ScheduleViewLike {
@@ -13,11 +14,6 @@ export interface ScheduleViewLike {
 
 const HEADERS = ['ID', 'TARGETS', 'WHEN', 'STATE', 'NEXT RUN (UTC)', 'LAST TURN', 'LAST CAPTURE', 'KEEP'] as const;
 
-/** `2026-11-23T00:30:00.000Z` → `2026-11-23 00:30:00`. */
-function when(iso: string | undefined): string {
-  return iso === undefined ? '-' : iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, '');
-}
-
 function row(v: ScheduleViewLike): string[] {
   const s = v.schedule;
   const targets = s.target ?? `${Object.entries(s.selector ?? {}).map(([k, x]) => `${k}=${x}`).join(',')} (${v.matches})`;
@@ -31,7 +27,5 @@ function row(v: ScheduleViewLike): string[] {
 /** Columns padded to their widest cell; one line per schedule under a header. */
 export function formatSchedules(views: readonly ScheduleViewLike[]): string {
   if (views.length === 0) return 'no schedules (create one: heapcap schedules create --target ID --every 30m)';
-  const rows = [[...HEADERS], ...views.map(row)];
-  const widths = HEADERS.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+  return formatTable(HEADERS, views.map(row));
 }

@@ -9,7 +9,7 @@ import { EXIT } from './exit-codes.ts';
 import { parseCreateArgs } from './schedules-args.ts';
 import { parseFlags } from './flags.ts';
 import { formatSchedules, type ScheduleViewLike } from './schedules-format.ts';
-import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
+import { apiTargetFrom, callApi, reportRestError, RestError } from './status-client.ts';
 
 export const SCHEDULES_USAGE = `heapcap schedules: periodic captures through the heapcap API
 
@@ -26,6 +26,11 @@ export const SCHEDULES_USAGE = `heapcap schedules: periodic captures through the
   --keep-last N     keep the newest N snapshots of this schedule (default HEAPCAP_RETENTION_KEEP_LAST)
   --max-age-days D  delete its snapshots older than D days (default HEAPCAP_RETENTION_MAX_AGE_DAYS)
   --max-concurrent  captures of the group at once (default 1; they are spread over the interval anyway)
+
+Examples:
+  heapcap schedules create --id checkout-30m --selector service=checkout,env=prod --every 30m --keep-last 48
+  heapcap schedules create --target checkout-1 --cron "0 3 * * *" --timezone Europe/Berlin --gc
+  heapcap schedules pause checkout-30m
 
 API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN (captures:write to create and change your own).
 `;
@@ -98,7 +103,6 @@ export async function schedulesMain(argv: string[], env: Record<string, string |
     }
   } catch (err) {
     if (!(err instanceof RestError)) throw err;
-    io.stderr.write(`${err.code}: ${err.message}\n`);
-    return exitCodeForRest(err);
+    return reportRestError(io, err);
   }
 }

@@ -2,11 +2,15 @@
 import { DEFAULT_API_URL } from '@heapcap/config';
 import type { CliIo } from './status-client.ts';
 import { EXIT } from './exit-codes.ts';
-import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
+import { apiTargetFrom, callApi, reportRestError, RestError } from './status-client.ts';
 import { formatRecord } from './status-format.ts';
 import { parseFlags } from './flags.ts';
 
 export const STATUS_USAGE = `heapcap status ID [--json]: show one capture (status, phase, timings, artifact)
+
+Examples:
+  heapcap status 01M7ZHH716228KMD1V49A92AEZ
+  heapcap status 01M7ZHH716228KMD1V49A92AEZ --json | jq .capture.timings
 
 API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN.
 `;
@@ -36,7 +40,6 @@ export async function statusMain(argv: string[], env: Record<string, string | un
     return EXIT.ok;
   } catch (err) {
     if (!(err instanceof RestError)) throw err;
-    io.stderr.write(`${err.code}: ${err.message}\n`);
-    return exitCodeForRest(err);
+    return reportRestError(io, err);
   }
 }

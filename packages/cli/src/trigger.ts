@@ -1,10 +1,9 @@
 /** `heapcap trigger TARGET [--reason TEXT] [--wait SECONDS] [--force] [--sampling DURATION] [--json]`: POST /v1/captures. */
 import { DEFAULT_API_URL } from '@heapcap/config';
 import type { CliIo } from './status-client.ts';
-import { EXIT, exitCodeFor } from './exit-codes.ts';
-import { apiTargetFrom, callApi, exitCodeForRest, RestError } from './status-client.ts';
+import { EXIT, exitCodeForApiError } from './exit-codes.ts';
+import { apiTargetFrom, apiTargetOrUndefined, callApi, reportRestError, RestError } from './status-client.ts';
 import { formatRecord } from './status-format.ts';
-import { ERROR_CODES, type ErrorCode } from '@heapcap/errors';
 import { samplingSeconds } from './capture-args.ts';
 import { lastValue, parseFlags } from './flags.ts';
 
@@ -16,6 +15,11 @@ export const TRIGGER_USAGE = `heapcap trigger TARGET [options]: ask the heapcap 
   --sampling DURATION  an allocation sampling profile over DURATION (1s-600s, e.g. 30s)
                     instead of a heap snapshot (options.kind "sampling")
   --json            print the API's JSON
+
+Examples:
+  heapcap trigger checkout-1 --wait 60 --reason "OOM alert #4711"
+  heapcap trigger checkout-1 --sampling 30s --wait 90
+  heapcap trigger checkout-1 --json | jq -r .capture.id
 
 API: HEAPCAP_API_URL (default ${DEFAULT_API_URL}), token: HEAPCAP_TOKEN.
 `;
@@ -32,7 +36,7 @@ export interface TriggerArgs {
 }
 
 /** The options `heapcap trigger` takes. */
-const TRIGGER_FLAGS = { reason: { type: 'string' }, wait: { type: 'string' }, sampling: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } } as const;
+export const TRIGGER_FLAGS = { reason: { type: 'string' }, wait: { type: 'string' }, sampling: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } } as const;
 
 /** Parse arguments; throws Error with a usage message. */
 export function parseTriggerArgs(argv: string[]): TriggerArgs {
@@ -60,8 +64,7 @@ interface CaptureBody {
 export function exitCodeForRecord(r: CaptureBody['capture']): number {
   if (r.status === 'succeeded' || r.status === 'queued' || r.status === 'running') return EXIT.ok;
   if (r.status === 'cancelled') return EXIT.cancelled;
-  const code = r.error?.code;
-  return code !== undefined && (ERROR_CODES as readonly string[]).includes(code) ? exitCodeFor(code as ErrorCode) : EXIT.internal;
+  return exitCodeForApiError(r.error?.code);
 }
 
 /** Run `heapcap trigger`; returns the exit code. */
@@ -97,7 +100,6 @@ export async function triggerMain(argv: string[], env: Record<string, string | u
     return args.waitSeconds === undefined ? EXIT.ok : exitCodeForRecord(data.capture);
   } catch (err) {
     if (!(err instanceof RestError)) throw err;
-    io.stderr.write(`${err.code}: ${err.message}\n`);
-    return exitCodeForRest(err);
+    return reportRestError(io, err, apiTargetOrUndefined(env), args.target);
   }
 }

@@ -3,6 +3,7 @@
  * process start with zod. Every setting has a default that works on a laptop.
  * Packages never read process.env; they receive the typed result.
  */
+import { closest } from './suggest.ts';
 import { z } from 'zod';
 import { DurationSchema } from './duration.ts';
 import { RedactModeSchema, type RedactMode } from './redact.ts';
@@ -230,7 +231,12 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
   const unknown = Object.keys(picked).filter((k) => !known.has(k) && !k.startsWith('HEAPCAP_TEST_'));
   const parsed = EnvSchema.safeParse(picked);
   const issues = [
-    ...unknown.map((variable) => ({ variable, message: 'unknown setting (check the spelling; see docs/configuration.md)' })),
+    ...unknown.map((variable) => {
+      // Compared without the shared prefix, so that it does not make every short name look close.
+      const tail = closest(variable.slice('HEAPCAP_'.length), [...known].map((k) => k.slice('HEAPCAP_'.length)));
+      const near = tail === undefined ? undefined : `HEAPCAP_${tail}`;
+      return { variable, message: near === undefined ? 'unknown setting (check the spelling; see docs/configuration.md)' : `unknown setting (did you mean ${near}?)` };
+    }),
     ...(parsed.success ? [] : parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '?'), message: i.message }))),
   ];
   if (!parsed.success || issues.length > 0) throw new ConfigError(issues);

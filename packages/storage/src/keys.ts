@@ -85,3 +85,15 @@ export function siblingOf(keyOrLocation: string, object: 'manifest' | DocumentKi
 export function captureObjectKeys(loc: CaptureLocation): string[] {
   return CAPTURE_OBJECTS.map((suffix) => `${loc.dir}/${loc.captureId}${suffix}`);
 }
+
+/**
+ * The file name a download is saved under (the API's Content-Disposition and
+ * `heapcap captures download`): `<target>-<UTC time>-<captureId>.heapsnapshot[.gz]`,
+ * `.heapprofile` for a sampling profile. The time (`20261126T223302Z`) sorts
+ * and is a valid file name on every system.
+ */
+export function downloadFileName(c: { id: string; targetId: string; createdAt: string; kind?: 'snapshot' | 'sampling-profile' | undefined }, gzip: boolean): string {
+  const time = c.createdAt.replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
+  const extension = c.kind === 'sampling-profile' ? 'heapprofile' : 'heapsnapshot';
+  return `${c.targetId}-${time}-${c.id}.${extension}${gzip ? '.gz' : ''}`;
+}

@@ -61,6 +61,12 @@ export interface PutOptions {
 export interface OpenOptions {
   /** Gunzip on the fly when the artifact is stored gzipped; default false: the stored bytes. */
   decompress?: boolean;
+  /**
+   * Only the stored bytes `start`..`end` (inclusive, offsets into the stored
+   * object, as in an HTTP byte range); not with `decompress` (a gzip stream
+   * cannot start in the middle).
+   */
+  range?: { start: number; end: number };
   signal?: AbortSignal;
 }
 

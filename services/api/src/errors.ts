@@ -35,6 +35,8 @@ export const API_ERROR_STATUS = {
   idempotency_key_reused: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /** A Range that starts past the end of the artifact (the Content-Range header gives its length). */
+  range_not_satisfiable: 416,
   rate_limited: 429,
   headers_too_large: 431,
   internal: 500,

@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -17,8 +16,8 @@ import type { LightMyRequestResponse as LightResponse } from 'fastify';
 import { isCaptureError } from '@heapcap/errors';
 import type { CaptureRecord } from '@heapcap/state';
 import { createS3Sink, type ArtifactStore } from '@heapcap/storage';
-import { sampleManifest, startMinio, startRedis, tmpDir, waitFor, type MinioServer, type RedisServer, type TmpDir } from '@heapcap/testkit';
-import { auth, nodeTarget, startHarness, type Harness } from './harness.ts';
+import { startMinio, startRedis, tmpDir, waitFor, type MinioServer, type RedisServer, type TmpDir } from '@heapcap/testkit';
+import { auth, nodeTarget, startHarness, storeSucceededCapture, type Harness } from './harness.ts';
 
 const BUCKET = 'heapcap-api-test';
 
@@ -49,17 +48,7 @@ void describe('artifacts on S3', () => {
     await promisify(execFile)(process.execPath, ['-e', 'globalThis.keep = Array.from({length: 20000}, (_, i) => ({i})); require("node:v8").writeHeapSnapshot(process.argv[1])', path], { timeout: 60_000 });
     snapshot = await readFile(path);
     // What a worker does with a capture: start the attempt, store, succeed.
-    const { record: queued } = await h.queue.requestCapture({ targetId: 'app', trigger: { kind: 'rest', who: 'runbook' } });
-    const started = await h.queue.attempts.start(queued.id, 'app');
-    assert.ok(started.ok);
-    const ref = { captureId: queued.id, targetId: 'app', startedAt: new Date(), gzip: true };
-    const stored = await sink.put(ref, createReadStream(path));
-    const { key: manifestKey } = await sink.putManifest(ref, sampleManifest(ref, stored));
-    const { key, location, bytesUncompressed, bytesStored, sha256, gzip } = stored;
-    assert.ok((await h.queue.attempts.succeed(queued.id, 'app', started.attempts, { total: 1 }, { key, manifestKey, location, bytesUncompressed, bytesStored, sha256, gzip })).ok);
-    const got = await h.queue.getCapture(queued.id);
-    assert.ok(got !== null);
-    record = got;
+    record = await storeSucceededCapture(h, sink, 'app', path);
   });
 
   after(async () => {

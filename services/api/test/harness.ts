@@ -3,11 +3,13 @@
  * fresh key prefix per harness), real file storage in a temp dir, real tokens
  * and, on request, a real CaptureWorker from services/worker.
  */
+import assert from 'node:assert/strict';
+import { createReadStream } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import { parseConfig } from '@heapcap/config';
-import type { HeapcapQueue, Target } from '@heapcap/state';
+import type { CaptureRecord, HeapcapQueue, Target } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
-import { createTestWorld, jsonLogSink, type TestWorld, type TmpDir } from '@heapcap/testkit';
+import { createTestWorld, jsonLogSink, sampleManifest, type TestWorld, type TmpDir } from '@heapcap/testkit';
 import { CaptureWorker, ScheduleWorker, type ScheduleWorkerTuning, type WorkerTuning } from '@heapcap/worker';
 import { buildApp, hashToken, parseTokens, type ApiInstance, type HttpSettings, type Scope } from '../src/index.ts';
 
@@ -140,4 +142,23 @@ export async function queueState(queue: HeapcapQueue): Promise<string> {
 /** A node target entry pointing at an inspector port. */
 export function nodeTarget(id: string, port: number): Target {
   return { id, kind: 'node', inspect: `127.0.0.1:${port}`, labels: { service: 'test' } };
+}
+
+/**
+ * A succeeded capture of `targetId` whose artifact is the snapshot file at
+ * `path`, made the way a worker makes it (attempts.start → sink.put →
+ * attempts.succeed), for the artifact tests.
+ */
+export async function storeSucceededCapture(h: Harness, sink: ArtifactStore, targetId: string, path: string): Promise<CaptureRecord> {
+  const { record: queued } = await h.queue.requestCapture({ targetId, trigger: { kind: 'rest', who: 'runbook' } });
+  const started = await h.queue.attempts.start(queued.id, targetId);
+  assert.ok(started.ok);
+  const ref = { captureId: queued.id, targetId, startedAt: new Date(), gzip: true };
+  const stored = await sink.put(ref, createReadStream(path));
+  const { key: manifestKey } = await sink.putManifest(ref, sampleManifest(ref, stored));
+  const { key, location, bytesUncompressed, bytesStored, sha256, gzip } = stored;
+  assert.ok((await h.queue.attempts.succeed(queued.id, targetId, started.attempts, { total: 1 }, { key, manifestKey, location, bytesUncompressed, bytesStored, sha256, gzip })).ok);
+  const got = await h.queue.getCapture(queued.id);
+  assert.ok(got !== null);
+  return got;
 }

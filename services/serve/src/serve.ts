@@ -19,6 +19,10 @@ export const SERVE_USAGE = `heapcap serve [--dev]: run the API and a capture wor
 
 Configuration: HEAPCAP_* variables (docs/configuration.md). Without HEAPCAP_TOKENS_FILE only --dev runs.
 Needs Redis (HEAPCAP_REDIS_URL, default redis://127.0.0.1:6379).
+
+Examples:
+  heapcap serve --dev                                                  # a laptop: no tokens, loopback only
+  HEAPCAP_TOKENS_FILE=./heapcap.tokens.yaml HEAPCAP_TARGETS_FILE=./heapcap.targets.yaml heapcap serve
 `;
 
 const DEV_BANNER = `
@@ -42,7 +46,7 @@ export function parseServeArgs(argv: string[]): ServeFlags {
     const { values } = parseFlags(argv, { dev: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, 0);
     return { dev: values.dev === true, help: values.help === true };
   } catch (err) {
-    if (err instanceof FlagError) throw new Error(`unknown argument "${err.arg}" for heapcap serve`, { cause: err });
+    if (err instanceof FlagError) throw new Error(`unknown argument "${err.arg}" for heapcap serve${err.suggestion}`, { cause: err });
     throw err;
   }
 }

@@ -4,8 +4,17 @@ import { FlagError, parseFlags, type FlagSpec, type Flags } from '@heapcap/cli';
 import { runService } from '@heapcap/service';
 import { workerService } from '@heapcap/worker';
 
-const API_USAGE = 'heapcap api [--dev]: run the REST API alone (captures run in `heapcap worker` processes)\n';
-const WORKER_USAGE = 'heapcap worker: run a capture worker alone (the API runs in `heapcap api` or `heapcap serve`)\n';
+const API_USAGE = `heapcap api [--dev]: run the REST API alone (captures run in \`heapcap worker\` processes)
+
+Examples:
+  HEAPCAP_TOKENS_FILE=./heapcap.tokens.yaml HEAPCAP_REDIS_URL=redis://redis:6379 heapcap api
+`;
+const WORKER_USAGE = `heapcap worker: run a capture worker alone (the API runs in \`heapcap api\` or \`heapcap serve\`)
+
+Examples:
+  HEAPCAP_REDIS_URL=redis://redis:6379 HEAPCAP_STORAGE=s3://heapcap/captures heapcap worker
+  HEAPCAP_WORKER_PLACEMENTS=host-a heapcap worker        # captures the targets placed on host-a (node-pid targets)
+`;
 
 /** Refuse unknown arguments with the usage (exit 2); print the usage for --help (exit 0); else the flags. */
 function checkArgs<S extends FlagSpec>(argv: string[], spec: S, usage: string): { exit: number } | { values: Flags<S>['values'] } {
@@ -17,7 +26,7 @@ function checkArgs<S extends FlagSpec>(argv: string[], spec: S, usage: string): 
     return { values: parseFlags(argv, spec, 0).values };
   } catch (err) {
     if (!(err instanceof FlagError)) throw err;
-    process.stderr.write(`invalid_input: unknown argument "${err.arg}"\n\n${usage}`);
+    process.stderr.write(`invalid_input: unknown argument "${err.arg}"${err.suggestion}\n\n${usage}`);
     return { exit: 2 };
   }
 }

@@ -3,7 +3,7 @@
  * Redis, a real leaking Node target): it posts the hunt, waits for it, and
  * prints the suspects first (the leaked class with its holder, ranked as in
  * a diff), then the classes; `--json` prints the API's body; a failed hunt
- * exits with its error's code and an unknown target with 2.
+ * exits with its error's code and an unknown target with 3 (README).
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -81,7 +81,7 @@ void test('heapcap hunt prints the suspects first: the leaked class, its count a
   assert.doesNotMatch(text, /Transient instances|^ {2}Transient: /m);
 });
 
-void test('heapcap hunt --json prints the record and report; a hunt that fails exits with its code; an unknown target is 2', { timeout: 180_000 }, async () => {
+void test('heapcap hunt --json prints the record and report; a hunt that fails exits with its code; an unknown target is 3', { timeout: 180_000 }, async () => {
   const env = { HEAPCAP_API_URL: serve.url };
   const out = collect();
   const err = collect();
@@ -98,7 +98,7 @@ void test('heapcap hunt --json prints the record and report; a hunt that fails e
 
   // Through the shipped command: wired into the bundle, with the README's exit codes.
   const unknown = await runHeapcap(['hunt', 'nope', '--interval', '1s'], { env: { HEAPCAP_API_URL: serve.url } });
-  assert.equal(unknown.code, 2, unknown.stderr);
+  assert.equal(unknown.code, 3, unknown.stderr);
   assert.match(unknown.stderr, /^target_not_found: /m);
   const bad = await runHeapcap(['hunt', 'leaky', '--interval', '2h'], { env: { HEAPCAP_API_URL: serve.url } });
   assert.equal(bad.code, 2);

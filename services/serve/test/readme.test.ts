@@ -7,12 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { cp, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import {
   assertGoodArtifact,
+  assertSnapshotShape,
   countObjects,
   fixturePath,
   freePort,
@@ -204,6 +205,18 @@ void describe('README: running the service', () => {
     assert.equal(diff.code, 0, diff.stderr);
     assert.match(diff.stdout, new RegExp(`^base  capture ${capture.id} \\(checkout-api\\): [\\d,]+ nodes`, 'm'));
     assert.match(diff.stdout, /^classes, largest self-size growth first/m);
+    // The rest of the API as the README shows it: captures list, download (the DevTools file name), pin.
+    const listed = await runHeapcap(['captures', 'list', '--target', 'checkout-api'], { cwd: dir, env: client });
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`^${id} +checkout-api +succeeded `, 'm'));
+    const dl = await runHeapcap(['captures', 'download', id], { cwd: dir, env: client });
+    assert.equal(dl.code, 0, dl.stderr);
+    const file = new RegExp(`^wrote (\\S+/checkout-api-\\d{8}T\\d{6}Z-${id}\\.heapsnapshot) `).exec(dl.stdout)?.[1];
+    assert.ok(file !== undefined, dl.stdout);
+    assertSnapshotShape(JSON.parse((await readFile(file)).toString()) as HeapSnapshotJson);
+    assert.match(dl.stdout, /Memory panel → Load/);
+    const pin = await runHeapcap(['captures', 'pin', id, '--reason', 'before the 4.2 deploy'], { cwd: dir, env: client });
+    assert.equal(pin.code, 0, pin.stderr);
     // Scheduled captures: create, list, pause as the README shows them, then delete.
     const create = await runHeapcap(['schedules', 'create', '--id', 'checkout-30m', '--selector', 'service=checkout,env=prod', '--every', '30m', '--keep-last', '48'], { cwd: dir, env: client });
     assert.equal(create.code, 0, create.stderr);

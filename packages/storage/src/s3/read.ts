@@ -28,7 +28,8 @@ export async function openS3Artifact(
   let body: unknown;
   let encoding: string | undefined;
   try {
-    const out = await client.send(new GetObjectCommand({ Bucket: loc.bucket, Key: loc.objectKey }), {
+    const range = options.range === undefined ? undefined : `bytes=${options.range.start}-${options.range.end}`;
+    const out = await client.send(new GetObjectCommand({ Bucket: loc.bucket, Key: loc.objectKey, Range: range }), {
       abortSignal: options.signal,
     });
     body = out.Body;
@@ -41,6 +42,7 @@ export async function openS3Artifact(
   }
   const gzipped = encoding === 'gzip' || loc.objectKey.endsWith('.gz');
   if (options.decompress !== true || !gzipped) return body;
+  if (options.range !== undefined) throw new CaptureError('invalid_input', 'a byte range of the stored bytes cannot be decompressed');
   // Errors of either stage destroy the returned stream with that error; the
   // caller sees them there, so the callback has nothing left to do.
   return pipeline(body, createGunzip(), () => {});
