@@ -59,6 +59,8 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
     case 'cancelled':
       return EXIT.cancelled;
     case 'internal':
+    // Only the API's captures meet it (the CLI's own captures keep no state in Redis): like internal, heapcap's side failed.
+    case 'redis_data_lost':
       return EXIT.internal;
   }
 }

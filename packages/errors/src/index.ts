@@ -39,6 +39,9 @@ export const ERROR_CODES = [
   'cancelled',
   // The worker lost the target's lock (its lease expired, e.g. Redis froze past it): another capture may hold the target now.
   'target_lock_lost',
+  // Redis lost its data (a restart without persistence, a failover, FLUSHALL) while the capture was queued or
+  // running: its job went with it. The record is written again by the process that still knew it (queue redis-epoch.ts).
+  'redis_data_lost',
   'internal',
 ] as const;
 

@@ -82,6 +82,22 @@ function exists(path: string): Promise<boolean> {
   );
 }
 
+/**
+ * Every process that notices a loss: the captures it accepted that had not
+ * finished lost their records and jobs with it (answered 202, then nothing).
+ * Their records are written again as failed (redis_data_lost) and one error
+ * line names them.
+ */
+async function recordLostCaptures(queue: HeapcapQueue, log: Logger): Promise<void> {
+  const lost = await queue.epoch.accepted.recordLost();
+  if (lost.length === 0) return;
+  queue.epoch.countLostCaptures('accepted', lost.length);
+  log.error(
+    { code: 'redis_data_lost', captures: lost },
+    `${lost.length} accepted capture(s) lost with Redis's data before they finished (${lost.map((c) => c.captureId).join(', ')}): recorded again as failed (redis_data_lost); request them again`,
+  );
+}
+
 /** Keeps the registry synced; `stop()` ends it (idempotent). */
 export interface TargetsKeeper {
   /** Check the marker now and re-sync when it is gone; resolves when done (never rejects). */
@@ -93,8 +109,9 @@ export interface TargetsKeeper {
  * Re-sync the targets file whenever the registry has lost it; checks every
  * `intervalMs` and on every reconnect. The same check watches the Redis epoch
  * sentinel (queue redis-epoch.ts): the process that first sees it gone logs
- * the one line saying what was lost. (The retention janitor is re-created by
- * the schedule worker's reconcile.)
+ * the one line saying what was lost; every process that notices writes again
+ * the records of the captures it accepted and logs their ids. (The retention
+ * janitor is re-created by the schedule worker's reconcile.)
  */
 export function keepTargetsSynced(queue: HeapcapQueue, sync: TargetsFileSync, log: Logger, intervalMs = 5_000): TargetsKeeper {
   let running: Promise<void> | undefined;
@@ -103,12 +120,15 @@ export function keepTargetsSynced(queue: HeapcapQueue, sync: TargetsFileSync, lo
     (running ??= (async () => {
       try {
         if (stopped) return;
-        if ((await queue.epoch.check()) === 'lost') {
+        const epoch = await queue.epoch.check();
+        if (epoch === 'lost') {
           log.error(
             { lost: LOST_WITH_REDIS, recreated: RECREATED_AFTER_LOSS },
             `Redis lost its data (the epoch sentinel is gone: a restart without persistence, a failover or FLUSHALL): lost ${LOST_WITH_REDIS.join(', ')}; heapcap re-creates ${RECREATED_AFTER_LOSS.join(' and ')}`,
           );
         }
+        if (epoch === 'kept') await queue.epoch.accepted.prune();
+        else await recordLostCaptures(queue, log);
         if (await queue.targets.isSynced()) return;
         log.warn('the target registry is gone (Redis lost its data?): syncing the targets file again');
         await sync.resync();

@@ -7,8 +7,8 @@
 import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
 import { finishedIncrements, incrementArgs } from './finished-metrics.ts';
-import { TRANSITION_SCRIPT } from './lua-captures.ts';
-import { encodeUpdate } from './record-codec.ts';
+import { RESTORE_SCRIPT, TRANSITION_SCRIPT } from './lua-captures.ts';
+import { encodeRecord, encodeUpdate } from './record-codec.ts';
 import { getCapture } from './records.ts';
 import { replyStrings } from './script.ts';
 import type { CaptureRecord, CaptureStatus } from './schemas.ts';
@@ -84,6 +84,46 @@ export class AttemptRecorder {
   /** queued|running → failed without attempt fencing: the reconciler ends a capture whose job is gone. */
   abandon(captureId: string, targetId: string, error: CaptureErrorInfo): Promise<TransitionResult> {
     return this.#transition(captureId, targetId, 'failed', ['queued', 'running'], undefined, false, { error, finishedAt: new Date().toISOString() });
+  }
+
+  /**
+   * Write `record` again after Redis lost it (queue redis-epoch.ts), with its
+   * indexes, so it is found and retention deletes its artifacts in time.
+   * `lostWhileQueued` marks a record written by the process that accepted the
+   * capture (it only knows it was lost): a worker's later restore replaces it.
+   * 'exists' when a record is there (and is not such a mark).
+   */
+  async restore(record: CaptureRecord, lostWhileQueued = false): Promise<'restored' | 'exists'> {
+    const { keys, redis, settings } = this.#ctx;
+    const active = record.status === 'queued' || record.status === 'running';
+    const scheduleId = record.trigger.scheduleId;
+    const reply = replyStrings(
+      await withRedisDeadline(
+        RESTORE_SCRIPT.run(
+          redis,
+          [
+            keys.record(record.id),
+            keys.indexAll(),
+            keys.indexTarget(record.targetId),
+            keys.indexStatus(record.status),
+            keys.indexTrigger(record.trigger.kind),
+            scheduleId === undefined ? keys.indexTrigger(record.trigger.kind) : keys.indexSchedule(scheduleId),
+            keys.active(record.targetId),
+            keys.indexStatus('failed'),
+          ],
+          [
+            record.id,
+            String(Date.parse(record.createdAt)),
+            scheduleId === undefined ? '0' : '1',
+            active ? '1' : '0',
+            ...encodeRecord(record, { kind: record.options.kind, ...(lostWhileQueued ? { lostWithRedis: '1' } : {}) }),
+          ],
+        ),
+        settings.redisTimeoutMs,
+        'restore record',
+      ),
+    );
+    return reply[0] === 'restored' ? 'restored' : 'exists';
   }
 
   /** True when a cancel was requested for this (running) capture. */

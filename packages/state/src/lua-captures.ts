@@ -135,3 +135,32 @@ redis.call('HINCRBY', METRICS_KEY, ARGV[5], 1)
 redis.call('PUBLISH', ARGV[2], cur[3] .. ' cancelled')
 return {'cancelled', 'cancelled'}
 `);
+
+/**
+ * Write a record again after Redis lost its data (queue redis-epoch.ts): the
+ * whole hash with its indexes (so GET, lists and retention find it), unless a
+ * record is there. A record that only this same path wrote for a capture lost
+ * while queued (`lostWithRedis`) gives way: the worker that still ran the
+ * capture knows better how it ended.
+ * KEYS: 1 record, 2 index all, 3 index target, 4 index of its status, 5 index trigger kind,
+ *       6 index of the schedule (or the trigger kind's again), 7 active set of the target,
+ *       8 index of status failed (where a `lostWithRedis` record is).
+ * ARGV: 1 id, 2 createdAt ms, 3 add to the schedule index (0|1), 4 keep it active (0|1: queued or running),
+ *       5.. record fields.
+ * Reply: {'restored'} | {'exists', status}.
+ */
+export const RESTORE_SCRIPT = new LuaScript(`
+local cur = redis.call('HMGET', KEYS[1], 'status', 'lostWithRedis')
+if cur[1] and cur[2] ~= '1' then return {'exists', cur[1]} end
+if cur[1] then
+  redis.call('ZREM', KEYS[8], ARGV[1])
+  redis.call('DEL', KEYS[1])
+end
+local fields = {}
+for i = 5, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('HSET', KEYS[1], unpack(fields))
+for i = 2, 5 do redis.call('ZADD', KEYS[i], ARGV[2], ARGV[1]) end
+if ARGV[3] == '1' then redis.call('ZADD', KEYS[6], ARGV[2], ARGV[1]) end
+if ARGV[4] == '1' then redis.call('ZADD', KEYS[7], ARGV[2], ARGV[1]) else redis.call('ZREM', KEYS[7], ARGV[1]) end
+return {'restored'}
+`);

@@ -18,7 +18,7 @@ import { getCapture, listCaptures, type CapturePage, type ListCapturesFilter } f
 import { TargetRegistry } from './registry.ts';
 import { requestCapture, type RequestCaptureInput, type RequestCaptureResult } from './requests.ts';
 import { CAPTURE_QUEUE, CAPTURE_STATUSES, type CaptureJob, type CaptureRecord, type CaptureStatus } from './schemas.ts';
-import { waitForCapture } from './wait.ts';
+import { isTerminal, waitForCapture } from './wait.ts';
 import { captureQueueName, coversPlacement } from './routing.ts';
 import { WorkerDirectory } from './workers.ts';
 import { noWorkerError } from './no-worker.ts';
@@ -175,8 +175,11 @@ export class HeapcapQueue {
   }
 
   /** Create a capture, join a queued/running one of the same target, or replay an Idempotency-Key. */
-  requestCapture(input: RequestCaptureInput): Promise<RequestCaptureResult> {
-    return requestCapture(this.#ctx, async (id) => (await this.targets.get(id))?.target ?? null, input);
+  async requestCapture(input: RequestCaptureInput): Promise<RequestCaptureResult> {
+    const result = await requestCapture(this.#ctx, async (id) => (await this.targets.get(id))?.target ?? null, input);
+    // Remembered until it finishes: if Redis loses its data meanwhile, this process writes its record again.
+    if (result.created && !isTerminal(result.record)) this.epoch.accepted.add(result.record);
+    return result;
   }
 
   /** One record, or null. */

@@ -18,6 +18,7 @@ export { OutputLog } from './output-log.ts';
 export { createMemoryCgroup, memoryCgroupLayout, type MemoryCgroup, type CgroupStats } from './cgroup.ts';
 export { startMinio, minioBinary } from './minio.ts';
 export type { MinioServer, MinioOptions } from './minio.ts';
+export { heapcapS3Env } from './minio.ts';
 export { startCdpProxy, type CdpProxy, type CdpProxyOptions } from './cdp-proxy.ts';
 export { startPersistentRedis, type PersistentRedis } from './persistent-redis.ts';
 export { createTestWorld, type TestWorld, type WorldTarget } from './world.ts';

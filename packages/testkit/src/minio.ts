@@ -199,3 +199,15 @@ export async function startMinio(options: MinioOptions = {}): Promise<MinioServe
     },
   };
 }
+
+/** The environment that points a heapcap process's store at `minio`: `storage` is the `s3://bucket/prefix` URL. */
+export function heapcapS3Env(minio: MinioServer, storage: string): Record<string, string> {
+  return {
+    HEAPCAP_STORAGE: storage,
+    HEAPCAP_S3_ENDPOINT: minio.endpoint,
+    HEAPCAP_S3_FORCE_PATH_STYLE: 'true',
+    AWS_ACCESS_KEY_ID: minio.accessKey,
+    AWS_SECRET_ACCESS_KEY: minio.secretKey,
+    AWS_REGION: minio.region,
+  };
+}

@@ -54,3 +54,37 @@ void test('defect 4: FLUSHALL under a running serve: the janitor scheduler and t
   assert.ok(body.redisDataLoss.lost.includes('schedules'));
   assert.deepEqual(body.redisDataLoss.recreated, ['the retention janitor', "the targets file's entries"]);
 });
+
+void test('defect 4: a queued capture answered 202 and lost with Redis data is named in an error line, recorded again as failed redis_data_lost, and counted in /metrics', async (t) => {
+  const [redis, dir] = await Promise.all([startRedis(), tmpDir('heapcap-data-loss-queued')]);
+  t.after(async () => {
+    await redis.stop();
+    await dir.cleanup();
+  });
+  const work = join(dir.path, 'serve');
+  await mkdir(work);
+  await writeFile(join(work, 'targets.yaml'), `targets:\n  - id: held\n    kind: node\n    inspect: 127.0.0.1:${await freePort()}\n`);
+  const serve = await startDevServe(work, redis.url, { HEAPCAP_LOG_LEVEL: 'info' });
+  t.after(() => serve.stop());
+  // Another capture holds the target: this one stays queued (the worker puts it back, delayed, without an attempt).
+  assert.equal(await redis.cli('SET', 'heapcap:hc:lock:held', 'another-capture', 'PX', '600000'), 'OK');
+  const res = await fetch(`${serve.url}/v1/captures`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: 'held' }) });
+  assert.equal(res.status, 202);
+  const { id } = ((await res.json()) as { capture: { id: string } }).capture;
+  assert.equal(((await (await fetch(`${serve.url}/v1/captures/${id}`)).json()) as { capture: { status: string } }).capture.status, 'queued');
+
+  assert.equal(await redis.cli('FLUSHALL'), 'OK');
+  const line = await waitFor(() => serve.stdout.lines().find((l) => l.includes('lost with Redis') && l.includes(id)), { timeoutMs: 30_000, what: 'the error line naming the lost capture' });
+  assert.match(line, /"level":50/);
+  assert.match(line, /"code":"redis_data_lost"/);
+  const got = await fetch(`${serve.url}/v1/captures/${id}`);
+  assert.equal(got.status, 200, 'a 404 before: the record went with the data');
+  const record = ((await got.json()) as { capture: { status: string; error: { code: string; hint?: string } | null } }).capture;
+  assert.equal(record.status, 'failed');
+  assert.equal(record.error?.code, 'redis_data_lost');
+  assert.equal(record.error?.hint, 'request the capture again');
+  const metrics = await (await fetch(`${serve.url}/metrics`)).text();
+  assert.match(metrics, /^heapcap_redis_data_loss_total 1$/m);
+  assert.match(metrics, /^heapcap_captures_lost_with_redis_total\{state="accepted"\} 1$/m);
+  assert.match(metrics, /^heapcap_captures_lost_with_redis_total\{state="running"\} 0$/m);
+});

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test, type TestContext } from 'node:test';
-import { startDevServe, startMinio, startRedis, tmpDir, waitFor, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { heapcapS3Env, startDevServe, startMinio, startRedis, tmpDir, waitFor, type MinioServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 import { SHUTDOWN_GRACE_MS } from '@heapcap/service';
 
 let dir: TmpDir;
@@ -60,28 +60,28 @@ void test('defect 2: serve exits on SIGTERM within its grace with Redis paused (
   }
 });
 
-void test('defect 2: serve exits on SIGTERM within its grace with MinIO down', async (t) => {
+/** serve on S3 storage in a real MinIO; `fault` breaks MinIO, then SIGTERM: exits 0 within its grace. */
+async function minioCase(t: TestContext, what: string, fault: (minio: MinioServer) => Promise<void>): Promise<void> {
   const redis = await startRedis();
   const minio = await startMinio();
   try {
     await minio.createBucket('heapcap');
-    const serve = await startDevServe(dir.path, redis.url, {
-      HEAPCAP_STORAGE: 's3://heapcap/faults',
-      HEAPCAP_S3_ENDPOINT: minio.endpoint,
-      HEAPCAP_S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: minio.accessKey,
-      AWS_SECRET_ACCESS_KEY: minio.secretKey,
-      AWS_REGION: minio.region,
-    });
-    await minio.kill('SIGKILL');
+    const serve = await startDevServe(dir.path, redis.url, heapcapS3Env(minio, 's3://heapcap/faults'));
+    await fault(minio);
     const out = await terminate(serve);
-    assertWithinGrace('MinIO down', out, serve, t);
+    assertWithinGrace(what, out, serve, t);
     assert.equal(out.code, 0);
   } finally {
+    minio.resume();
     await minio.stop();
     await redis.stop();
   }
-});
+}
+
+void test('defect 2: serve exits on SIGTERM within its grace with MinIO down', (t) => minioCase(t, 'MinIO down', (minio) => minio.kill('SIGKILL')));
+
+// Frozen, the store still accepts connections and answers nothing: a close that waited on it would hang.
+void test('defect 2: serve exits on SIGTERM within its grace with MinIO paused (SIGSTOP)', (t) => minioCase(t, 'MinIO paused', async (minio) => minio.pause()));
 
 void test('defect 9: serve on unwritable storage says so at start, and /readyz says why', async () => {
   const redis = await startRedis();

@@ -57,7 +57,12 @@ async function processCapture(deps: ProcessorDeps, job: Job<unknown>, token: str
   const { captureId, targetId } = parsed.data;
   const log = deps.log.child({ captureId, targetId, jobId: job.id });
   const before = await queue.attempts.get(captureId);
-  if (before === null) throw new UnrecoverableError(`invalid_input: no capture record ${captureId}`);
+  if (before === null) {
+    // A job without its record: Redis lost its data between the two (the job is all that is left; the process
+    // that accepted the capture writes its record again when it notices the loss).
+    log.error({ code: 'redis_data_lost' }, 'capture job without a record (Redis lost its data?): not run');
+    throw new UnrecoverableError(`invalid_input: no capture record ${captureId}`);
+  }
   if (isTerminal(before)) {
     log.info({ status: before.status }, 'capture already finished; nothing to do');
     return;
@@ -243,7 +248,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   } finally {
     a.bullSignal?.removeEventListener('abort', onBullAbort);
   }
-  await finishAttempt({ ...a, log, attempt, outcome });
+  await finishAttempt({ ...a, log, attempt, startedAt: new Date(startedAtMs).toISOString(), outcome });
 }
 
 /** The target's last measured snapshot cost, for the headroom gate; null when none (or Redis cannot say: the model decides then). */
@@ -302,38 +307,68 @@ async function recordWithRetry(write: () => Promise<TransitionResult>, limitMs: 
   }
 }
 
+/** What finishAttempt writes about one attempt. */
+type FinishInput = AttemptInput & { attempt: number; startedAt: string; outcome: AttemptOutcome };
+
+/**
+ * The record went with Redis's data while the attempt ran (issue 25 defect 4): the transition found it missing,
+ * or found the `redis_data_lost` record the accepting process wrote again. Write it again as this attempt ended:
+ * the artifacts it stored are then pointed to (retention deletes them in time), and a client polling the capture
+ * reads its outcome instead of a 404. Returns the fields for the outcome log line (`recorded: false` then).
+ */
+async function recordAgainIfLost(a: FinishInput, result: TransitionResult | undefined, ended: Pick<CaptureRecord, 'status' | 'phase' | 'error' | 'timings' | 'artifact'>): Promise<{ recorded?: false; recordLost?: true; recordedAgain?: boolean }> {
+  if (result === undefined || result.ok || (result.reason !== 'missing' && result.reason !== 'terminal')) return {};
+  const { queue } = a.deps;
+  const now = new Date().toISOString();
+  let again: 'restored' | 'exists';
+  try {
+    again = await queue.attempts.restore({ ...a.record, ...ended, attempts: a.attempt, startedAt: a.startedAt, finishedAt: now, updatedAt: now });
+  } catch (err) {
+    a.log.error({ err, code: 'redis_data_lost' }, 'the capture record was lost with Redis’s data and could not be written again');
+    queue.epoch.countLostCaptures('running');
+    return { recorded: false, recordLost: true, recordedAgain: false };
+  }
+  if (again === 'exists') return {};
+  queue.epoch.countLostCaptures('running');
+  a.log.error(
+    { code: 'redis_data_lost', status: ended.status, key: ended.artifact?.key },
+    `the capture record was lost with Redis’s data while the capture ran: written again as ${ended.status}${ended.artifact === null ? '' : ' (it points to the stored artifacts)'}`,
+  );
+  return { recorded: false, recordLost: true, recordedAgain: true };
+}
+
 /**
  * Write the attempt's outcome to the record, log it in exactly one outcome
  * line, and tell BullMQ what follows (throwing the error that decides retry).
  */
-async function finishAttempt(a: AttemptInput & { attempt: number; outcome: AttemptOutcome }): Promise<void> {
+async function finishAttempt(a: FinishInput): Promise<void> {
   const { queue, tuning } = a.deps;
   const { attempt, captureId, target, log, outcome } = a;
   const limit = tuning.recordRetryMs;
   if (outcome.kind === 'succeeded') {
     const { out, timings } = outcome;
-    const { recorded, result } = await recordWithRetry(
-      () =>
-        queue.attempts.succeed(captureId, target.id, attempt, timings, {
-          key: out.stored.key,
-          manifestKey: out.manifestObject.key,
-          location: out.stored.location,
-          bytesUncompressed: out.stored.bytesUncompressed,
-          bytesStored: out.stored.bytesStored,
-          sha256: out.stored.sha256,
-          gzip: out.stored.gzip,
-          ...(out.kind === 'sampling-profile' ? { kind: out.kind } : {}),
-          ...(out.summary.kind === 'stored' ? { summaryKey: out.summary.key } : {}),
-          ...(out.summary.kind === 'failed' ? { summaryError: `${out.summary.code}: ${out.summary.message}` } : {}),
-        }),
-      limit,
-      log,
-    );
-    const moved = result !== undefined && !result.ok ? { recordMovedOn: result.reason, recordStatus: result.status } : {};
+    const artifact = {
+      key: out.stored.key,
+      manifestKey: out.manifestObject.key,
+      location: out.stored.location,
+      bytesUncompressed: out.stored.bytesUncompressed,
+      bytesStored: out.stored.bytesStored,
+      sha256: out.stored.sha256,
+      gzip: out.stored.gzip,
+      ...(out.kind === 'sampling-profile' ? { kind: out.kind } : {}),
+      ...(out.summary.kind === 'stored' ? { summaryKey: out.summary.key } : {}),
+      ...(out.summary.kind === 'failed' ? { summaryError: `${out.summary.code}: ${out.summary.message}` } : {}),
+    };
+    const written = await recordWithRetry(() => queue.attempts.succeed(captureId, target.id, attempt, timings, artifact), limit, log);
+    const { result } = written;
+    const lost = await recordAgainIfLost(a, result, { status: 'succeeded', phase: null, error: null, timings, artifact });
+    const recorded = lost.recorded ?? written.recorded;
+    const moved = result !== undefined && !result.ok && lost.recordLost !== true ? { recordMovedOn: result.reason, recordStatus: result.status } : {};
     const summary = out.summary.kind === 'failed' ? { summaryError: out.summary.code } : { summary: out.summary.kind };
-    log.info({ outcome: 'succeeded', recorded, ...moved, timings, bytesStored: out.stored.bytesStored, key: out.stored.key, ...summary }, 'capture succeeded');
+    log.info({ outcome: 'succeeded', recorded, ...lost, ...moved, timings, bytesStored: out.stored.bytesStored, key: out.stored.key, ...summary }, 'capture succeeded');
     // Unrecorded: the job fails and the reconciler settles the record; the artifact is complete and stays.
-    if (!recorded) throw new UnrecoverableError('internal: the capture succeeded but Redis did not take its record');
+    if (!written.recorded) throw new UnrecoverableError('internal: the capture succeeded but Redis did not take its record');
+    if (lost.recordLost === true) throw new UnrecoverableError('redis_data_lost: the capture succeeded; its record went with Redis’s data');
     // A scheduled capture answers "what grew since the last one?" on its record.
     if (result?.ok === true && a.record.trigger.kind === 'schedule' && out.kind === 'snapshot' && out.summary.kind === 'stored') {
       await recordGrowth({ queue, sink: a.deps.sink, log }, a.record, out.summary.summary);
@@ -347,14 +382,19 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
   const phase = lostInPhase ?? error.phase ?? null;
   const timings = error.timings ?? null;
   if (abort === 'cancel') {
-    const { recorded } = await recordWithRetry(() => queue.attempts.cancelled(captureId, target.id, attempt, phase, timings), limit, log);
-    log.info({ outcome: 'cancelled', recorded, phase, settle }, 'capture cancelled');
+    const written = await recordWithRetry(() => queue.attempts.cancelled(captureId, target.id, attempt, phase, timings), limit, log);
+    const error = { code: 'cancelled', message: 'cancelled while running', ...(phase === null ? {} : { phase }) };
+    const lost = await recordAgainIfLost(a, written.result, { status: 'cancelled', phase, error, timings, artifact: null });
+    log.info({ outcome: 'cancelled', recorded: written.recorded, ...lost, phase, settle }, 'capture cancelled');
     throw new UnrecoverableError('cancelled');
   }
   if (abort === 'shutdown') {
     // Not the capture's fault: hand it back to the queue for another worker, without spending an attempt.
-    const { recorded } = await recordWithRetry(() => queue.attempts.release(captureId, target.id, attempt), limit, log);
-    log.warn({ outcome: 'handed back', recorded, phase }, 'worker shutting down; capture handed back to the queue');
+    const written = await recordWithRetry(() => queue.attempts.release(captureId, target.id, attempt), limit, log);
+    // Gone with Redis's data: its job too, so there is nothing to hand back; the record says so.
+    const error = { code: 'redis_data_lost', message: 'Redis lost its data while the capture ran; the worker shut down before it finished', hint: 'request the capture again', ...(phase === null ? {} : { phase }) };
+    const lost = await recordAgainIfLost(a, written.result, { status: 'failed', phase, error, timings, artifact: null });
+    log.warn({ outcome: 'handed back', recorded: written.recorded, ...lost, phase }, 'worker shutting down; capture handed back to the queue');
     await a.job.moveToDelayed(Date.now(), a.token);
     throw new DelayedError();
   }
@@ -366,8 +406,11 @@ async function finishAttempt(a: AttemptInput & { attempt: number; outcome: Attem
     ...(phase === null ? {} : { phase }),
     settle,
   };
-  const { recorded } = await recordWithRetry(() => queue.attempts.fail(captureId, target.id, attempt, info, timings, retry), limit, log);
-  log.warn({ outcome: 'failed', recorded, code: info.code, phase, retry, attemptsMade: a.job.attemptsMade, settle }, retry ? 'capture failed; will retry' : 'capture failed');
-  if (retry) throw new Error(`${info.code}: ${info.message}`);
+  const written = await recordWithRetry(() => queue.attempts.fail(captureId, target.id, attempt, info, timings, retry), limit, log);
+  // Gone with Redis's data: its job too, so no retry follows; written again as failed for good.
+  const lost = await recordAgainIfLost(a, written.result, { status: 'failed', phase, error: { ...info, settle: info.settle }, timings, artifact: null });
+  const retrying = retry && lost.recordLost !== true;
+  log.warn({ outcome: 'failed', recorded: written.recorded, ...lost, code: info.code, phase, retry: retrying, attemptsMade: a.job.attemptsMade, settle }, retrying ? 'capture failed; will retry' : 'capture failed');
+  if (retrying) throw new Error(`${info.code}: ${info.message}`);
   throw new UnrecoverableError(`${info.code}: ${info.message}`);
 }

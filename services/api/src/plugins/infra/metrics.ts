@@ -13,7 +13,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { FinishedMetrics, HeapcapQueue } from '@heapcap/state';
+import type { DataLossCounts, FinishedMetrics, HeapcapQueue } from '@heapcap/state';
 
 /** Label values in the exposition format: backslash, quote and newline escaped. */
 function label(value: string): string {
@@ -39,6 +39,25 @@ export function renderFinished(m: FinishedMetrics): string {
     ...Object.entries(m.bytes).map(([kind, n]) => `heapcap_capture_bytes_total{kind="${label(kind)}"} ${n}`),
   );
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The Redis data-loss counters: this process's own (counters kept in Redis go
+ * with the data they count). `accepted`: records this process wrote again for
+ * captures it had accepted; `running`: records a worker in this process wrote
+ * again for the capture it ran (in `heapcap serve` both are this process).
+ */
+export function renderDataLoss(c: DataLossCounts): string {
+  return [
+    '# HELP heapcap_redis_data_loss_total Times this process found that Redis had lost its data (restart without persistence, failover, FLUSHALL)',
+    '# TYPE heapcap_redis_data_loss_total counter',
+    `heapcap_redis_data_loss_total ${c.losses}`,
+    '# HELP heapcap_captures_lost_with_redis_total Captures whose record went with Redis\'s data and was written again by this process: accepted (not finished: failed redis_data_lost) or running (as it ended)',
+    '# TYPE heapcap_captures_lost_with_redis_total counter',
+    `heapcap_captures_lost_with_redis_total{state="accepted"} ${c.captures.accepted}`,
+    `heapcap_captures_lost_with_redis_total{state="running"} ${c.captures.running}`,
+    '',
+  ].join('\n');
 }
 
 /** The API's metrics; handlers record into these. */
@@ -83,7 +102,7 @@ export class ApiMetrics {
   /** The exposition text. */
   async render(): Promise<{ contentType: string; body: string }> {
     await this.refresh();
-    return { contentType: this.registry.contentType, body: `${await this.registry.metrics()}${renderFinished(this.#finished)}` };
+    return { contentType: this.registry.contentType, body: `${await this.registry.metrics()}${renderFinished(this.#finished)}${renderDataLoss(this.#queue.epoch.counts())}` };
   }
 }
 

@@ -1,0 +1,177 @@
+/**
+ * One cell of the fault matrix (issue 25): against `bin/heapcap serve` with a
+ * real Redis (AOF), MinIO and a Node target, request a capture, inject one
+ * fault when the capture reaches one phase, clear it, and report what was
+ * left: the record's final status, code and phase, the objects and multipart
+ * uploads under the cell's own storage prefix, whether the target lock is
+ * still held, and whether serve is healthy afterwards (ready, and a capture of
+ * a second, untouched target succeeds).
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { fixturePath, heapcapS3Env, startDevServe, startNodeTarget, waitFor, type MinioServer, type NodeTarget, type PersistentRedis } from '@heapcap/testkit';
+
+const run = promisify(execFile);
+
+export const FAULTS = ['redis-down', 'redis-paused', 'minio-down', 'minio-paused', 'target-killed', 'target-frozen'] as const;
+export const PHASES = ['queued', 'generate', 'serialize'] as const;
+export type Fault = (typeof FAULTS)[number];
+export type CellPhase = (typeof PHASES)[number];
+
+/** How long a fault lasts before it is cleared (a killed target stays dead). */
+export const HOLD_MS = 4_000;
+/** The faulted target's heap: its snapshot takes seconds, so each phase is caught by polling. */
+export const HEAP_MB = 80;
+
+/** What the matrix expects of a cell: the record's final status, and for a failure its code and phase. */
+export interface Expected {
+  status: 'succeeded' | 'failed';
+  code?: string;
+  phase?: string;
+}
+
+/** What a cell left behind. */
+export interface CellResult {
+  fault: Fault;
+  phase: CellPhase;
+  status: string;
+  code: string | null;
+  failedPhase: string | null;
+  attempts: number;
+  objects: string[];
+  multipartUploads: number;
+  lockHeld: boolean;
+  healthyAfter: boolean;
+  ms: number;
+}
+
+/** What every cell shares: Redis with persistence, MinIO with the bucket, a healthy second target. */
+export interface Rig {
+  redis: PersistentRedis;
+  minio: MinioServer;
+  bucket: string;
+  spare: NodeTarget;
+  dir: string;
+}
+
+/** One Redis command through redis-cli (works the same whatever heapcap's clients are doing). */
+export async function redisCli(redis: PersistentRedis, ...args: string[]): Promise<string> {
+  const { stdout } = await run('redis-cli', ['-p', String(redis.port), ...args], { timeout: 10_000 });
+  return stdout.trim();
+}
+
+interface Wire {
+  status: string;
+  phase: string | null;
+  attempts: number;
+  error: { code: string; phase?: string } | null;
+}
+
+async function record(url: string, id: string): Promise<Wire | undefined> {
+  const res = await fetch(`${url}/v1/captures/${id}`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+  if (res?.status !== 200) return undefined;
+  return ((await res.json()) as { capture: Wire }).capture;
+}
+
+/** Inject `fault`; resolves with the function that clears it. */
+async function inject(rig: Rig, fault: Fault, target: NodeTarget): Promise<() => Promise<void>> {
+  switch (fault) {
+    case 'redis-down':
+      await rig.redis.stop();
+      return () => rig.redis.start();
+    case 'redis-paused':
+      rig.redis.pause();
+      return async () => rig.redis.resume();
+    case 'minio-down':
+      await rig.minio.kill('SIGKILL');
+      return () => rig.minio.restart();
+    case 'minio-paused':
+      rig.minio.pause();
+      return async () => rig.minio.resume();
+    case 'target-killed':
+      await target.kill('SIGKILL');
+      return async () => undefined;
+    case 'target-frozen':
+      process.kill(target.pid, 'SIGSTOP');
+      return async () => void process.kill(target.pid, 'SIGCONT');
+  }
+}
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
+
+/** Run one cell; `n` names its target, storage prefix and work directory. */
+export async function runCell(rig: Rig, fault: Fault, phase: CellPhase, n: number): Promise<CellResult> {
+  const started = performance.now();
+  const id = `app${n}`;
+  const prefix = `cell${n}`;
+  const work = join(rig.dir, prefix);
+  await mkdir(work, { recursive: true });
+  const target = await startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: String(HEAP_MB) } });
+  const stops: (() => Promise<unknown>)[] = [() => target.kill('SIGKILL')];
+  try {
+    await writeFile(
+      join(work, 'targets.yaml'),
+      `targets:\n  - id: ${id}\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n  - id: spare\n    kind: node\n    inspect: 127.0.0.1:${rig.spare.port}\n`,
+    );
+    const serve = await startDevServe(work, rig.redis.url, { ...heapcapS3Env(rig.minio, `s3://${rig.bucket}/${prefix}`), HEAPCAP_LOG_LEVEL: 'info' });
+    stops.unshift(() => serve.stop('SIGTERM'));
+    const lockKey = `heapcap:hc:lock:${id}`;
+    // Queued: another capture holds the target, so this one waits in the queue through the fault.
+    if (phase === 'queued') await redisCli(rig.redis, 'SET', lockKey, 'fault-matrix', 'PX', '120000');
+    const res = await fetch(`${serve.url}/v1/captures`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: id }) });
+    if (res.status !== 202) throw new Error(`capture request: ${res.status} ${await res.text()}`);
+    const captureId = ((await res.json()) as { capture: { id: string } }).capture.id;
+    if (phase !== 'queued') {
+      await waitFor(async () => (await record(serve.url, captureId))?.phase === phase, { timeoutMs: 60_000, intervalMs: 10, what: `capture ${captureId} in ${phase}` });
+    }
+    const clear = await inject(rig, fault, target);
+    await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+    await clear();
+    if (phase === 'queued') await waitFor(async () => (await redisCli(rig.redis, 'DEL', lockKey)) !== '', { timeoutMs: 30_000, what: 'the test lock released' });
+    const final = await waitFor(
+      async () => {
+        const r = await record(serve.url, captureId);
+        return r !== undefined && TERMINAL.has(r.status) ? r : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 250, what: `capture ${captureId} terminal` },
+    );
+    const objects = await waitFor(() => listAll(rig, prefix), { timeoutMs: 10_000, what: 'the object listing' });
+    const uploads = await rig.minio.client.send(new ListMultipartUploadsCommand({ Bucket: rig.bucket, Prefix: `${prefix}/` }));
+    const lockHeld = (await redisCli(rig.redis, 'EXISTS', lockKey)) === '1';
+    const healthyAfter = await healthy(serve.url);
+    return {
+      fault,
+      phase,
+      status: final.status,
+      code: final.error?.code ?? null,
+      failedPhase: final.status === 'succeeded' ? null : (final.error?.phase ?? final.phase),
+      attempts: final.attempts,
+      objects,
+      multipartUploads: uploads.Uploads?.length ?? 0,
+      lockHeld,
+      healthyAfter,
+      ms: Math.round(performance.now() - started),
+    };
+  } finally {
+    for (const stop of stops) await stop().catch(() => undefined);
+  }
+}
+
+async function listAll(rig: Rig, prefix: string): Promise<string[]> {
+  const out = await rig.minio.client.send(new ListObjectsV2Command({ Bucket: rig.bucket, Prefix: `${prefix}/` }));
+  return (out.Contents ?? []).map((o) => (o.Key ?? '').slice(prefix.length + 1)).sort();
+}
+
+/** Ready again, and a capture of the untouched target succeeds. */
+async function healthy(url: string): Promise<boolean> {
+  try {
+    await waitFor(async () => (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined))?.status === 200, { timeoutMs: 60_000, intervalMs: 250, what: '/readyz 200' });
+    const res = await fetch(`${url}/v1/captures?wait=120`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: 'spare', force: true }), signal: AbortSignal.timeout(150_000) });
+    return res.ok && ((await res.json()) as { capture: { status: string } }).capture.status === 'succeeded';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Issue 25, defect 4, a capture running when Redis loses its data (FLUSHALL
+ * here; a restart without persistence is the same): its record and the target
+ * lock go with the data. It must not end with artifacts no record points to,
+ * nor log `recorded: true` about a record that is gone: the worker writes the
+ * record again as the attempt ended (docs/operations.md).
+ *
+ * The target is frozen (SIGSTOP) in the middle of its snapshot so the loss
+ * lands there, at a known point, not somewhere racing the capture's end.
+ */
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { test, type TestContext } from 'node:test';
+import { pino } from 'pino';
+import type { CaptureRecord } from '@heapcap/state';
+import { startRedis, waitFor } from '@heapcap/testkit';
+import type { WorkerTuning } from '../src/index.ts';
+import { createHarness } from './helpers/harness.ts';
+
+/** A logger whose JSON lines the test reads. */
+function capturedLog(): { log: pino.Logger; lines: () => Record<string, unknown>[] } {
+  const raw: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      raw.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      cb();
+    },
+  });
+  return { log: pino({ level: 'info' }, sink), lines: () => raw.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+/** The record once it has `status`. */
+async function recordWhen(h: Awaited<ReturnType<typeof createHarness>>, id: string, status: string): Promise<CaptureRecord> {
+  return waitFor(
+    async () => {
+      const r = await h.queue.getCapture(id);
+      return r?.status === status ? r : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 200, what: `the record written again as ${status}` },
+  );
+}
+
+/**
+ * A worker with `tuning` capturing a 150 MB target: once its snapshot was asked
+ * for, the target is frozen and Redis flushed. Everything is closed after `t`.
+ */
+async function lossMidSnapshot(t: TestContext, tuning: Partial<WorkerTuning>) {
+  const redis = await startRedis();
+  const { log, lines } = capturedLog();
+  const h = await createHarness(redis.url, {}, log);
+  t.after(async () => {
+    await h.cleanup();
+    await redis.stop();
+  });
+  const target = await h.addTarget('big', 150);
+  await h.startWorker(tuning);
+  const { record } = await h.queue.requestCapture({ targetId: target.id, trigger: { kind: 'rest', who: 'oncall' } });
+  // A 150 MB heap takes seconds to snapshot: polled every 5 ms, the freeze lands inside it.
+  await waitFor(() => target.proxy.snapshotCalls() === 1, { timeoutMs: 60_000, intervalMs: 5, what: 'takeHeapSnapshot sent' });
+  process.kill(target.node.pid, 'SIGSTOP');
+  assert.equal(target.proxy.snapshotsCompleted(), 0, 'the snapshot was still running when the target froze');
+  assert.equal(await redis.cli('FLUSHALL'), 'OK');
+  assert.equal(await h.queue.getCapture(record.id), null, 'the FLUSHALL took the record');
+  return { h, lines, id: record.id, resume: () => process.kill(target.node.pid, 'SIGCONT') };
+}
+
+void test('defect 4: a capture that succeeds after Redis lost its data mid-snapshot is written again as succeeded, pointing to its artifacts (not logged as recorded: true)', async (t) => {
+  // Leases long enough that no renewal falls inside the test: the capture runs to its end after the loss.
+  const { h, lines, id, resume } = await lossMidSnapshot(t, { targetLeaseMs: 300_000, lockDurationMs: 300_000, stalledIntervalMs: 300_000 });
+  resume();
+
+  const record = await recordWhen(h, id, 'succeeded');
+  assert.ok(record.artifact !== null);
+  assert.equal(record.attempts, 1);
+  const files = await h.storedFiles();
+  const { key, manifestKey } = record.artifact;
+  assert.ok(files.some((f) => key.endsWith(f)), `${key} among ${files.join(', ')}`);
+  assert.ok(files.some((f) => manifestKey.endsWith(f)), `the manifest ${manifestKey} is there`);
+  // Listed (the indexes are back), so retention finds it.
+  assert.ok((await h.queue.listCaptures()).items.some((c) => c.id === id));
+  const outcome = await waitFor(() => lines().find((l) => l['captureId'] === id && l['outcome'] === 'succeeded'), { timeoutMs: 10_000, what: 'the outcome line' });
+  assert.equal(outcome['recorded'], false);
+  assert.equal(outcome['recordLost'], true);
+  assert.equal(outcome['recordedAgain'], true);
+  const error = lines().find((l) => l['captureId'] === id && l['code'] === 'redis_data_lost');
+  assert.equal(error?.['level'], 50);
+  assert.match(String(error?.['msg']), /written again as succeeded/);
+});
+
+void test('defect 4: a capture whose lease renewal finds the lock gone with Redis data stops as target_lock_lost, is written again as failed, and leaves no artifact', async (t) => {
+  const { h, lines, id, resume } = await lossMidSnapshot(t, { lockDurationMs: 300_000, stalledIntervalMs: 300_000, settleTimeoutMs: 60_000 });
+  // The next renewal (every second at FAST_TUNING's 3 s lease) finds the lock gone and aborts.
+  await waitFor(() => lines().some((l) => l['captureId'] === id && String(l['msg']).startsWith('lost the target lock')), { timeoutMs: 30_000, what: 'the lease finding the lock gone' });
+  resume();
+  const record = await recordWhen(h, id, 'failed');
+  assert.equal(record.error?.code, 'target_lock_lost');
+  assert.equal(record.error?.phase, 'generate');
+  assert.deepEqual((await h.storedFiles()).filter((f) => !f.startsWith('.')), [], 'no artifact');
+  const outcome = lines().find((l) => l['captureId'] === id && l['outcome'] === 'failed');
+  assert.equal(outcome?.['recordedAgain'], true);
+  assert.equal(outcome?.['retry'], false);
+});
