@@ -101,9 +101,16 @@ export interface Suspect {
   reason: string;
 }
 
+/** One capture of a diff and its analysis (`none` when never asked for; `error` when it failed). */
+export interface DiffSideRef {
+  captureId: string;
+  createdAt: string;
+  analysis: { status: string; error?: string };
+}
+
 export interface DiffView {
-  base: { captureId: string; createdAt: string; analysis: { status: string } };
-  head: { captureId: string; createdAt: string; analysis: { status: string } };
+  base: DiffSideRef;
+  head: DiffSideRef;
   omittedClasses: number;
   diff: {
     suspects: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[] };

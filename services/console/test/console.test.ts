@@ -174,10 +174,32 @@ void describe('console', () => {
     await page.waitForFunction((base, head) => location.hash === `#/compare?base=${base}&head=${head}`, { timeout: 15_000 }, firstCapture.id, second.id);
     const top = await page.waitForSelector('[data-testid=suspects] li[data-rank="1"]', { timeout: 30_000 });
     assert.equal(await top!.evaluate((e) => e.getAttribute('data-class')), 'SessionRecord');
+    // Summary-only (neither capture analysed): one note saying what gets holders, with the button; no empty holders.
+    const notes = await page.$$eval('[data-testid=suspects-note]', (els) => els.map((e) => e.textContent ?? ''));
+    assert.equal(notes.length, 1);
+    assert.match(notes[0]!, /need an analysis of both captures \(the base has no analysis, the head has no analysis\)/);
+    assert.doesNotMatch(notes[0]!, /summary-only|POST \/v1/, 'the API\'s curl-facing note is not repeated');
+    assert.equal(await page.$eval('[data-testid=analyse-both]', (e) => e.textContent), 'Analyse both');
+    const suspectsText = await page.$eval('[data-testid=suspects]', (e) => e.textContent ?? '');
+    assert.doesNotMatch(suspectsText, /held by|holder unknown|–/);
+    // The class table starts with the suspects in rank order, not with the engine's strings.
+    const ranked = await page.$$eval('[data-testid=suspects] li', (els) => els.map((e) => e.getAttribute('data-class')));
+    const rows = await page.$$eval('[data-testid=classes] tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-class')));
+    assert.deepEqual(rows.slice(0, ranked.length), ranked);
+    assert.equal(await page.$eval('th[aria-sort="descending"] button', (e) => e.getAttribute('data-sort')), 'rank');
+    await shot(page, 'compare-summary');
     await page.click('button[data-sort="countDelta"]');
     await page.waitForSelector('th[aria-sort="descending"] button[data-sort="countDelta"]', { timeout: 5_000 });
     const counts = await page.$$eval('[data-testid=classes] tbody tr td:nth-child(3)', (tds) => tds.map((td) => Number((td.textContent ?? '').replace(/[+,]/g, ''))));
     assert.deepEqual(counts, [...counts].sort((a, b) => b - a), 'sorted by count delta, largest first');
+    // "Analyse both": the page follows the analyses and shows the holders when they are done.
+    await page.click('[data-testid=analyse-both]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=suspects-note]').length === 0, { timeout: 120_000 });
+    const graphTop = await page.waitForSelector('[data-testid=suspects] li[data-rank="1"]', { timeout: 15_000 });
+    assert.equal(await graphTop!.evaluate((e) => e.getAttribute('data-class')), 'SessionRecord');
+    assert.match((await graphTop!.evaluate((e) => e.textContent)) ?? '', /held by \S+/);
+    await page.click('button[data-sort="rank"]');
+    await page.waitForSelector('th[aria-sort="descending"] button[data-sort="rank"]', { timeout: 5_000 });
     await shot(page, 'compare');
     await page.goto(`${serve.url}/ui/#/captures`);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=captures] tbody tr').length >= 2, { timeout: 15_000 });
