@@ -5,7 +5,8 @@
  * Each view's screenshot goes to docs/console/ (the README shows them).
  */
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
@@ -16,6 +17,9 @@ import { hashToken } from '@heapcap/api';
 // What the functions passed to page.evaluate read in the browser (this file is typed for Node).
 declare const location: { hash: string };
 declare const document: { cookie: string; querySelectorAll(selector: string): { length: number } };
+declare const axe: {
+  run(context: unknown, options: unknown): Promise<{ passes: unknown[]; violations: { id: string; impact?: string | null; help: string; nodes: { target: string[] }[] }[] }>;
+};
 
 const TOKENS = { admin: 'console-admin-7f3e91c2', reader: 'console-reader-2b8d40aa' };
 const SHOTS = join(REPO_ROOT, 'docs/console');
@@ -30,7 +34,31 @@ let browser: Browser;
 let page: Page;
 const firstCapture: { id?: string } = {};
 
+let axeSource: string | undefined;
+
+/**
+ * axe-core on the page as it is: fails on serious or critical violations (WCAG
+ * 2.x A/AA and axe's best practices). The source goes in through the DevTools
+ * protocol, which the page's CSP (no inline script) does not apply to.
+ */
+async function accessible(p: Page, name: string): Promise<void> {
+  axeSource ??= await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await p.evaluate(axeSource);
+  const found = await p.evaluate(async () => {
+    const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return { passes: r.passes.length, violations: r.violations.map((v) => ({ id: v.id, impact: v.impact ?? null, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) })) };
+  });
+  // A page axe could not read passes nothing: require that its rules ran.
+  assert.ok(found.passes > 10, `${name}: axe-core ran ${found.passes} rules`);
+  const minor = found.violations.filter((v) => v.impact !== 'serious' && v.impact !== 'critical');
+  if (minor.length > 0) console.log(`${name}: axe-core (moderate/minor, not failing): ${minor.map((v) => `${v.id} at ${v.nodes.join(', ')}`).join('; ')}`);
+  const bad = found.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad, [], `${name}: axe-core found ${bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.join(', ')}`).join('; ')}`);
+}
+
+/** Every view the test reaches: checked with axe-core, then its screenshot for the docs. */
 async function shot(p: Page, name: string): Promise<void> {
+  await accessible(p, name);
   await p.screenshot({ path: join(SHOTS, `${name}.png`) as `${string}.png`, fullPage: true });
 }
 
