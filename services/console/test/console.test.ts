@@ -234,6 +234,39 @@ void describe('console', () => {
     await shot(page, 'captures');
   });
 
+  void it('creates a schedule: the API\'s validation message at its field, then the schedule with its next runs', async () => {
+    await page.goto(`${serve.url}/ui/#/schedules`);
+    await page.waitForSelector('[data-testid=schedule-form]', { timeout: 15_000 });
+    await page.waitForSelector('#schedule-target option[value="shapes"]', { timeout: 15_000 });
+    await page.type('#schedule-id', 'shapes-nightly');
+    await page.select('#schedule-target', 'shapes');
+    await page.click('input[name=timing]:not(:checked)');
+    // Four fields: the API refuses it, and the message shows under the cron input.
+    await page.type('#schedule-cron', '15 3 * *');
+    await page.click('[data-testid=create-schedule]');
+    const cronError = await page.waitForSelector('[data-field-error="cron"]', { timeout: 15_000 });
+    assert.match((await cronError!.evaluate((e) => e.textContent)) ?? '', /\S/);
+    assert.equal(await page.$eval('#schedule-cron', (e) => e.getAttribute('aria-invalid')), 'true');
+    assert.equal(await page.$('tr[data-schedule="shapes-nightly"]'), null, 'nothing created');
+    await page.click('#schedule-cron', { count: 3 });
+    await page.type('#schedule-cron', '15 3 * * *');
+    await page.type('#schedule-timezone', 'UTC');
+    await page.click('[data-testid=create-schedule]');
+    const row = await page.waitForSelector('tr[data-schedule="shapes-nightly"]', { timeout: 15_000 });
+    assert.equal(await page.$('[data-field-error]'), null, 'the field message is gone');
+    const runs = await row!.$$eval('[data-testid=next-runs] time', (ts) => ts.map((t) => t.getAttribute('datetime') ?? ''));
+    assert.equal(runs.length, 3, runs.join(', '));
+    // 03:15 UTC daily, the first one within a day.
+    const at = runs.map((r) => Date.parse(r));
+    for (const [i, t] of at.entries()) {
+      assert.equal(new Date(t).toISOString().slice(11, 19), '03:15:00', runs[i]);
+      if (i > 0) assert.equal(t - at[i - 1]!, 86_400_000);
+    }
+    assert.ok(at[0]! > Date.now() && at[0]! - Date.now() <= 86_400_000, runs[0]);
+    assert.ok(await row!.$('button[data-action="pause"]'), 'pause for captures:write');
+    await shot(page, 'schedules');
+  });
+
   void it('a read-only token sees no write buttons; a cookie-only write without the CSRF header is refused', async () => {
     const ctx = await browser.createBrowserContext();
     try {
@@ -246,6 +279,13 @@ void describe('console', () => {
       await reader.waitForSelector('[data-testid=waterfall]', { timeout: 15_000 });
       assert.equal(await reader.$('[data-testid=download]'), null, 'no download without artifacts:read');
       await shot(reader, 'read-only');
+      // Schedules: listed with their next runs, but no form and no pause/resume/delete.
+      await reader.goto(`${serve.url}/ui/#/schedules`);
+      const row = await reader.waitForSelector('tr[data-schedule="shapes-nightly"] [data-testid=next-runs] time', { timeout: 15_000 });
+      assert.ok(row !== null);
+      assert.equal(await reader.$('[data-testid=schedule-form]'), null, 'no create form for captures:read');
+      assert.equal(await reader.$('[data-action]'), null, 'no schedule actions for captures:read');
+      await accessible(reader, 'schedules (read-only)');
       const readerCookie = await sessionCookie(reader);
       const readerSession = (await (await fetch(`${serve.url}/v1/session`, { headers: { cookie: `heapcap_session=${readerCookie}` } })).json()) as { csrfToken: string };
       const denied = await fetch(`${serve.url}/v1/captures`, {
