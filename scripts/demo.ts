@@ -23,14 +23,15 @@ import { haveRedisServer, installRedisServer, portFree, probeRedis } from './dem
 import { fileSize, formatResponse, shortPath, type CaptureResponse } from './demo-report.ts';
 import { startService, waitReady, type RunningService } from './demo-serve.ts';
 
-const USAGE = `npm run demo [-- --once]
+const USAGE = `npm run demo [-- --once | --serve]
 
 Starts a Node.js service that leaks on purpose, heapcap serve --dev with that
 service registered as "demo-leaky-service", triggers a capture with curl and
 shows where the heap snapshot landed (./data/captures). Then keeps the service
-running until Ctrl-C.
+running until Ctrl-C and prints the console's URL (signed in: --dev).
 
   --once   stop everything after the capture and exit (default when CI=true or stdin is not a terminal)
+  --serve  keep running after the capture even without a terminal (under nohup, a process manager, a test)
 `;
 
 const TARGET_ID = 'demo-leaky-service';
@@ -44,12 +45,12 @@ if (argv.includes('--help') || argv.includes('-h')) {
   process.stdout.write(USAGE);
   process.exit(0);
 }
-const unknown = argv.filter((a) => a !== '--once');
-if (unknown.length > 0) {
-  process.stderr.write(`unknown argument ${unknown.join(' ')}\n\n${USAGE}`);
+const unknown = argv.filter((a) => a !== '--once' && a !== '--serve');
+if (unknown.length > 0 || (argv.includes('--once') && argv.includes('--serve'))) {
+  process.stderr.write(`${unknown.length > 0 ? `unknown argument ${unknown.join(' ')}` : '--once and --serve contradict each other'}\n\n${USAGE}`);
   process.exit(2);
 }
-const once = argv.includes('--once') || process.env['CI'] === 'true' || !process.stdin.isTTY;
+const once = !argv.includes('--serve') && (argv.includes('--once') || process.env['CI'] === 'true' || !process.stdin.isTTY);
 
 // Ctrl-C, SIGTERM or a closed terminal: every wait below gives up and `finally` stops the children.
 const stopper = new AbortController();
@@ -152,6 +153,20 @@ async function triggerWithCurl(service: RunningService): Promise<string | null> 
   return body.capture.id;
 }
 
+/**
+ * The console's page for the demo target. No sign-in link: --dev turns
+ * authentication off (and only listens on loopback), so the console is signed
+ * in as `dev` for whoever opens it; a link carrying a session would grant
+ * nothing more and would be one more secret to leak. Asked of the service
+ * first, so the line never promises a console that would show a sign-in form.
+ */
+async function consoleUrl(service: RunningService): Promise<string> {
+  const res = await fetch(`${service.url}/v1/session`, { signal: AbortSignal.timeout(10_000) });
+  const session = (await res.json()) as { signedIn?: boolean; name?: string };
+  if (!res.ok || session.signedIn !== true) throw new Error(`the console would not be signed in: GET /v1/session answered ${res.status} ${JSON.stringify(session)}`);
+  return `${service.url}/ui/#/targets/${TARGET_ID}`;
+}
+
 /** Keep the service up until Ctrl-C (0) or until it or the target exits on its own (1). */
 async function serveUntilStopped(service: RunningService, target: NodeTarget, captureId: string): Promise<number> {
   const env = service.url === DEFAULT_API ? '' : `HEAPCAP_API_URL=${service.url} `;
@@ -168,6 +183,8 @@ async function serveUntilStopped(service: RunningService, target: NodeTarget, ca
       `  ${env}npm run heapcap -- status ${captureId}`,
       `  curl -sS ${shq(`${service.url}/v1/captures?target=${TARGET_ID}`)}`,
       'Ctrl-C stops the service, the demo target and everything else this demo started.',
+      '',
+      `Console (signed in as dev): ${await consoleUrl(service)}`,
     ].join('\n'),
   );
   const ended = (what: string, proc: RunningService['child']['proc'] | NodeTarget['child']): Promise<string> =>

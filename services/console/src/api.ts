@@ -101,9 +101,16 @@ export interface Suspect {
   reason: string;
 }
 
+/** One capture of a diff and its analysis (`none` when never asked for; `error` when it failed). */
+export interface DiffSideRef {
+  captureId: string;
+  createdAt: string;
+  analysis: { status: string; error?: string };
+}
+
 export interface DiffView {
-  base: { captureId: string; createdAt: string; analysis: { status: string } };
-  head: { captureId: string; createdAt: string; analysis: { status: string } };
+  base: DiffSideRef;
+  head: DiffSideRef;
   omittedClasses: number;
   diff: {
     suspects: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[] };
@@ -114,6 +121,22 @@ export interface DiffView {
   };
 }
 
+/** A schedule as GET /v1/schedules shows it: the stored schedule, its state and its next runs. */
+export interface ScheduleView {
+  schedule: { id: string; target?: string; selector?: Record<string, string>; every?: string; cron?: string; timezone?: string; owner: string; reason?: string };
+  state: 'active' | 'paused';
+  matches: number;
+  nextRunAt: string[];
+  lastCapture: { id: string; status: CaptureStatus | null } | null;
+}
+
+/** One bad input field of a `validation_failed` answer (`path` as in the request body: "every", "selector"). */
+export interface FieldIssue {
+  in: string;
+  path: string;
+  message: string;
+}
+
 /** An answer other than 2xx: the API's stable code (match on it, never on the message). */
 export class ApiFailure extends Error {
   override readonly name = 'ApiFailure';
@@ -121,9 +144,16 @@ export class ApiFailure extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** `validation_failed`: each bad field, so a form can show it at the field. */
+    readonly fields: FieldIssue[] = [],
   ) {
     super(message);
   }
+}
+
+/** Any rejection as an ApiFailure: fetch's own errors (offline, reset) become `network`. */
+export function asFailure(err: unknown): ApiFailure {
+  return err instanceof ApiFailure ? err : new ApiFailure(0, 'network', String(err));
 }
 
 let csrfToken: string | null = null;
@@ -143,8 +173,8 @@ export async function api<T>(method: string, path: string, body?: unknown, heade
   const text = await res.text();
   const json: unknown = text === '' ? null : JSON.parse(text);
   if (!res.ok) {
-    const err = (json as { error?: { code?: string; message?: string } } | null)?.error;
-    throw new ApiFailure(res.status, err?.code ?? 'internal', err?.message ?? `HTTP ${res.status}`);
+    const err = (json as { error?: { code?: string; message?: string; details?: { fields?: FieldIssue[] } } } | null)?.error;
+    throw new ApiFailure(res.status, err?.code ?? 'internal', err?.message ?? `HTTP ${res.status}`, err?.details?.fields ?? []);
   }
   return json as T;
 }

@@ -6,6 +6,7 @@ import { SessionContext } from './session.tsx';
 import { CaptureView } from './views/capture.tsx';
 import { CapturesView } from './views/captures.tsx';
 import { CompareView } from './views/compare.tsx';
+import { SchedulesView } from './views/schedules.tsx';
 import { ErrorNote } from './views/parts.tsx';
 import { SignIn } from './views/signin.tsx';
 import { TargetView } from './views/target.tsx';
@@ -18,12 +19,15 @@ function View() {
   if (section === 'captures' && id !== undefined) return <CaptureView id={id} />;
   if (section === 'captures') return <CapturesView key={params.toString()} params={params} />;
   if (section === 'compare') return <CompareView params={params} />;
+  if (section === 'schedules') return <SchedulesView />;
   return <TargetsView />;
 }
 
 export function App() {
   const [session, setSession] = useState<SessionView | null>(null);
   const [failure, setFailure] = useState<ApiFailure | undefined>();
+  // The navigation marks the current section: read from the route, so it follows every hash change.
+  const section = useRoute().parts[0] ?? '';
   const signIn = (s: SessionView): void => {
     useCsrf(s.csrfToken);
     setSession(s);
@@ -38,7 +42,6 @@ export function App() {
   };
   if (session === null) return failure === undefined ? <p class="muted">Loading…</p> : <ErrorNote error={failure} />;
   if (!session.signedIn) return <SignIn onSignedIn={signIn} />;
-  const { section } = { section: location.hash.split('/')[1] ?? '' };
   return (
     <SessionContext.Provider value={session}>
       <header class="top">
@@ -51,6 +54,9 @@ export function App() {
           </a>
           <a href={href('captures')} aria-current={section.startsWith('captures') ? 'page' : undefined}>
             Captures
+          </a>
+          <a href={href('schedules')} aria-current={section === 'schedules' ? 'page' : undefined}>
+            Schedules
           </a>
         </nav>
         <span class="who" data-testid="who">

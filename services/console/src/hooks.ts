@@ -1,6 +1,6 @@
 /** Loading API data in views: one request per dependency change, stale answers dropped. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure } from './api.ts';
+import { asFailure, type ApiFailure } from './api.ts';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -18,7 +18,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     setState((s) => ({ ...s, loading: true }));
     load().then(
       (data) => live && setState({ data, loading: false }),
-      (err: unknown) => live && setState({ error: err instanceof ApiFailure ? err : new ApiFailure(0, 'network', String(err)), loading: false }),
+      (err: unknown) => live && setState({ error: asFailure(err), loading: false }),
     );
     return () => {
       live = false;

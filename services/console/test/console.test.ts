@@ -5,7 +5,8 @@
  * Each view's screenshot goes to docs/console/ (the README shows them).
  */
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
@@ -16,6 +17,9 @@ import { hashToken } from '@heapcap/api';
 // What the functions passed to page.evaluate read in the browser (this file is typed for Node).
 declare const location: { hash: string };
 declare const document: { cookie: string; querySelectorAll(selector: string): { length: number } };
+declare const axe: {
+  run(context: unknown, options: unknown): Promise<{ passes: unknown[]; violations: { id: string; impact?: string | null; help: string; nodes: { target: string[] }[] }[] }>;
+};
 
 const TOKENS = { admin: 'console-admin-7f3e91c2', reader: 'console-reader-2b8d40aa' };
 const SHOTS = join(REPO_ROOT, 'docs/console');
@@ -30,7 +34,31 @@ let browser: Browser;
 let page: Page;
 const firstCapture: { id?: string } = {};
 
+let axeSource: string | undefined;
+
+/**
+ * axe-core on the page as it is: fails on serious or critical violations (WCAG
+ * 2.x A/AA and axe's best practices). The source goes in through the DevTools
+ * protocol, which the page's CSP (no inline script) does not apply to.
+ */
+async function accessible(p: Page, name: string): Promise<void> {
+  axeSource ??= await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await p.evaluate(axeSource);
+  const found = await p.evaluate(async () => {
+    const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return { passes: r.passes.length, violations: r.violations.map((v) => ({ id: v.id, impact: v.impact ?? null, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) })) };
+  });
+  // A page axe could not read passes nothing: require that its rules ran.
+  assert.ok(found.passes > 10, `${name}: axe-core ran ${found.passes} rules`);
+  const minor = found.violations.filter((v) => v.impact !== 'serious' && v.impact !== 'critical');
+  if (minor.length > 0) console.log(`${name}: axe-core (moderate/minor, not failing): ${minor.map((v) => `${v.id} at ${v.nodes.join(', ')}`).join('; ')}`);
+  const bad = found.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad, [], `${name}: axe-core found ${bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.join(', ')}`).join('; ')}`);
+}
+
+/** Every view the test reaches: checked with axe-core, then its screenshot for the docs. */
 async function shot(p: Page, name: string): Promise<void> {
+  await accessible(p, name);
   await p.screenshot({ path: join(SHOTS, `${name}.png`) as `${string}.png`, fullPage: true });
 }
 
@@ -174,14 +202,69 @@ void describe('console', () => {
     await page.waitForFunction((base, head) => location.hash === `#/compare?base=${base}&head=${head}`, { timeout: 15_000 }, firstCapture.id, second.id);
     const top = await page.waitForSelector('[data-testid=suspects] li[data-rank="1"]', { timeout: 30_000 });
     assert.equal(await top!.evaluate((e) => e.getAttribute('data-class')), 'SessionRecord');
+    // Summary-only (neither capture analysed): one note saying what gets holders, with the button; no empty holders.
+    const notes = await page.$$eval('[data-testid=suspects-note]', (els) => els.map((e) => e.textContent ?? ''));
+    assert.equal(notes.length, 1);
+    assert.match(notes[0]!, /need an analysis of both captures \(the base has no analysis, the head has no analysis\)/);
+    assert.doesNotMatch(notes[0]!, /summary-only|POST \/v1/, 'the API\'s curl-facing note is not repeated');
+    assert.equal(await page.$eval('[data-testid=analyse-both]', (e) => e.textContent), 'Analyse both');
+    const suspectsText = await page.$eval('[data-testid=suspects]', (e) => e.textContent ?? '');
+    assert.doesNotMatch(suspectsText, /held by|holder unknown|–/);
+    // The class table starts with the suspects in rank order, not with the engine's strings.
+    const ranked = await page.$$eval('[data-testid=suspects] li', (els) => els.map((e) => e.getAttribute('data-class')));
+    const rows = await page.$$eval('[data-testid=classes] tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-class')));
+    assert.deepEqual(rows.slice(0, ranked.length), ranked);
+    assert.equal(await page.$eval('th[aria-sort="descending"] button', (e) => e.getAttribute('data-sort')), 'rank');
+    await shot(page, 'compare-summary');
     await page.click('button[data-sort="countDelta"]');
     await page.waitForSelector('th[aria-sort="descending"] button[data-sort="countDelta"]', { timeout: 5_000 });
     const counts = await page.$$eval('[data-testid=classes] tbody tr td:nth-child(3)', (tds) => tds.map((td) => Number((td.textContent ?? '').replace(/[+,]/g, ''))));
     assert.deepEqual(counts, [...counts].sort((a, b) => b - a), 'sorted by count delta, largest first');
+    // "Analyse both": the page follows the analyses and shows the holders when they are done.
+    await page.click('[data-testid=analyse-both]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=suspects-note]').length === 0, { timeout: 120_000 });
+    const graphTop = await page.waitForSelector('[data-testid=suspects] li[data-rank="1"]', { timeout: 15_000 });
+    assert.equal(await graphTop!.evaluate((e) => e.getAttribute('data-class')), 'SessionRecord');
+    assert.match((await graphTop!.evaluate((e) => e.textContent)) ?? '', /held by \S+/);
+    await page.click('button[data-sort="rank"]');
+    await page.waitForSelector('th[aria-sort="descending"] button[data-sort="rank"]', { timeout: 5_000 });
     await shot(page, 'compare');
     await page.goto(`${serve.url}/ui/#/captures`);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=captures] tbody tr').length >= 2, { timeout: 15_000 });
     await shot(page, 'captures');
+  });
+
+  void it('creates a schedule: the API\'s validation message at its field, then the schedule with its next runs', async () => {
+    await page.goto(`${serve.url}/ui/#/schedules`);
+    await page.waitForSelector('[data-testid=schedule-form]', { timeout: 15_000 });
+    await page.waitForSelector('#schedule-target option[value="shapes"]', { timeout: 15_000 });
+    await page.type('#schedule-id', 'shapes-nightly');
+    await page.select('#schedule-target', 'shapes');
+    await page.click('input[name=timing]:not(:checked)');
+    // Four fields: the API refuses it, and the message shows under the cron input.
+    await page.type('#schedule-cron', '15 3 * *');
+    await page.click('[data-testid=create-schedule]');
+    const cronError = await page.waitForSelector('[data-field-error="cron"]', { timeout: 15_000 });
+    assert.match((await cronError!.evaluate((e) => e.textContent)) ?? '', /\S/);
+    assert.equal(await page.$eval('#schedule-cron', (e) => e.getAttribute('aria-invalid')), 'true');
+    assert.equal(await page.$('tr[data-schedule="shapes-nightly"]'), null, 'nothing created');
+    await page.click('#schedule-cron', { count: 3 });
+    await page.type('#schedule-cron', '15 3 * * *');
+    await page.type('#schedule-timezone', 'UTC');
+    await page.click('[data-testid=create-schedule]');
+    const row = await page.waitForSelector('tr[data-schedule="shapes-nightly"]', { timeout: 15_000 });
+    assert.equal(await page.$('[data-field-error]'), null, 'the field message is gone');
+    const runs = await row!.$$eval('[data-testid=next-runs] time', (ts) => ts.map((t) => t.getAttribute('datetime') ?? ''));
+    assert.equal(runs.length, 3, runs.join(', '));
+    // 03:15 UTC daily, the first one within a day.
+    const at = runs.map((r) => Date.parse(r));
+    for (const [i, t] of at.entries()) {
+      assert.equal(new Date(t).toISOString().slice(11, 19), '03:15:00', runs[i]);
+      if (i > 0) assert.equal(t - at[i - 1]!, 86_400_000);
+    }
+    assert.ok(at[0]! > Date.now() && at[0]! - Date.now() <= 86_400_000, runs[0]);
+    assert.ok(await row!.$('button[data-action="pause"]'), 'pause for captures:write');
+    await shot(page, 'schedules');
   });
 
   void it('a read-only token sees no write buttons; a cookie-only write without the CSRF header is refused', async () => {
@@ -196,6 +279,13 @@ void describe('console', () => {
       await reader.waitForSelector('[data-testid=waterfall]', { timeout: 15_000 });
       assert.equal(await reader.$('[data-testid=download]'), null, 'no download without artifacts:read');
       await shot(reader, 'read-only');
+      // Schedules: listed with their next runs, but no form and no pause/resume/delete.
+      await reader.goto(`${serve.url}/ui/#/schedules`);
+      const row = await reader.waitForSelector('tr[data-schedule="shapes-nightly"] [data-testid=next-runs] time', { timeout: 15_000 });
+      assert.ok(row !== null);
+      assert.equal(await reader.$('[data-testid=schedule-form]'), null, 'no create form for captures:read');
+      assert.equal(await reader.$('[data-action]'), null, 'no schedule actions for captures:read');
+      await accessible(reader, 'schedules (read-only)');
       const readerCookie = await sessionCookie(reader);
       const readerSession = (await (await fetch(`${serve.url}/v1/session`, { headers: { cookie: `heapcap_session=${readerCookie}` } })).json()) as { csrfToken: string };
       const denied = await fetch(`${serve.url}/v1/captures`, {

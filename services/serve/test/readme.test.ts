@@ -6,6 +6,7 @@
  * Chromium and Node targets.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,11 +15,14 @@ import { after, before, describe, test } from 'node:test';
 import {
   assertGoodArtifact,
   assertSnapshotShape,
+  commandEnv,
   countObjects,
   fixturePath,
   freePort,
   heapHolderShape,
   HEAPCAP_BIN,
+  onProcessExit,
+  OutputLog,
   pageOrders,
   readManifests,
   REPO_ROOT,
@@ -32,6 +36,7 @@ import {
   startRedis,
   startSlackStandIn,
   slackSign,
+  waitFor,
   slashCommandBody,
   tmpDir,
   type HeapSnapshotJson,
@@ -301,5 +306,50 @@ void describe('README: the quick start', () => {
     assert.match(res.stdout, /HTTP 200: capture \S+ succeeded/);
     assert.match(res.stdout, /On disk: \.\/data\/captures\/demo-leaky-service\//);
     assert.match(res.stdout, /stopped: heapcap serve, demo target/);
+  });
+
+  void test('npm run demo: it keeps serving and ends by printing the console URL, signed in; Ctrl-C stops everything', async (t) => {
+    // --serve: no terminal here. Its own process group, so SIGINT reaches npm, the shell and the demo as a terminal's Ctrl-C does.
+    const demo = spawn('npm', ['run', 'demo', '--', '--serve'], {
+      cwd: REPO_ROOT,
+      env: commandEnv({ HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()) }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const group = (sig: NodeJS.Signals): void => {
+      if (demo.exitCode === null && demo.signalCode === null) process.kill(-demo.pid!, sig);
+    };
+    const unregister = onProcessExit(() => group('SIGKILL'));
+    t.after(() => {
+      group('SIGKILL');
+      unregister();
+    });
+    const exited = new Promise<string>((resolve) => demo.once('exit', (code, sig) => resolve(String(sig ?? code))));
+    const out = new OutputLog(demo.stdout);
+    const err = new OutputLog(demo.stderr);
+    const line = await waitFor(
+      () => {
+        if (demo.exitCode !== null) throw new Error(`npm run demo exited with ${demo.exitCode}\n${out.text()}\n${err.text()}`);
+        return out.lines().find((l) => l.startsWith('Console (signed in as dev): '));
+      },
+      { timeoutMs: 180_000, intervalMs: 100, what: 'npm run demo to print the console URL' },
+    );
+    assert.equal(out.lines().at(-1), line, 'the console URL is the last line');
+    const url = new URL(line.slice('Console (signed in as dev): '.length));
+    assert.equal(url.pathname, '/ui/');
+    assert.equal(url.hash, '#/targets/demo-leaky-service');
+    // The page and what it asks first: who is signed in (no cookie, no sign-in: --dev).
+    const page = await fetch(url);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<script[^>]+src="\/ui\/assets\//);
+    const session = (await (await fetch(new URL('/v1/session', url))).json()) as { signedIn: boolean; name: string };
+    assert.deepEqual([session.signedIn, session.name], [true, 'dev']);
+    const captures = (await (await fetch(new URL('/v1/captures?target=demo-leaky-service', url))).json()) as { items: { status: string }[] };
+    assert.equal(captures.items[0]?.status, 'succeeded', 'the demo capture the console opens on');
+    group('SIGINT');
+    // npm ends by the signal, as after a terminal's Ctrl-C; the demo under it stops what it started.
+    assert.ok(['0', 'SIGINT'].includes(await exited), `${out.text()}\n${err.text()}`);
+    assert.match(out.text(), /SIGINT: stopping…\nstopped: heapcap serve, demo target/);
+    await assert.rejects(fetch(url, { signal: AbortSignal.timeout(5_000) }), 'the console is gone with the service');
   });
 });

@@ -4,40 +4,92 @@
  * both captures' retained-size analyses the suspects come from class counts
  * only; "Analyse both" asks for them and the view polls until they are done.
  */
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, query, type ApiFailure, type ClassDelta, type DiffView, type Suspect } from '../api.ts';
+import { api, query, type ApiFailure, type ClassDelta, type DiffSideRef, type DiffView, type Suspect } from '../api.ts';
 import { bytes, signed } from '../format.ts';
 import { useInterval, useLoad } from '../hooks.ts';
 import { href } from '../router.ts';
 import { useCan } from '../session.tsx';
 import { ErrorNote } from './parts.tsx';
 
-type SortKey = 'name' | 'countDelta' | 'selfSizeDelta' | 'retainedSizeDelta';
+type SortKey = 'rank' | 'name' | 'countDelta' | 'selfSizeDelta' | 'retainedSizeDelta';
 
-function holderText(s: Suspect): string {
-  if (s.holder === null) return '–';
-  const edge = s.holder.edge === null ? '' : ` .${s.holder.edge}`;
-  const via = s.holder.via === null ? '' : ` via ${s.holder.via}`;
-  return `${s.holder.class}${edge}${via}`;
+function holderText(h: NonNullable<Suspect['holder']>): string {
+  const edge = h.edge === null ? '' : ` .${h.edge}`;
+  const via = h.via === null ? '' : ` via ${h.via}`;
+  return `${h.class}${edge}${via}`;
 }
 
-function Suspects({ view }: { view: DiffView }) {
-  const { mode, note, suspects } = view.diff.suspects;
+/** One side's analysis in words: what stands between this diff and holders. */
+function sideText(role: string, s: DiffSideRef): string {
+  const a = s.analysis;
+  if (a.status === 'failed') return `the ${role}'s analysis failed${a.error === undefined ? '' : ` (${a.error})`}`;
+  if (a.status === 'succeeded') return `the ${role}'s analysis predates suspects`;
+  if (a.status === 'none') return `the ${role} has no analysis`;
+  return `the ${role}'s analysis is ${a.status}`;
+}
+
+/**
+ * The one note above summary-only suspects: they rank classes by growth, and
+ * what gets holders (the button when the token may ask for analyses, who may
+ * otherwise). The API's own note (with its endpoints) is for curl users.
+ */
+function SummaryNote({ view, analysing, onAnalyse }: { view: DiffView; analysing: boolean; onAnalyse: (() => void) | null }) {
+  const sides = needAnalysis(view);
+  const why = sides.map(([role, s]) => sideText(role, s)).join(', ');
+  return (
+    <p class="note" data-testid="suspects-note">
+      Ranked by class growth only: the objects holding them, their retainer paths and retained sizes need an analysis of both captures ({why}).{' '}
+      {analysing ? (
+        <span role="status">Analysing… this page updates when they are done.</span>
+      ) : onAnalyse !== null ? (
+        <button type="button" class="primary" data-testid="analyse-both" onClick={onAnalyse}>
+          {sides.length === 2 ? 'Analyse both' : `Analyse the ${sides[0]![0]}`}
+        </button>
+      ) : (
+        <span>A token with captures:write can start them.</span>
+      )}
+    </p>
+  );
+}
+
+/**
+ * The sides whose analysis stands between this diff and holders: those not
+ * analysed, or (when both were, before suspects existed) both again.
+ */
+function needAnalysis(view: DiffView): ['base' | 'head', DiffSideRef][] {
+  const both: ['base' | 'head', DiffSideRef][] = [
+    ['base', view.base],
+    ['head', view.head],
+  ];
+  const missing = both.filter(([, s]) => s.analysis.status !== 'succeeded');
+  return missing.length === 0 ? both : missing;
+}
+
+function Suspects({ view, note }: { view: DiffView; note: ComponentChildren }) {
+  const { mode, suspects } = view.diff.suspects;
   return (
     <>
       <h2>Suspects</h2>
-      <p class="muted">
-        {mode === 'graph' ? 'From both snapshots\u2019 dominator trees: holders and retainer paths known.' : 'From class counts only (no holders).'} {note}
-      </p>
+      {mode === 'graph' ? <p class="muted">From both snapshots’ dominator trees: holders and retainer paths known.</p> : note}
       <ol class="suspects" data-testid="suspects">
         {suspects.map((s) => (
           <li key={s.rank} data-rank={s.rank} data-class={s.class}>
             <strong>
               <code>{s.class}</code>
             </strong>{' '}
-            <span class="muted">({s.kind})</span> held by <code>{holderText(s)}</code>: {signed(s.countDelta)} objects, {signed(s.selfSizeDelta, bytes)} self
+            <span class="muted">({s.kind})</span>
+            {s.holder !== null && (
+              <>
+                {' '}
+                held by <code>{holderText(s.holder)}</code>
+              </>
+            )}
+            : {signed(s.countDelta)} objects, {signed(s.selfSizeDelta, bytes)} self
             {s.retainedSizeDelta !== undefined && `, ${signed(s.retainedSizeDelta, bytes)} retained`}
-            <div>{s.reason}</div>
+            {/* Summary-only reasons repeat the numbers and say "holder unknown": the note above says it once. */}
+            {mode === 'graph' && <div>{s.reason}</div>}
             {s.path !== null && s.path.length > 0 && (
               <div class="path">
                 {s.path.map((p, i) => (
@@ -57,16 +109,29 @@ function Suspects({ view }: { view: DiffView }) {
   );
 }
 
-function ClassTable({ classes, retained }: { classes: ClassDelta[]; retained: boolean }) {
-  const [key, setKey] = useState<SortKey>('selfSizeDelta');
+/**
+ * Every class, by default in the suspects' order (their rank), then the rest
+ * by how much they grew (retained when known, else self size): an on-call
+ * engineer reads the table from the top and meets the suspects first, not
+ * the engine's strings.
+ */
+function ClassTable({ classes, retained, suspects }: { classes: ClassDelta[]; retained: boolean; suspects: Suspect[] }) {
+  const [key, setKey] = useState<SortKey>('rank');
   const [desc, setDesc] = useState(true);
   const [all, setAll] = useState(false);
-  const value = (c: ClassDelta): number | string => (key === 'name' ? c.name : (c[key] ?? 0));
-  const sorted = classes.filter((c) => all || c.status !== 'unchanged').sort((a, b) => {
-    const [x, y] = [value(a), value(b)];
-    const cmp = typeof x === 'string' ? x.localeCompare(String(y)) : x - (y as number);
-    return desc ? -cmp : cmp;
-  });
+  // A class can rank twice (held by two holders): its best rank counts.
+  const rank = new Map([...suspects].reverse().map((s) => [s.class, s.rank]));
+  const growth = (c: ClassDelta): number => (retained ? (c.retainedSizeDelta ?? 0) : c.selfSizeDelta);
+  // Rank sorts suspects first (rank 1 first when "descending", the default), the rest by growth.
+  const byRank = (a: ClassDelta, b: ClassDelta): number => (rank.get(b.name) ?? Infinity) - (rank.get(a.name) ?? Infinity) || growth(a) - growth(b);
+  const value = (c: ClassDelta): number | string => (key === 'name' ? c.name : key === 'rank' ? 0 : (c[key] ?? 0));
+  const sorted = classes
+    .filter((c) => all || c.status !== 'unchanged')
+    .sort((a, b) => {
+      const [x, y] = [value(a), value(b)];
+      const cmp = key === 'rank' ? byRank(a, b) : typeof x === 'string' ? x.localeCompare(String(y)) : x - (y as number);
+      return desc ? -cmp : cmp;
+    });
   const header = (k: SortKey, label: string) => (
     <th scope="col" aria-sort={key === k ? (desc ? 'descending' : 'ascending') : 'none'}>
       <button
@@ -85,37 +150,39 @@ function ClassTable({ classes, retained }: { classes: ClassDelta[]; retained: bo
   );
   return (
     <>
-    <label>
-      <input type="checkbox" checked={all} onChange={(e) => setAll(e.currentTarget.checked)} /> Show unchanged classes
-    </label>
-    <table class="grid" data-testid="classes">
-      <thead>
-        <tr>
-          {header('name', 'Class')}
-          <th scope="col">Status</th>
-          {header('countDelta', 'Count Δ')}
-          {header('selfSizeDelta', 'Self size Δ')}
-          {retained && header('retainedSizeDelta', 'Retained Δ')}
-          <th scope="col">Count (base → head)</th>
-        </tr>
-      </thead>
-      <tbody>
-        {sorted.map((c) => (
-          <tr key={c.name}>
-            <td>
-              <code>{c.name}</code>
-            </td>
-            <td>{c.status}</td>
-            <td class="num">{signed(c.countDelta)}</td>
-            <td class="num">{signed(c.selfSizeDelta, bytes)}</td>
-            {retained && <td class="num">{signed(c.retainedSizeDelta, bytes)}</td>}
-            <td class="num">
-              {(c.base?.count ?? 0).toLocaleString('en')} → {(c.head?.count ?? 0).toLocaleString('en')}
-            </td>
+      <label>
+        <input type="checkbox" checked={all} onChange={(e) => setAll(e.currentTarget.checked)} /> Show unchanged classes
+      </label>
+      <table class="grid" data-testid="classes">
+        <thead>
+          <tr>
+            {header('rank', 'Suspect')}
+            {header('name', 'Class')}
+            <th scope="col">Status</th>
+            {header('countDelta', 'Count Δ')}
+            {header('selfSizeDelta', 'Self size Δ')}
+            {retained && header('retainedSizeDelta', 'Retained Δ')}
+            <th scope="col">Count (base → head)</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {sorted.map((c) => (
+            <tr key={c.name} data-class={c.name}>
+              <td class="num">{rank.has(c.name) ? `#${rank.get(c.name)}` : ''}</td>
+              <td>
+                <code>{c.name}</code>
+              </td>
+              <td>{c.status}</td>
+              <td class="num">{signed(c.countDelta)}</td>
+              <td class="num">{signed(c.selfSizeDelta, bytes)}</td>
+              {retained && <td class="num">{signed(c.retainedSizeDelta, bytes)}</td>}
+              <td class="num">
+                {(c.base?.count ?? 0).toLocaleString('en')} → {(c.head?.count ?? 0).toLocaleString('en')}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </>
   );
 }
@@ -130,9 +197,9 @@ export function CompareView({ params }: { params: URLSearchParams }) {
   const analysing = sides.some((s) => s.analysis.status === 'queued' || s.analysis.status === 'running');
   useInterval(diff.reload, 1000, analysing);
   if (base === '' || head === '') return <p>Open a capture and choose "Compare with…".</p>;
-  const analyse = async (): Promise<void> => {
+  const analyse = async (view: DiffView): Promise<void> => {
     try {
-      for (const s of sides) if (s.analysis.status === 'none' || s.analysis.status === 'failed') await api('POST', `/v1/captures/${s.captureId}/analysis`);
+      for (const [, s] of needAnalysis(view)) await api('POST', `/v1/captures/${s.captureId}/analysis`);
       diff.reload();
     } catch (err) {
       setFailure(err as ApiFailure);
@@ -149,16 +216,11 @@ export function CompareView({ params }: { params: URLSearchParams }) {
       {d !== undefined && (
         <>
           <p>
-            {signed(d.diff.nodeCountDelta)} objects, {signed(d.diff.totalSelfSizeDelta, bytes)} self size. Analyses: base {d.base.analysis.status}, head {d.head.analysis.status}.{' '}
-            {canAnalyse && d.diff.suspects.mode === 'summary' && !analysing && (
-              <button type="button" onClick={() => void analyse()}>
-                Analyse both (holders and retained sizes)
-              </button>
-            )}
+            {signed(d.diff.nodeCountDelta)} objects, {signed(d.diff.totalSelfSizeDelta, bytes)} self size.
           </p>
-          <Suspects view={d} />
+          <Suspects view={d} note={<SummaryNote view={d} analysing={analysing} onAnalyse={canAnalyse ? () => void analyse(d) : null} />} />
           <h2>Every class</h2>
-          <ClassTable classes={d.diff.classes} retained={d.diff.retained} />
+          <ClassTable classes={d.diff.classes} retained={d.diff.retained} suspects={d.diff.suspects.suspects} />
           {d.omittedClasses > 0 && <p class="muted">{d.omittedClasses} smaller classes left out.</p>}
         </>
       )}
