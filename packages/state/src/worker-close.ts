@@ -10,7 +10,40 @@
  * connections are disconnected (ioredis `disconnect()`, which needs no answer
  * from Redis), and the pending QUIT fails, which ends the close.
  */
-import type { Worker } from 'bullmq';
+import { Worker } from 'bullmq';
+
+/**
+ * BullMQ 5.81's private Worker#retryIfFailed retries a failed Redis call
+ * forever, and without its delay once the worker is closing. A job that ends
+ * while its connection is closed (a shutdown during a Redis outage) then spins
+ * handleFailed → moveToFailed → "Connection is closed." in microtasks, which
+ * starves every timer, the service's exit backstop included. Measured: `serve`
+ * alive 100 s after SIGTERM with Redis paused, its main thread at 100 % in
+ * moveToFailed (about 1 run in 4 of shutdown-faults' Redis-paused case). While
+ * the worker closes, a call gets three more tries; then the loop ends with an
+ * error BullMQ treats as final for that call.
+ */
+const CLOSING_TRIES = 3;
+type RetryIfFailed = (this: Worker, fn: () => Promise<unknown>, opts: object) => Promise<unknown>;
+const workerProto = Worker.prototype as unknown as { retryIfFailed?: RetryIfFailed };
+const retryIfFailed = workerProto.retryIfFailed;
+if (typeof retryIfFailed === 'function') {
+  workerProto.retryIfFailed = function boundedWhileClosing(this: Worker, fn, opts) {
+    const state = this as unknown as { closing?: unknown; closed?: boolean };
+    let triesWhileClosing = 0;
+    return retryIfFailed.call(
+      this,
+      () => {
+        if ((state.closing !== undefined && state.closing !== null) || state.closed === true) {
+          triesWhileClosing += 1;
+          if (triesWhileClosing > CLOSING_TRIES) return Promise.reject(new Error(`gave up on a Redis call after ${CLOSING_TRIES} tries while the worker closes`));
+        }
+        return fn();
+      },
+      opts,
+    );
+  };
+}
 
 /** How a close ended: the jobs finished in time, or the connections were cut after the grace. */
 export type WorkerCloseOutcome = 'closed' | 'forced';
