@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { freePort, jsonLogSink, startRedis, tmpDir, type RedisServer } from '@heapcap/testkit';
+import { freePort, jsonLogSink, startRedis, tmpDir, waitFor, type RedisServer } from '@heapcap/testkit';
 import { createQueue } from '@heapcap/state';
 import { createFileSink } from '@heapcap/storage';
 import { randomBytes } from 'node:crypto';
@@ -40,8 +40,11 @@ void test('one child logger per capture: every line of a capture carries its ids
     const { record } = await queue.requestCapture({ targetId: 'nowhere', trigger: { kind: 'rest', who: 'oncall' } });
     const final = await queue.waitForCapture(record.id, 30_000);
     assert.equal(final?.status, 'failed');
+    // The record turns terminal before the worker logs the attempt that ended it: wait for that line.
+    const failedOf = (lines: Record<string, unknown>[]): Record<string, unknown>[] => lines.filter((l) => typeof l['msg'] === 'string' && (l['msg'] as string).startsWith('capture failed'));
+    await waitFor(() => failedOf(out.lines().filter((l) => l['captureId'] === record.id)).length >= 2, { timeoutMs: 10_000, intervalMs: 20, what: 'the second attempt\'s failure line' });
     const mine = out.lines().filter((l) => l['captureId'] === record.id);
-    const failedLines = mine.filter((l) => typeof l['msg'] === 'string' && (l['msg'] as string).startsWith('capture failed'));
+    const failedLines = failedOf(mine);
     assert.equal(failedLines.length, 2, 'one line per attempt');
     assert.deepEqual(failedLines.map((l) => [l['targetId'], l['attempt'], l['code']]), [['nowhere', 1, 'target_unreachable'], ['nowhere', 2, 'target_unreachable']]);
     assert.ok(mine.some((l) => l['msg'] === 'capture started'));
