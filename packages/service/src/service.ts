@@ -133,18 +133,26 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
   const ctx: ServiceContext = { config, log, queue, store, stderr, onClose: (step) => steps.push(step) };
   let code = 0;
   let failure: unknown;
+  // Listening for the stop signal before anything starts: a SIGTERM that arrives while the service starts (or
+  // right after it said it serves, before a later listener would exist) stops it in order, never kills it outright.
+  const stopping = (options.stopSignal ?? shutdownSignal)(log);
   try {
-    await queue.epoch.start();
-    const targets = new TargetsFileSync(queue, { path: config.targetsFile, explicit: config.targetsFileSet }, log);
-    await targets.start().catch((err: unknown) => {
-      // An explicitly named file that is not there is a mistake to fix, not an empty registry.
-      if (isQueueError(err, 'targets_file_unreadable')) throw new StartupError('invalid_config', `HEAPCAP_TARGETS_FILE: ${err.message}`, { cause: err });
-      throw err;
-    });
-    const keeper = keepTargetsSynced(queue, targets, log);
-    ctx.onClose({ name: 'targets sync', close: async () => keeper.stop(), timeoutMs: 1_000 });
-    await def.start(ctx, prepared);
-    await (options.stopSignal ?? shutdownSignal)(log);
+    const startup = (async () => {
+      await queue.epoch.start();
+      const targets = new TargetsFileSync(queue, { path: config.targetsFile, explicit: config.targetsFileSet }, log);
+      await targets.start().catch((err: unknown) => {
+        // An explicitly named file that is not there is a mistake to fix, not an empty registry.
+        if (isQueueError(err, 'targets_file_unreadable')) throw new StartupError('invalid_config', `HEAPCAP_TARGETS_FILE: ${err.message}`, { cause: err });
+        throw err;
+      });
+      const keeper = keepTargetsSynced(queue, targets, log);
+      ctx.onClose({ name: 'targets sync', close: async () => keeper.stop(), timeoutMs: 1_000 });
+      await def.start(ctx, prepared);
+    })();
+    // Stopped mid-start (a Redis that does not answer): the start's own later failure changes nothing.
+    startup.catch(() => undefined);
+    await Promise.race([startup, stopping]);
+    await stopping;
   } catch (err) {
     const message = operatorMessage(err);
     if (message === undefined) failure = err;
