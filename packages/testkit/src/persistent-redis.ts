@@ -5,7 +5,9 @@
  * persistence and restarts empty: the "Redis lost its data" case.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdir, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { freePort, tmpDir, waitFor } from './proc.ts';
 
 /** A stoppable, restartable Redis with persistence. */
@@ -18,6 +20,10 @@ export interface PersistentRedis {
   start(): Promise<void>;
   /** stop() then start(). */
   restart(): Promise<void>;
+  /** SIGKILL (no AOF flush) and wait for the exit. */
+  kill(): Promise<void>;
+  /** Remove the data files of a stopped server: the next start() is an empty Redis, as after losing its volume. */
+  wipe(): Promise<void>;
   /** Freeze the server (SIGSTOP): connections stay open, nothing answers. */
   pause(): void;
   /** Thaw it (SIGCONT): what clients sent meanwhile is executed now. */
@@ -65,14 +71,14 @@ export async function startPersistentRedis(): Promise<PersistentRedis> {
       { timeoutMs: 15_000, intervalMs: 50, what: `redis-server (AOF) on ${port}` },
     );
   };
-  const stop = async (): Promise<void> => {
+  const stop = async (signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> => {
     const proc = child;
     child = undefined;
     if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = new Promise((resolve) => proc.once('exit', resolve));
     // A paused server cannot act on SIGTERM until it runs again.
     proc.kill('SIGCONT');
-    proc.kill('SIGTERM');
+    proc.kill(signal);
     const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
     await exited;
     clearTimeout(timer);
@@ -82,8 +88,13 @@ export async function startPersistentRedis(): Promise<PersistentRedis> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    stop,
+    stop: () => stop(),
     start,
+    kill: () => stop('SIGKILL'),
+    wipe: async () => {
+      if (child !== undefined) throw new Error('wipe() needs the server stopped');
+      for (const name of await readdir(dir.path)) await rm(join(dir.path, name), { recursive: true, force: true });
+    },
     restart: async () => {
       await stop();
       await start();

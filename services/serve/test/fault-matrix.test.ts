@@ -29,12 +29,18 @@ const SHORT: [Fault, CellPhase][] = [
  * with the phase it was in; before it started, the retries find nothing there.
  */
 function expected(fault: Fault, phase: CellPhase): Expected {
+  // A capture accepted but not started when Redis lost everything: its job went with the data, so the API
+  // that accepted it writes its record again as failed (issue 25, defect 4). A running one finishes and
+  // its worker writes the record again.
+  if (fault === 'redis-emptied') return phase === 'queued' ? { status: 'failed', code: 'redis_data_lost', phase: 'queued' } : { status: 'succeeded' };
   if (fault !== 'target-killed') return { status: 'succeeded' };
   if (phase === 'queued') return { status: 'failed', code: 'target_unreachable', phase: 'connect' };
   return { status: 'failed', code: 'target_closed', phase };
 }
 
-const cells: [Fault, CellPhase][] = FULL ? FAULTS.flatMap((f) => PHASES.map((p): [Fault, CellPhase] => [f, p])) : SHORT;
+/** `HEAPCAP_FAULTS_ONLY=serve-killed,redis-emptied`: the full run's cells of those faults only (no table is written). */
+const ONLY = process.env['HEAPCAP_FAULTS_ONLY']?.split(',');
+const cells: [Fault, CellPhase][] = FULL ? FAULTS.filter((f) => ONLY === undefined || ONLY.includes(f)).flatMap((f) => PHASES.map((p): [Fault, CellPhase] => [f, p])) : SHORT;
 const results: CellResult[] = [];
 let dir: TmpDir;
 let redis: PersistentRedis;
@@ -48,7 +54,7 @@ before(async () => {
   rig = { redis, minio, bucket: 'heapcap', spare, dir: dir.path };
 });
 after(async () => {
-  if (TABLE !== undefined && results.length > 0) await writeFile(TABLE, renderTable(results));
+  if (TABLE !== undefined && ONLY === undefined && results.length > 0) await writeFile(TABLE, renderTable(results));
   await spare?.kill('SIGKILL');
   await minio?.stop();
   await redis?.destroy();

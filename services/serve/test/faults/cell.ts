@@ -16,7 +16,7 @@ import { fixturePath, heapcapS3Env, startDevServe, startNodeTarget, waitFor, typ
 
 const run = promisify(execFile);
 
-export const FAULTS = ['redis-down', 'redis-paused', 'minio-down', 'minio-paused', 'target-killed', 'target-frozen'] as const;
+export const FAULTS = ['redis-down', 'redis-paused', 'redis-emptied', 'minio-down', 'minio-paused', 'target-killed', 'target-frozen', 'serve-killed'] as const;
 export const PHASES = ['queued', 'generate', 'serialize'] as const;
 export type Fault = (typeof FAULTS)[number];
 export type CellPhase = (typeof PHASES)[number];
@@ -76,12 +76,29 @@ async function record(url: string, id: string): Promise<Wire | undefined> {
   return ((await res.json()) as { capture: Wire }).capture;
 }
 
+/** What a fault may act on besides the rig: the cell's target, and its serve (stopped and started again). */
+interface CellParts {
+  target: NodeTarget;
+  killServe(): Promise<void>;
+  startServe(): Promise<void>;
+}
+
 /** Inject `fault`; resolves with the function that clears it. */
-async function inject(rig: Rig, fault: Fault, target: NodeTarget): Promise<() => Promise<void>> {
+async function inject(rig: Rig, fault: Fault, parts: CellParts): Promise<() => Promise<void>> {
+  const { target } = parts;
   switch (fault) {
     case 'redis-down':
       await rig.redis.stop();
       return () => rig.redis.start();
+    case 'redis-emptied':
+      // Killed, and back without its volume: every key heapcap had is gone.
+      await rig.redis.kill();
+      await rig.redis.wipe();
+      return () => rig.redis.start();
+    case 'serve-killed':
+      // The process holding the capture (API and worker) dies; a new one starts on the same Redis and storage.
+      await parts.killServe();
+      return () => parts.startServe();
     case 'redis-paused':
       rig.redis.pause();
       return async () => rig.redis.resume();
@@ -116,7 +133,8 @@ export async function runCell(rig: Rig, fault: Fault, phase: CellPhase, n: numbe
       join(work, 'targets.yaml'),
       `targets:\n  - id: ${id}\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n  - id: spare\n    kind: node\n    inspect: 127.0.0.1:${rig.spare.port}\n`,
     );
-    const serve = await startDevServe(work, rig.redis.url, { ...heapcapS3Env(rig.minio, `s3://${rig.bucket}/${prefix}`), HEAPCAP_LOG_LEVEL: 'info' });
+    const env = { ...heapcapS3Env(rig.minio, `s3://${rig.bucket}/${prefix}`), HEAPCAP_LOG_LEVEL: 'info' };
+    let serve = await startDevServe(work, rig.redis.url, env);
     stops.unshift(() => serve.stop('SIGTERM'));
     const lockKey = `heapcap:hc:lock:${id}`;
     // Queued: another capture holds the target, so this one waits in the queue through the fault.
@@ -127,7 +145,13 @@ export async function runCell(rig: Rig, fault: Fault, phase: CellPhase, n: numbe
     if (phase !== 'queued') {
       await waitFor(async () => (await record(serve.url, captureId))?.phase === phase, { timeoutMs: 60_000, intervalMs: 10, what: `capture ${captureId} in ${phase}` });
     }
-    const clear = await inject(rig, fault, target);
+    const clear = await inject(rig, fault, {
+      target,
+      killServe: async () => void (await serve.stop('SIGKILL')),
+      startServe: async () => {
+        serve = await startDevServe(work, rig.redis.url, env);
+      },
+    });
     await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
     await clear();
     if (phase === 'queued') await waitFor(async () => (await redisCli(rig.redis, 'DEL', lockKey)) !== '', { timeoutMs: 30_000, what: 'the test lock released' });

@@ -8,11 +8,15 @@
  *   and the finished-capture counters (outcomes by error code, phase
  *   durations, bytes), which the queue updates in the same Lua script that
  *   finishes a record: no finish is missed, none counted twice.
- * - This process: requests it accepted, downloads it served.
+ * - This process: requests it accepted, downloads it served, and prom-client's
+ *   process metrics (`process_resident_memory_bytes`, `process_open_fds`,
+ *   `nodejs_eventloop_lag_p99_seconds`, heap sizes, GC): in `heapcap serve`
+ *   the worker runs in the same process, so a leak or a blocked loop in either
+ *   shows here (the soak reads them).
  */
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { DataLossCounts, FinishedMetrics, HeapcapQueue } from '@heapcap/state';
 
 /** Label values in the exposition format: backslash, quote and newline escaped. */
@@ -83,6 +87,8 @@ export class ApiMetrics {
     // A cluster-wide counter kept in Redis; exposed as a gauge because this process only reads it.
     this.#lockWaits = new Gauge({ name: 'heapcap_lock_waits', help: 'Times a worker found a target lock held and waited (cluster-wide, monotonic)', registers });
     this.#redisUp = new Gauge({ name: 'heapcap_redis_up', help: '1 when Redis answered the last scrape, else 0', registers });
+    // Event-loop delay at 20 ms resolution: enough to see a blocked loop, negligible cost.
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 20 });
   }
 
   /** Reads the Redis-backed numbers; on failure reports Redis down and keeps the last values. */
