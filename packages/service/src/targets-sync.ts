@@ -98,6 +98,14 @@ async function recordLostCaptures(queue: HeapcapQueue, log: Logger): Promise<voi
   );
 }
 
+/**
+ * How long after noticing a loss the captures this process accepted wait
+ * before they are written again as lost: longer than a worker's lease renewal
+ * at the default 30 s lease (every 10 s), within which a running capture's
+ * worker writes its record again itself.
+ */
+export const LOST_CAPTURES_GRACE_MS = 12_000;
+
 /** Keeps the registry synced; `stop()` ends it (idempotent). */
 export interface TargetsKeeper {
   /** Check the marker now and re-sync when it is gone; resolves when done (never rejects). */
@@ -115,6 +123,8 @@ export interface TargetsKeeper {
  */
 export function keepTargetsSynced(queue: HeapcapQueue, sync: TargetsFileSync, log: Logger, intervalMs = 5_000): TargetsKeeper {
   let running: Promise<void> | undefined;
+  /** When this process noticed a loss whose accepted captures are not written again yet. */
+  let lossNoticedAt: number | undefined;
   let stopped = false;
   const check = (): Promise<void> =>
     (running ??= (async () => {
@@ -127,8 +137,14 @@ export function keepTargetsSynced(queue: HeapcapQueue, sync: TargetsFileSync, lo
             `Redis lost its data (the epoch sentinel is gone: a restart without persistence, a failover or FLUSHALL): lost ${LOST_WITH_REDIS.join(', ')}; heapcap re-creates ${RECREATED_AFTER_LOSS.join(' and ')}`,
           );
         }
-        if (epoch === 'kept') await queue.epoch.accepted.prune();
-        else await recordLostCaptures(queue, log);
+        // The captures this process accepted are written again as lost only after a grace: a worker still
+        // running one takes its lock again and writes its record as running at its next lease renewal (at
+        // once on reconnect; lease.ts), and that record must win over a lost mark a client would read as final.
+        if (epoch !== 'kept') lossNoticedAt ??= Date.now();
+        if (lossNoticedAt !== undefined && Date.now() - lossNoticedAt >= LOST_CAPTURES_GRACE_MS) {
+          lossNoticedAt = undefined;
+          await recordLostCaptures(queue, log);
+        } else if (lossNoticedAt === undefined) await queue.epoch.accepted.prune();
         if (await queue.targets.isSynced()) return;
         log.warn('the target registry is gone (Redis lost its data?): syncing the targets file again');
         await sync.resync();

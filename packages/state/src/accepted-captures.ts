@@ -75,6 +75,8 @@ export class AcceptedCaptures {
         status: 'failed',
         phase: null,
         error: {
+          // No live worker wrote it again within the grace (targets-sync.ts): it had not started.
+          phase: 'queued',
           code: 'redis_data_lost',
           message: 'Redis lost its data before this capture finished (a restart without persistence, a failover or FLUSHALL): its job went with it',
           hint: 'request the capture again',

@@ -132,6 +132,16 @@ export class AttemptRecorder {
     return v === '1';
   }
 
+  /**
+   * True when the record went with Redis's data: it is missing, or it is the
+   * `lostWithRedis` mark the accepting process wrote again (a worker still
+   * running the capture may replace either, see {@link restore}).
+   */
+  async lostWithRedis(captureId: string): Promise<boolean> {
+    const [status, mark] = await withRedisDeadline(this.#ctx.redis.hmget(this.#ctx.keys.record(captureId), 'status', 'lostWithRedis'), this.#ctx.settings.redisTimeoutMs, 'HMGET');
+    return status === null || mark === '1';
+  }
+
   /** The record (for the worker's pre-checks). */
   get(captureId: string): Promise<CaptureRecord | null> {
     return getCapture(this.#ctx, captureId);

@@ -67,6 +67,11 @@ export async function reconcileCaptures(queue: HeapcapQueue, graceMs = 10_000): 
       const job = await queue.queueFor(placement).getJob(id);
       const state = job === undefined ? 'missing' : await job.getState();
       if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized' || state === 'waiting-children') continue;
+      // Running with its job gone, but its worker still holds the target lock for it (lock tokens start with the
+      // capture id): Redis lost its data and the worker took the lock again and wrote the record back while the
+      // capture goes on (services/worker/src/lease.ts). Its outcome will finish the record; a dead worker's lock
+      // expires with its lease, and the next pass settles the record then.
+      if (state === 'missing' && status === 'running' && ((await queue.locks.holder(record.targetId)) ?? '').startsWith(`${id}:`)) continue;
       if (state === 'missing' && status === 'queued') {
         await enqueueCapture({ queueFor: (p) => queue.queueFor(p), settings: queue.settings }, id, record.targetId, placement);
         report.enqueued.push(id);

@@ -180,7 +180,18 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     let lastId = '';
     for (let i = 1; i <= o.captures; i++) {
       const r = await api<CaptureWire>(s, 'POST', '/v1/captures?wait=120', { target: `soak-${i % o.targets}`, force: true, reason: 'soak' }, 150_000);
-      const c = r.body.capture;
+      let c = r.body.capture;
+      // Longer than the wait (a machine busy with other work): follow it to its end rather than count it failed.
+      if (c !== undefined && (c.status === 'queued' || c.status === 'running')) {
+        const id = c.id;
+        c = await waitFor(
+          async () => {
+            const now = (await api<CaptureWire>(s, 'GET', `/v1/captures/${id}`)).body.capture;
+            return now.status === 'queued' || now.status === 'running' ? undefined : now;
+          },
+          { timeoutMs: 600_000, intervalMs: 500, what: `capture ${id} to end` },
+        );
+      }
       if (c?.status === 'succeeded') {
         succeeded++;
         lastId = c.id;

@@ -87,7 +87,7 @@ async function processCapture(deps: ProcessorDeps, job: Job<unknown>, token: str
   // cleanup, the capture, settling the target, writing the outcome (issue 25: a cleanup of 34 s with the store
   // down outlived an unrenewed 30 s lease, and the target was free for another worker meanwhile).
   const controller = new AbortController();
-  const lock: LockWatch = { lostInPhase: undefined, phase: null };
+  const lock: LockWatch = { lostInPhase: undefined, phase: null, attempt: undefined, finishing: false, recovering: undefined };
   const lease = startLease({
     queue,
     targetId,
@@ -101,6 +101,24 @@ async function processCapture(deps: ProcessorDeps, job: Job<unknown>, token: str
     },
     onCancelFlag: () => {
       if (!controller.signal.aborted) controller.abort('cancel' satisfies AbortKind);
+    },
+    // Redis lost its data while this attempt ran (issue 25, defect 4): the lock and the record are gone, and
+    // nobody else can hold the target before our reconnect renews (or another worker's lease outlives ours).
+    // Take the lock again and write the record as running, so the capture ends as it would have.
+    recover: () => {
+      // The outcome being written does its own re-creation (recordAgainIfLost); it waits for a recovery in flight.
+      if (lock.finishing) return Promise.resolve('finishing');
+      const recovering = (async (): Promise<'recovered' | 'lost'> => {
+        const running = lock.attempt;
+        if (running === undefined || !(await queue.attempts.lostWithRedis(captureId))) return 'lost';
+        if (!(await queue.locks.acquire(targetId, lockToken, tuning.targetLeaseMs))) return 'lost';
+        const now = new Date().toISOString();
+        await queue.attempts.restore({ ...before, status: 'running', phase: lock.phase, error: null, attempts: running.attempt, startedAt: running.startedAt, finishedAt: null, updatedAt: now });
+        queue.epoch.countLostCaptures('running');
+        return 'recovered';
+      })();
+      lock.recovering = recovering.catch(() => 'lost');
+      return recovering;
     },
   });
   try {
@@ -130,6 +148,12 @@ interface AttemptInput {
 interface LockWatch {
   phase: string | null;
   lostInPhase: string | null | undefined;
+  /** The attempt once started (its number and start), for writing the record again after a Redis data loss. */
+  attempt: { attempt: number; startedAt: string } | undefined;
+  /** Set when the attempt starts writing its outcome: the lease no longer writes the record. */
+  finishing: boolean;
+  /** The lease's recovery after a Redis data loss, while one runs: the outcome waits for it. */
+  recovering: Promise<unknown> | undefined;
 }
 
 /** Waits for `work` at most `ms`; false when it did not finish in time (it goes on, unawaited). */
@@ -154,6 +178,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   }
   const attempt = started.attempts;
   const startedAtMs = Date.now();
+  a.lock.attempt = { attempt, startedAt: new Date(startedAtMs).toISOString() };
   const log = a.log.child({ attempt });
   const { options } = a.record;
   const gzip = options.gzip;
@@ -342,6 +367,10 @@ async function recordAgainIfLost(a: FinishInput, result: TransitionResult | unde
  * line, and tell BullMQ what follows (throwing the error that decides retry).
  */
 async function finishAttempt(a: FinishInput): Promise<void> {
+  // A record the lease is writing back after a Redis data loss must be there before the outcome's transition
+  // reads it: else both re-create it, and the outcome's finds the lease's `running` one and gives way to it.
+  a.lock.finishing = true;
+  await a.lock.recovering;
   const { queue, tuning } = a.deps;
   const { attempt, captureId, target, log, outcome } = a;
   const limit = tuning.recordRetryMs;

@@ -29,22 +29,29 @@ function capturedLog(): { log: pino.Logger; lines: () => Record<string, unknown>
   return { log: pino({ level: 'info' }, sink), lines: () => raw.map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
-/** The record once it has `status`. */
-async function recordWhen(h: Awaited<ReturnType<typeof createHarness>>, id: string, status: string): Promise<CaptureRecord> {
-  return waitFor(
-    async () => {
-      const r = await h.queue.getCapture(id);
-      return r?.status === status ? r : undefined;
-    },
-    { timeoutMs: 120_000, intervalMs: 200, what: `the record written again as ${status}` },
-  );
+/** The record once it has `status`; on a timeout the error carries the capture's log messages. */
+async function recordWhen(h: Awaited<ReturnType<typeof createHarness>>, id: string, status: string, lines?: () => Record<string, unknown>[]): Promise<CaptureRecord> {
+  try {
+    return await waitFor(
+      async () => {
+        const r = await h.queue.getCapture(id);
+        return r?.status === status ? r : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 200, what: `the record written again as ${status}` },
+    );
+  } catch (err) {
+    const said = (lines?.() ?? []).filter((l) => l['captureId'] === id).map((l) => `${String(l['msg'])} ${JSON.stringify(l['err'] ?? l['outcome'] ?? '')}`);
+    throw new Error(`${(err as Error).message}; record ${JSON.stringify(await h.queue.getCapture(id))}; log: ${said.join(' | ')}`);
+  }
 }
 
 /**
  * A worker with `tuning` capturing a 150 MB target: once its snapshot was asked
- * for, the target is frozen and Redis flushed. Everything is closed after `t`.
+ * for, the target is frozen and Redis flushed (and with `lockTakenBy`, the
+ * target's lock taken by that holder in the same transaction). Everything is
+ * closed after `t`.
  */
-async function lossMidSnapshot(t: TestContext, tuning: Partial<WorkerTuning>) {
+async function lossMidSnapshot(t: TestContext, tuning: Partial<WorkerTuning>, lockTakenBy?: string) {
   const redis = await startRedis();
   const { log, lines } = capturedLog();
   const h = await createHarness(redis.url, {}, log);
@@ -59,7 +66,9 @@ async function lossMidSnapshot(t: TestContext, tuning: Partial<WorkerTuning>) {
   await waitFor(() => target.proxy.snapshotCalls() === 1, { timeoutMs: 60_000, intervalMs: 5, what: 'takeHeapSnapshot sent' });
   process.kill(target.node.pid, 'SIGSTOP');
   assert.equal(target.proxy.snapshotsCompleted(), 0, 'the snapshot was still running when the target froze');
-  assert.equal(await redis.cli('FLUSHALL'), 'OK');
+  if (lockTakenBy === undefined) assert.equal(await redis.cli('FLUSHALL'), 'OK');
+  // In one transaction: no lease renewal can fall between the loss and the other holder taking the target.
+  else await h.queue.redis.multi().flushall().set(h.queue.keys.targetLock(target.id), lockTakenBy, 'PX', 120_000).exec();
   assert.equal(await h.queue.getCapture(record.id), null, 'the FLUSHALL took the record');
   return { h, lines, id: record.id, resume: () => process.kill(target.node.pid, 'SIGCONT') };
 }
@@ -69,7 +78,7 @@ void test('defect 4: a capture that succeeds after Redis lost its data mid-snaps
   const { h, lines, id, resume } = await lossMidSnapshot(t, { targetLeaseMs: 300_000, lockDurationMs: 300_000, stalledIntervalMs: 300_000 });
   resume();
 
-  const record = await recordWhen(h, id, 'succeeded');
+  const record = await recordWhen(h, id, 'succeeded', lines);
   assert.ok(record.artifact !== null);
   assert.equal(record.attempts, 1);
   const files = await h.storedFiles();
@@ -87,16 +96,38 @@ void test('defect 4: a capture that succeeds after Redis lost its data mid-snaps
   assert.match(String(error?.['msg']), /written again as succeeded/);
 });
 
-void test('defect 4: a capture whose lease renewal finds the lock gone with Redis data stops as target_lock_lost, is written again as failed, and leaves no artifact', async (t) => {
+void test('defect 4: a capture whose lease renewal finds the lock and its record gone with Redis data takes the lock again, is written again as running, and ends succeeded', async (t) => {
   const { h, lines, id, resume } = await lossMidSnapshot(t, { lockDurationMs: 300_000, stalledIntervalMs: 300_000, settleTimeoutMs: 60_000 });
-  // The next renewal (every second at FAST_TUNING's 3 s lease) finds the lock gone and aborts.
+  // The next renewal (every second at FAST_TUNING's 3 s lease) finds the lock gone, and the record with it:
+  // nobody else holds the target, so the worker takes it again and writes the record back while the target
+  // is still frozen mid-snapshot.
+  const running = await recordWhen(h, id, 'running', lines);
+  assert.equal(running.attempts, 1);
+  assert.equal(running.phase, 'generate');
+  assert.ok(await h.queue.locks.holder('big'), 'the lock is held again');
+  assert.ok(lines().some((l) => l['captureId'] === id && l['code'] === 'redis_data_lost' && String(l['msg']).includes('took the lock again')));
+  resume();
+  const record = await recordWhen(h, id, 'succeeded', lines);
+  assert.equal(record.attempts, 1);
+  assert.ok(record.artifact !== null);
+  const files = await h.storedFiles();
+  assert.ok(files.some((f) => record.artifact!.key.endsWith(f)), `${record.artifact.key} among ${files.join(', ')}`);
+  const outcome = lines().find((l) => l['captureId'] === id && l['outcome'] === 'succeeded');
+  assert.notEqual(outcome?.['recordLost'], true, 'the ordinary finish: the record was there again');
+  assert.equal(lines().filter((l) => String(l['msg']).startsWith('lost the target lock')).length, 0);
+});
+
+void test('defect 4: a capture whose lease renewal finds the lock taken by another holder after Redis lost its data stops as target_lock_lost, is written again as failed, and leaves no artifact', async (t) => {
+  // Someone else got the target between the loss and the renewal: it is theirs now.
+  const { h, lines, id, resume } = await lossMidSnapshot(t, { lockDurationMs: 300_000, stalledIntervalMs: 300_000, settleTimeoutMs: 60_000 }, 'another-holder');
   await waitFor(() => lines().some((l) => l['captureId'] === id && String(l['msg']).startsWith('lost the target lock')), { timeoutMs: 30_000, what: 'the lease finding the lock gone' });
   resume();
-  const record = await recordWhen(h, id, 'failed');
+  const record = await recordWhen(h, id, 'failed', lines);
   assert.equal(record.error?.code, 'target_lock_lost');
   assert.equal(record.error?.phase, 'generate');
   assert.deepEqual((await h.storedFiles()).filter((f) => !f.startsWith('.')), [], 'no artifact');
   const outcome = lines().find((l) => l['captureId'] === id && l['outcome'] === 'failed');
   assert.equal(outcome?.['recordedAgain'], true);
   assert.equal(outcome?.['retry'], false);
+  assert.equal(await h.queue.locks.holder('big'), 'another-holder', "the other holder's lock is left alone");
 });

@@ -166,6 +166,9 @@ export async function runCell(rig: Rig, fault: Fault, phase: CellPhase, n: numbe
     const uploads = await rig.minio.client.send(new ListMultipartUploadsCommand({ Bucket: rig.bucket, Prefix: `${prefix}/` }));
     const lockHeld = (await redisCli(rig.redis, 'EXISTS', lockKey)) === '1';
     const healthyAfter = await healthy(serve.url);
+    // HEAPCAP_FAULTS_LOGS=DIR keeps each cell's serve output (stdout: JSON log lines) for reading a surprise.
+    const logs = process.env['HEAPCAP_FAULTS_LOGS'];
+    if (logs !== undefined) await writeFile(join(logs, `${fault}-${phase}.log`), `${serve.stdout.text()}\n${serve.stderr.text()}`);
     return {
       fault,
       phase,
