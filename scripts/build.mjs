@@ -11,13 +11,17 @@
 import { build } from 'esbuild';
 import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
-// Built beside dist/ and swapped in at the end: a command already running from dist/ keeps its files.
-const OUT = join(ROOT, `.dist-build-${process.pid}`);
+// `--out DIR`: build into DIR and leave dist/ alone (scripts/pack-npm.mjs: a bundle of its own, not a copy of a
+// dist/ another build may be swapping at that moment).
+const { values: args } = parseArgs({ options: { out: { type: 'string' } } });
+// Else built beside dist/ and swapped in at the end: a command already running from dist/ keeps its files.
+const OUT = args.out === undefined ? join(ROOT, `.dist-build-${process.pid}`) : resolve(args.out);
 
 // ws's optional native speed-ups; it falls back to JS without them.
 const optionalNative = new Set(['bufferutil', 'utf-8-validate']);
@@ -78,6 +82,10 @@ await vite.build({
   build: { outDir: join(OUT, 'console') },
 });
 
+if (args.out !== undefined) {
+  console.log(`built ${OUT}/heapcap.mjs and ${OUT}/fifo-reader-thread.mjs`);
+  process.exit(0);
+}
 const old = join(ROOT, `.dist-old-${process.pid}`);
 if (existsSync(DIST)) renameSync(DIST, old);
 renameSync(OUT, DIST);

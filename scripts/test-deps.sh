@@ -3,7 +3,8 @@
 # redis-server, zsh, MinIO, Node 22 (Node 18 is fetched the same way on first use) and
 # schemathesis (a venv under the cache dir); for the deploy checks promtool
 # (Debian package prometheus), kubernetes-validate (a venv under the cache dir)
-# and kustomize (kubectl's built-in, else go install).
+# kustomize (kubectl's built-in, else go install) and helm (go install, cached
+# under the cache dir).
 # Idempotent and quick when everything is present; prints what it installs;
 # exits non-zero with a message naming what is missing and how to get it.
 set -euo pipefail
@@ -15,6 +16,9 @@ SCHEMATHESIS_DIR_DEFAULT="${XDG_CACHE_HOME:-$HOME/.cache}/heapcap/schemathesis-$
 KUBERNETES_VALIDATE_VERSION="1.37.0"
 KUBERNETES_VALIDATE_DIR_DEFAULT="${XDG_CACHE_HOME:-$HOME/.cache}/heapcap/kubernetes-validate-$KUBERNETES_VALIDATE_VERSION"
 KUSTOMIZE_MODULE="sigs.k8s.io/kustomize/kustomize/v5@v5.5.0"
+# Keep in step with services/api/test/deploy-tools.ts.
+HELM_VERSION="v3.22.0"
+HELM_DIR_DEFAULT="${XDG_CACHE_HOME:-$HOME/.cache}/heapcap/helm-$HELM_VERSION"
 MINIO_MODULE="github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
 failed=0
 
@@ -123,8 +127,25 @@ if ! command -v kubectl >/dev/null 2>&1 && ! command -v kustomize >/dev/null 2>&
   fi
 fi
 
+# --- helm: `helm template` renders deploy/helm/heapcap for the deploy test -----
+# Built from source (Go modules are served where release downloads are not);
+# minutes on 2 cores the first time, then reused from the cache dir.
+if [[ -n "${HEAPCAP_HELM:-}" ]]; then
+  [[ -x "$HEAPCAP_HELM" ]] || fail "HEAPCAP_HELM=$HEAPCAP_HELM is not executable"
+elif [[ ! -x "$HELM_DIR_DEFAULT/helm" ]]; then
+  if command -v go >/dev/null 2>&1; then
+    say "installing helm: GOBIN=$HELM_DIR_DEFAULT go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION (slow the first time)"
+    if ! GOBIN="$HELM_DIR_DEFAULT" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; then
+      fail "go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION failed"
+    fi
+    [[ -x "$HELM_DIR_DEFAULT/helm" ]] || fail "helm not found at $HELM_DIR_DEFAULT/helm after go install"
+  else
+    fail "helm missing at $HELM_DIR_DEFAULT/helm and no Go toolchain to build it: GOBIN=$HELM_DIR_DEFAULT go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  fi
+fi
+
 if ((failed)); then
   say "some test dependencies are missing (see above)"
   exit 1
 fi
-say "ok (chromium, redis-server, minio at $minio_bin, node 22, schemathesis $SCHEMATHESIS_VERSION, promtool, kubernetes-validate $KUBERNETES_VALIDATE_VERSION)"
+say "ok (chromium, redis-server, minio at $minio_bin, node 22, schemathesis $SCHEMATHESIS_VERSION, promtool, kubernetes-validate $KUBERNETES_VALIDATE_VERSION, helm $HELM_VERSION)"

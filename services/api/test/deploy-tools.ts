@@ -25,3 +25,22 @@ export function kustomizeBuild(dir: string): string {
   const bin = onPath('kustomize') ? 'kustomize' : join(homedir(), 'go', 'bin', 'kustomize');
   return execFileSync(bin, ['build', dir], { encoding: 'utf8' });
 }
+
+/** Keep in step with scripts/test-deps.sh. */
+const HELM_VERSION = 'v3.22.0';
+
+/** helm from HEAPCAP_HELM, else the one scripts/test-deps.sh builds (cached under the cache dir), else helm on PATH. */
+export function helmBinary(): string {
+  const explicit = process.env['HEAPCAP_HELM'];
+  if (explicit !== undefined) return explicit;
+  const cache = process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache');
+  const bin = join(cache, 'heapcap', `helm-${HELM_VERSION}`, 'helm');
+  if (existsSync(bin)) return bin;
+  if (onPath('helm')) return 'helm';
+  throw new Error(`helm missing at ${bin}: run bash scripts/test-deps.sh`);
+}
+
+/** `helm template RELEASE CHART ARGS` (a local render: no cluster). */
+export function helmTemplate(release: string, chart: string, args: string[] = []): string {
+  return execFileSync(helmBinary(), ['template', release, chart, ...args], { encoding: 'utf8' });
+}

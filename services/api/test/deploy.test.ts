@@ -20,7 +20,7 @@ import { pino } from 'pino';
 import { createQueue, Keys, loadTargetsFile } from '@heapcap/state';
 import { CaptureWorker } from '@heapcap/worker';
 import { startHarness, type Harness } from './harness.ts';
-import { kubernetesValidate, kustomizeBuild } from './deploy-tools.ts';
+import { helmBinary, helmTemplate, kubernetesValidate, kustomizeBuild } from './deploy-tools.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const at = (p: string): string => join(ROOT, p);
@@ -189,52 +189,99 @@ void describe('deployment files', () => {
     assert.doesNotMatch(text, /^[^#]*AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED/m);
   });
 
-  for (const overlay of ['deploy/k8s', 'deploy/k8s/overlays/sidecar']) {
-    void it(`${overlay}: kustomize output validates, settings parse, commands, ports and probes match`, () => {
-      const built = kustomizeBuild(at(overlay));
-      const file = join(dir.path, `${overlay.replaceAll('/', '_')}.yaml`);
-      writeFileSync(file, built);
-      const kv = spawnSync(kubernetesValidate(), ['--strict', '--quiet', file], { encoding: 'utf8' });
-      assert.equal(kv.status, 0, `kubernetes-validate: ${kv.stdout}${kv.stderr}`);
-      const docs = parseAllDocuments(built).map((d) => d.toJS() as Doc);
-      const configMaps = new Map(docs.filter((d) => d.kind === 'ConfigMap').map((d) => [d.metadata.name, d.data ?? {}]));
-      const workloads = docs.filter((d) => d.kind === 'Deployment' || d.kind === 'DaemonSet');
-      let heapcapContainers = 0;
-      for (const w of workloads) {
-        for (const c of w.spec?.template?.spec.containers ?? []) {
-          const where = `${overlay} ${w.kind}/${w.metadata.name} container ${c.name}`;
-          const fromMaps = (c.envFrom ?? []).map((e) => (e.configMapRef === undefined ? {} : configMaps.get(e.configMapRef.name)));
-          if (fromMaps.some((m) => m === undefined)) assert.fail(`${where}: envFrom names a ConfigMap that is not in the output`);
-          if (!(c.envFrom ?? []).some((e) => e.configMapRef?.name === 'heapcap-env')) continue; // the app, not heapcap
-          heapcapContainers += 1;
-          // A value from the downward API stands for a node name.
-          const own = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value ?? 'node-1']));
-          const config = assertConfig(Object.assign({}, ...fromMaps, own) as Record<string, string>, where);
-          assertCommand(c.args?.[0], where);
-          assert.ok(c.volumeMounts?.some((m) => config.targetsFile.startsWith(`${m.mountPath}/`)), `${where}: mounts HEAPCAP_TARGETS_FILE`);
-          assert.equal(c.securityContext?.allowPrivilegeEscalation, false, `${where}: allowPrivilegeEscalation`);
-          assert.deepEqual(c.securityContext?.capabilities?.drop, ['ALL'], `${where}: drops capabilities`);
-          assert.equal(c.securityContext?.readOnlyRootFilesystem, true, `${where}: read-only root`);
-          if (c.args?.[0] === 'api') {
-            assert.ok(config.tokensFile !== undefined && c.volumeMounts?.some((m) => config.tokensFile!.startsWith(`${m.mountPath}/`)), `${where}: mounts its tokens file`);
-            const http = c.ports?.find((p) => p.name === 'http');
-            assert.equal(http?.containerPort, config.port, `${where}: port http is HEAPCAP_PORT`);
-            for (const probe of [c.readinessProbe, c.livenessProbe]) {
-              assert.ok(probe?.httpGet !== undefined && PROBE_PATHS.has(probe.httpGet.path), `${where}: probe ${probe?.httpGet?.path}`);
-              assert.equal(probe.httpGet.port, 'http');
-            }
+  /**
+   * Rendered manifests (kustomize's or helm's): kubernetes-validate passes, every heapcap container's settings parse,
+   * its command is one bin/heapcap knows, mounts, ports, probes and security context match; returns the documents.
+   */
+  function checkManifests(built: string, where: string, layout: 'node-workers' | 'sidecar'): Doc[] {
+    const file = join(dir.path, `${where.replace(/[^\w.-]+/g, '_')}.yaml`);
+    writeFileSync(file, built);
+    const kv = spawnSync(kubernetesValidate(), ['--strict', '--quiet', file], { encoding: 'utf8' });
+    assert.equal(kv.status, 0, `kubernetes-validate: ${kv.stdout}${kv.stderr}`);
+    const docs = parseAllDocuments(built).map((d) => d.toJS() as Doc);
+    const configMaps = new Map(docs.filter((d) => d.kind === 'ConfigMap').map((d) => [d.metadata.name, d.data ?? {}]));
+    const workloads = docs.filter((d) => d.kind === 'Deployment' || d.kind === 'DaemonSet');
+    let heapcapContainers = 0;
+    for (const w of workloads) {
+      for (const c of w.spec?.template?.spec.containers ?? []) {
+        const cw = `${where} ${w.kind}/${w.metadata.name} container ${c.name}`;
+        const fromMaps = (c.envFrom ?? []).map((e) => (e.configMapRef === undefined ? {} : configMaps.get(e.configMapRef.name)));
+        if (fromMaps.some((m) => m === undefined)) assert.fail(`${cw}: envFrom names a ConfigMap that is not in the output`);
+        if (!(c.envFrom ?? []).some((e) => e.configMapRef?.name === 'heapcap-env')) continue; // the app, not heapcap
+        heapcapContainers += 1;
+        // A value from the downward API stands for a node name.
+        const own = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value ?? 'node-1']));
+        const config = assertConfig(Object.assign({}, ...fromMaps, own) as Record<string, string>, cw);
+        assertCommand(c.args?.[0], cw);
+        assert.ok(c.volumeMounts?.some((m) => config.targetsFile.startsWith(`${m.mountPath}/`)), `${cw}: mounts HEAPCAP_TARGETS_FILE`);
+        assert.equal(c.securityContext?.allowPrivilegeEscalation, false, `${cw}: allowPrivilegeEscalation`);
+        assert.deepEqual(c.securityContext?.capabilities?.drop, ['ALL'], `${cw}: drops capabilities`);
+        assert.equal(c.securityContext?.readOnlyRootFilesystem, true, `${cw}: read-only root`);
+        if (c.args?.[0] === 'api') {
+          assert.ok(config.tokensFile !== undefined && c.volumeMounts?.some((m) => config.tokensFile!.startsWith(`${m.mountPath}/`)), `${cw}: mounts its tokens file`);
+          const http = c.ports?.find((p) => p.name === 'http');
+          assert.equal(http?.containerPort, config.port, `${cw}: port http is HEAPCAP_PORT`);
+          for (const probe of [c.readinessProbe, c.livenessProbe]) {
+            assert.ok(probe?.httpGet !== undefined && PROBE_PATHS.has(probe.httpGet.path), `${cw}: probe ${probe?.httpGet?.path}`);
+            assert.equal(probe.httpGet.port, 'http');
           }
         }
       }
-      assert.ok(heapcapContainers >= 2, `${overlay}: the api and a worker`);
-      if (overlay === 'deploy/k8s') {
-        const ds = workloads.find((w) => w.kind === 'DaemonSet');
-        const placement = ds?.spec?.template?.spec.containers[0]?.env?.find((e) => e.name === 'HEAPCAP_WORKER_PLACEMENTS');
-        assert.deepEqual(placement?.valueFrom, { fieldRef: { fieldPath: 'spec.nodeName' } }, 'the DaemonSet worker\'s placement is its node name');
-        assert.ok(docs.some((d) => d.kind === 'NetworkPolicy'), 'the inspector NetworkPolicy');
-      }
+    }
+    assert.ok(heapcapContainers >= 2, `${where}: the api and a worker`);
+    if (layout === 'node-workers') {
+      const ds = workloads.find((w) => w.kind === 'DaemonSet');
+      const placement = ds?.spec?.template?.spec.containers[0]?.env?.find((e) => e.name === 'HEAPCAP_WORKER_PLACEMENTS');
+      assert.deepEqual(placement?.valueFrom, { fieldRef: { fieldPath: 'spec.nodeName' } }, 'the DaemonSet worker\'s placement is its node name');
+      assert.ok(docs.some((d) => d.kind === 'NetworkPolicy'), 'the inspector NetworkPolicy');
+    }
+    return docs;
+  }
+
+  const LAYOUTS = [
+    ['deploy/k8s', 'node-workers'],
+    ['deploy/k8s/overlays/sidecar', 'sidecar'],
+  ] as const;
+  for (const [overlay, layout] of LAYOUTS) {
+    void it(`${overlay}: kustomize output validates, settings parse, commands, ports and probes match`, () => {
+      checkManifests(kustomizeBuild(at(overlay)), overlay, layout);
     });
   }
+
+  /** The objects without Helm's bookkeeping labels (app.kubernetes.io/instance, managed-by, helm.sh/chart), sorted by kind and name. */
+  const comparable = (docs: Doc[]): Doc[] =>
+    docs
+      .map((d) => {
+        const copy = structuredClone(d) as Doc & { metadata: { labels?: Record<string, string> } };
+        const labels = Object.fromEntries(Object.entries(copy.metadata.labels ?? {}).filter(([k]) => !['app.kubernetes.io/instance', 'app.kubernetes.io/managed-by', 'helm.sh/chart'].includes(k)));
+        if (Object.keys(labels).length > 0) copy.metadata.labels = labels;
+        else delete copy.metadata.labels;
+        return copy;
+      })
+      .sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`));
+
+  const CHART = at('deploy/helm/heapcap');
+  for (const [values, overlay, layout] of [
+    [[], 'deploy/k8s', 'node-workers'],
+    [['--set', 'workers.layout=node-workers'], 'deploy/k8s/overlays/node-workers', 'node-workers'],
+    [['--set', 'workers.layout=sidecar'], 'deploy/k8s/overlays/sidecar', 'sidecar'],
+  ] as const) {
+    const name = values.length === 0 ? 'default values' : values.join(' ');
+    void it(`deploy/helm/heapcap (${name}): helm template validates, settings parse, and the objects are kustomize's ${overlay}`, () => {
+      const docs = checkManifests(helmTemplate('heapcap', CHART, [...values]), `helm ${name}`, layout);
+      assert.deepEqual(comparable(docs), comparable(parseAllDocuments(kustomizeBuild(at(overlay))).map((d) => d.toJS() as Doc)));
+    });
+  }
+
+  void it('deploy/helm/heapcap: image.repository and tag name the image; an unknown workers.layout is refused with why; s3Credentials=null (workload identity) drops the Secret', () => {
+    const docs = checkManifests(helmTemplate('heapcap', CHART, ['--set', 'image.repository=registry.example.com/heapcap', '--set', 'image.tag=9.9.9', '--set', 's3Credentials=null']), 'helm custom', 'node-workers');
+    const images = docs.flatMap((d) => d.spec?.template?.spec.containers ?? []).map((c) => (c as Container & { image: string }).image);
+    assert.deepEqual([...new Set(images)], ['registry.example.com/heapcap:9.9.9']);
+    assert.ok(!docs.some((d) => d.kind === 'Secret' && d.metadata.name === 'heapcap-s3'), 'no S3 Secret');
+    const bad = spawnSync(helmBinary(), ['template', 'heapcap', CHART, '--set', 'workers.layout=daemonset'], { encoding: 'utf8' });
+    assert.notEqual(bad.status, 0);
+    assert.match(bad.stderr, /workers\.layout is "daemonset": it must be node-workers or sidecar/);
+  });
 
   void it('prometheus rules pass promtool; rules and dashboard use only metric names /metrics serves', async () => {
     const rules = at('deploy/prometheus/heapcap-alerts.yaml');
