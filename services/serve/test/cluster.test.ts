@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import {
   fixturePath,
+  freePort,
   heapcapS3Env,
+  runHeapcap,
   startDevServe,
   startMinio,
   startNodeTarget,
@@ -194,4 +196,12 @@ void test('the master holding heapcap\'s slot restarts: the data is back, captur
   // Both replicas are still up.
   assert.equal(a.child.exitCode, null);
   assert.equal(b.child.exitCode, null);
+});
+
+void test('serve with an unreachable cluster says so, with the cluster URL and its password masked', async () => {
+  const port = await freePort();
+  const res = await runHeapcap(['serve', '--dev'], { env: { HEAPCAP_REDIS_URL: `redis+cluster://app:s3cret@127.0.0.1:${port},127.0.0.1:${port}` }, timeoutMs: 60_000 });
+  assert.equal(res.code, 1, res.stderr);
+  assert.match(res.stderr, new RegExp(`Redis is not reachable at redis\\+cluster://app:xxxxx@127\\.0\\.0\\.1:${port},127\\.0\\.0\\.1:${port}\\.`));
+  assert.doesNotMatch(res.stderr + res.stdout, /s3cret/);
 });
