@@ -30,6 +30,7 @@
  * the stub and of the whole machine (/proc/stat), Redis memory per record and
  * per schedule (used_memory deltas), Redis's busiest commands (INFO
  * commandstats), and with --profile a CPU profile of worker 1's top functions.
+ * --cluster runs it on a three-master Redis Cluster (CPU and memory summed over the masters).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -38,7 +39,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createQueue, CaptureOptionsSchema, type HeapcapQueue } from '@heapcap/state';
 import { type Schedule } from '@heapcap/state/schedules';
-import { commandEnv, HEAPCAP_BIN, REPO_ROOT, runHeapcap, startRedis, waitFor } from '@heapcap/testkit';
+import { commandEnv, HEAPCAP_BIN, REPO_ROOT, runHeapcap, startRedis, startRedisCluster, waitFor } from '@heapcap/testkit';
 import { Checks, printTable, type Check } from './lib/report.ts';
 import { withScratchDir } from './lib/tmp.ts';
 import { sampleCpu, type CpuSample } from './lib/thread-cpu.ts';
@@ -53,6 +54,8 @@ interface Params {
   /** Workers' --max-semi-space-size in MiB; 0: bin/heapcap's own (2). */
   semiSpaceMb: number;
   profile: boolean;
+  /** --cluster: a three-master Redis Cluster (redis+cluster://) instead of one Redis. */
+  cluster: boolean;
 }
 
 /** `--name=value` from argv (bench/run.ts passes its arguments through), else BENCH_SCALE_NAME, else the default. */
@@ -75,6 +78,7 @@ function params(): Params {
     objects: Math.round(param('objects', 100)),
     semiSpaceMb: process.argv.some((a) => a.startsWith('--semi-space=')) || process.env['BENCH_SCALE_SEMI_SPACE'] !== undefined ? Math.round(param('semi-space', 2)) : 0,
     profile: process.argv.includes('--profile') || process.env['BENCH_SCALE_PROFILE'] === '1',
+    cluster: process.argv.includes('--cluster') || process.env['BENCH_SCALE_CLUSTER'] === '1',
   };
 }
 
@@ -115,13 +119,19 @@ async function stopChild(child: ChildProcess, timeoutMs: number): Promise<number
   return code;
 }
 
-/** INFO fields as numbers. */
+/** The servers behind `q`: the one Redis, or every master of a cluster (their CPU and memory add up). */
+function servers(q: HeapcapQueue): { info(section: string): Promise<string>; call(command: string, ...args: string[]): Promise<unknown> }[] {
+  return 'nodes' in q.redis ? q.redis.nodes('master') : [q.redis];
+}
+
+/** INFO fields as numbers, summed over the servers. */
 async function info(q: HeapcapQueue, section: string): Promise<Record<string, number>> {
-  const text = await q.redis.info(section);
   const out: Record<string, number> = {};
-  for (const line of text.split('\r\n')) {
-    const i = line.indexOf(':');
-    if (i > 0) out[line.slice(0, i)] = Number(line.slice(i + 1));
+  for (const text of await Promise.all(servers(q).map((r) => r.info(section)))) {
+    for (const line of text.split('\r\n')) {
+      const i = line.indexOf(':');
+      if (i > 0) out[line.slice(0, i)] = (out[line.slice(0, i)] ?? 0) + Number(line.slice(i + 1));
+    }
   }
   return out;
 }
@@ -280,7 +290,8 @@ export async function scaleBench(): Promise<Check[]> {
       `window ${p.seconds} s after a ${p.everyS} s ramp${p.semiSpaceMb > 0 ? `, workers with --max-semi-space-size=${p.semiSpaceMb}` : ''}; ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
   );
   return withScratchDir('scale', async (dir) => {
-    const redis = await startRedis();
+    // --cluster: three masters; heapcap's keys all hash to one of them (docs/scaling.md#redis-cluster).
+    const redis = p.cluster ? await startRedisCluster() : await startRedis();
     const q = createQueue({ redisUrl: redis.url });
     const stub = await startStub(p.objects);
     const workers: ChildProcess[] = [];
@@ -340,7 +351,7 @@ export async function scaleBench(): Promise<Check[]> {
       const rampS = (Date.now() - t0) / 1000;
       const s1 = await sample(q, workerPids, stub.pid);
       const turns1 = await q.schedules.runCounts();
-      await q.redis.call('CONFIG', 'RESETSTAT');
+      await Promise.all(servers(q).map((r) => r.call('CONFIG', 'RESETSTAT')));
       const w0 = Date.now();
       console.log(`ramp: ${p.targets} schedules in ${rampS.toFixed(1)} s; window starts`);
 
@@ -375,7 +386,7 @@ export async function scaleBench(): Promise<Check[]> {
       const s2 = series[series.length - 1] as Sample;
       const w1 = Date.now();
       const windowS = (w1 - w0) / 1000;
-      const commandstats = await q.redis.info('commandstats');
+      const commandstats = (await Promise.all(servers(q).map((r) => r.info('commandstats')))).join('\r\n');
       const turns2 = await q.schedules.runCounts();
       const workerHwmMb = await Promise.all(workerPids.map(async (pid) => Number(/VmHWM:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024));
       const recordHashes = await q.redis.zrange(q.keys.indexAll(), -50, -1);

@@ -35,6 +35,8 @@ elif [[ ! -x "$chromium_bin" ]]; then
   missing_pkgs+=(chromium)
 fi
 command -v redis-server >/dev/null 2>&1 || missing_pkgs+=(redis-server)
+# redis-cli joins the test kit's Redis Cluster (`redis-cli --cluster create`, Redis 5+); Debian ships it in redis-tools.
+command -v redis-cli >/dev/null 2>&1 || missing_pkgs+=(redis-tools)
 # promtool checks deploy/prometheus's rules; it ships in Debian's prometheus package.
 command -v promtool >/dev/null 2>&1 || missing_pkgs+=(prometheus)
 # zsh runs the script `heapcap completion zsh` prints (packages/cli/test/completion.test.ts).
@@ -52,6 +54,7 @@ if ((${#missing_pkgs[@]} > 0)); then
   fi
   [[ -x "$chromium_bin" ]] || fail "chromium still missing at $chromium_bin"
   command -v redis-server >/dev/null 2>&1 || fail "redis-server still missing"
+  command -v redis-cli >/dev/null 2>&1 || fail "redis-cli still missing (Debian package redis-tools)"
   command -v promtool >/dev/null 2>&1 || fail "promtool still missing (Debian package prometheus)"
 fi
 

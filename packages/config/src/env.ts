@@ -3,6 +3,7 @@
  * process start with zod. Every setting has a default that works on a laptop.
  * Packages never read process.env; they receive the typed result.
  */
+import { parseRedisUrl } from './redis-url.ts';
 import { closest } from './suggest.ts';
 import { z } from 'zod';
 import { DurationSchema } from './duration.ts';
@@ -19,7 +20,17 @@ const bool = z
 
 const EnvSchema = z.object({
   /** Queue, records, schedules and locks. */
-  HEAPCAP_REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
+  /** One Redis (redis://, rediss://) or a Redis Cluster's seed nodes (redis+cluster://HOST:PORT,HOST:PORT). */
+  HEAPCAP_REDIS_URL: z
+    .string()
+    .superRefine((v, ctx) => {
+      try {
+        parseRedisUrl(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .default('redis://127.0.0.1:6379'),
   /** Where artifacts go: file://DIR (or a plain path) or s3://BUCKET/PREFIX. */
   HEAPCAP_STORAGE: z.string().min(1).default('file://./data/captures'),
   /** S3-compatible endpoint, e.g. http://127.0.0.1:9000 for MinIO; unset = AWS. */

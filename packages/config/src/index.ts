@@ -8,3 +8,4 @@ export { HEAPCAP_VERSION } from './version.ts';
 export { closest, didYouMean, editDistance } from './suggest.ts';
 export { assertUniqueNames, ConfigFileError, loadConfigFile, parseConfigText, type ConfigFileIssue, type ConfigFileProblem, type LoadConfigFileOptions } from './file.ts';
 export { RedactModeSchema, resolveRedaction, type RedactMode } from './redact.ts';
+export { isClusterRedisUrl, parseRedisUrl, type RedisTarget } from './redis-url.ts';

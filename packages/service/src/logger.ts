@@ -1,5 +1,6 @@
 /** The one logger of every heapcap service: JSON to stdout, one redaction list, one child per component. */
 import { hostname } from 'node:os';
+import { isClusterRedisUrl } from '@heapcap/config';
 import { pino, type DestinationStream, type LevelWithSilent, type Logger } from 'pino';
 
 /**
@@ -62,6 +63,13 @@ export function componentLogger(root: Logger, component: string): Logger {
 
 /** Strip the password from a Redis URL for log lines and messages. */
 export function safeRedisUrl(url: string): string {
+  // A cluster URL lists several HOST:PORTs, which URL() cannot parse: mask the password by hand.
+  if (isClusterRedisUrl(url)) {
+    return url.replace(/^([^:]+:\/\/)([^@]*)@/, (_, scheme: string, auth: string) => {
+      const colon = auth.indexOf(':');
+      return `${scheme}${colon === -1 ? '' : auth.slice(0, colon + 1)}xxxxx@`;
+    });
+  }
   try {
     const u = new URL(url);
     if (u.password !== '') u.password = 'xxxxx';

@@ -15,7 +15,7 @@ export function redisHelp(redisUrl: string): string {
     'heapcap keeps its queue, capture records and target locks in Redis. Start one:',
     '  apt-get install redis-server && redis-server --daemonize yes',
     '  or: docker compose up -d redis',
-    'or point HEAPCAP_REDIS_URL at an existing Redis (redis://HOST:PORT or rediss://…).',
+    'or point HEAPCAP_REDIS_URL at an existing Redis (redis://HOST:PORT or rediss://…) or Redis Cluster (redis+cluster://HOST:PORT,HOST:PORT).',
   ].join('\n');
 }
 

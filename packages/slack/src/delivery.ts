@@ -9,7 +9,7 @@
  */
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { closeWorker, isTerminal, type CaptureRecord, type HeapcapQueue } from '@heapcap/state';
+import { closeWorker, duplicateRedis, isTerminal, type CaptureRecord, type HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { deliverable } from './blocks.ts';
 import { artifactLink, type LinkSettings } from './links.ts';
@@ -88,7 +88,7 @@ export class SlackDelivery {
     this.#state = 'running';
     const { queue } = this.#deps;
     await queue.events.ready();
-    this.#connection = queue.redis.duplicate({ maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:slack` });
+    this.#connection = duplicateRedis(queue.redis, { maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:slack` });
     this.#connection.on('error', () => {});
     const worker = new Worker<SlackReplyJob, void, string>(SLACK_QUEUE, (job, token) => this.#process(job, token), {
       connection: this.#connection,

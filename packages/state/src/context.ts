@@ -1,6 +1,6 @@
 /** What the parts of a HeapcapQueue share: connections, key layout and settings. */
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.ts';
 import type { CaptureEvents } from './events.ts';
 import type { Keys } from './keys.ts';
 import type { CaptureJob } from './schemas.ts';
@@ -16,7 +16,7 @@ export interface QueueSettings {
 
 export interface QueueContext {
   redisUrl: string;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   /** The producer of unplaced targets' jobs. */
   bull: Queue<CaptureJob, void, string>;

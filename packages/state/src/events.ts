@@ -4,8 +4,7 @@
  * Pub/sub loses messages while disconnected, so every consumer also polls the
  * record (waitForCapture) or the cancel flag (the worker's lease tick).
  */
-import type { Redis } from 'ioredis';
-import { closeRedis, createRedis } from './connection.ts';
+import { closeRedis, createRedis, type RedisClient } from './connection.ts';
 import type { Keys } from './keys.ts';
 
 type DoneListener = (status: string) => void;
@@ -15,7 +14,7 @@ type CancelListener = (captureId: string) => void;
 export class CaptureEvents {
   readonly #url: string;
   readonly #keys: Keys;
-  #sub: Redis | undefined;
+  #sub: RedisClient | undefined;
   #ready: Promise<void> | undefined;
   readonly #done = new Map<string, Set<DoneListener>>();
   readonly #cancel = new Set<CancelListener>();

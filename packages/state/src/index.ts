@@ -117,3 +117,4 @@ export { PlacementSchema, WorkerPlacementsSchema, type WorkerPlacements } from '
 export { captureQueueName, coversPlacement, placedQueueName } from './routing.ts';
 export { WorkerDirectory, WorkerInfoSchema, type WorkerInfo } from './workers.ts';
 export { noWorkerError } from './no-worker.ts';
+export { duplicateRedis, type RedisClient } from './connection.ts';

@@ -2,11 +2,23 @@
  * Redis key layout under one prefix (a fresh prefix per test keeps tests apart).
  * BullMQ's own keys live under `<prefix>:<queue name>:…`, ours under `<prefix>:hc:…`.
  *
- * Scripts touch keys derived from ids (a coalesced record, status indexes), so
- * the layout targets a single Redis (or a primary with replicas), not Redis Cluster.
+ * On a Redis Cluster the prefix is a hash tag (`{heapcap}`), so every key of
+ * one deployment, ours and BullMQ's, is in one slot: the scripts touch a
+ * record with the global indexes, and the request script reads records named
+ * by a set's members (docs/scaling.md#redis-cluster says why one slot). On one
+ * Redis the names stay untagged, as they always were.
  */
 import { createHash } from 'node:crypto';
 import { CAPTURE_STATUSES, type CaptureStatus } from './schemas.ts';
+
+/**
+ * The key prefix to use on this Redis: `prefix` as is on one Redis, in braces
+ * (a hash tag) on a cluster unless it already holds one.
+ */
+export function effectivePrefix(prefix: string, cluster: boolean): string {
+  if (!cluster || /\{[^}]+\}/.test(prefix)) return prefix;
+  return `{${prefix}}`;
+}
 
 /** Every key name the queue package uses, derived from one prefix. */
 export class Keys {

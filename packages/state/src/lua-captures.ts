@@ -20,13 +20,16 @@ local METRICS_KEY = KEYS[3 + #STATUSES]
 /**
  * Join, replay or create a capture.
  * KEYS: 1 idempotency key, 2 active set of the target, 3 new record, 4 index all,
- *       5 index target, 6 index status queued, 7 index trigger kind, 8 index of the schedule.
+ *       5 index target, 6 index status queued, 7 index trigger kind, 8 index of the schedule,
+ *       9.. the records of the active set's members as the caller read them, newest first
+ *       (a script declares every key it touches; Redis Cluster routes and checks by them).
  * ARGV: 1 use idempotency (0|1), 2 request fingerprint, 3 idempotency TTL ms, 4 force (0|1),
  *       5 new id, 6 createdAt ms, 7 record key prefix, 8 now (ISO),
  *       9 add to the schedule index (0|1: only captures a schedule created, never ones it joined),
  *       10 the join kind (snapshot|snapshot+redact|sampling): only a capture of the same kind is joined,
  *       11.. record fields (with `kind`; a record without it is a snapshot).
- * Reply: {'created'|'replayed'|'reused', id} | {'joined', id, ...HGETALL of the joined record}.
+ * Reply: {'created'|'replayed'|'reused', id} | {'joined', id, ...HGETALL of the joined record}
+ *        | {'stale'} when the active set is no longer what the caller read (it reads again and retries).
  */
 export const REQUEST_SCRIPT = new LuaScript(`
 local useIdem = ARGV[1] == '1'
@@ -42,8 +45,10 @@ end
 if ARGV[4] ~= '1' then
   -- Newest first: a queued capture is the likeliest not to have started yet.
   local ids = redis.call('ZREVRANGE', KEYS[2], 0, -1)
-  for _, id in ipairs(ids) do
-    local rk = ARGV[7] .. id
+  if #ids ~= #KEYS - 8 then return {'stale'} end
+  for i, id in ipairs(ids) do
+    local rk = KEYS[8 + i]
+    if rk ~= ARGV[7] .. id then return {'stale'} end
     local st = redis.call('HGET', rk, 'status')
     local kind = redis.call('HGET', rk, 'kind') or 'snapshot'
     if (st == 'queued' or st == 'running') and kind == ARGV[10] then

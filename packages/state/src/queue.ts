@@ -1,6 +1,6 @@
 /** HeapcapQueue: the one object the api and the worker hold; see index.ts for the API summary. */
+import { isClusterRedisUrl } from '@heapcap/config';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { CaptureAnalyses } from './analyses.ts';
 import { LeakHunts } from './leak-hunts.ts';
 import { AttemptRecorder } from './attempts.ts';
@@ -8,10 +8,10 @@ import { HeadroomHistory } from './headroom-history.ts';
 import { AuditLog } from './audit.ts';
 import { readFinishedMetrics, type FinishedMetrics } from './finished-metrics.ts';
 import { cancelCapture, type CancelResult } from './cancel.ts';
-import { closeRedis, createRedis, withRedisDeadline } from './connection.ts';
+import { closeRedis, createRedis, withRedisDeadline, type RedisClient } from './connection.ts';
 import type { QueueContext, QueueSettings } from './context.ts';
 import { CaptureEvents } from './events.ts';
-import { Keys } from './keys.ts';
+import { effectivePrefix, Keys } from './keys.ts';
 import { RedisEpoch } from './redis-epoch.ts';
 import { TargetLocks } from './locks.ts';
 import { getCapture, listCaptures, type CapturePage, type ListCapturesFilter } from './records.ts';
@@ -31,7 +31,7 @@ import { WatchStore } from './watch/store.ts';
 /** How to open a queue. Only `redisUrl` is required. */
 export interface QueueOptions {
   redisUrl: string;
-  /** Prefix of every Redis key (ours and BullMQ's); default `heapcap`. Tests use a fresh one each. */
+  /** Prefix of every Redis key (ours and BullMQ's); default `heapcap`, a hash tag `{heapcap}` on a cluster. Tests use a fresh one each. */
   prefix?: string | undefined;
   /** BullMQ attempts per capture (only retriable codes use them); default 3. */
   attempts?: number | undefined;
@@ -66,7 +66,7 @@ export class HeapcapQueue {
   readonly keys: Keys;
   readonly redisUrl: string;
   /** The command connection (not for blocking commands). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** The BullMQ producer of `capture` jobs. */
   readonly bull: Queue<CaptureJob, void, string>;
   readonly targets: TargetRegistry;
@@ -96,7 +96,7 @@ export class HeapcapQueue {
   #closing: Promise<void> | undefined;
 
   constructor(options: QueueOptions) {
-    const prefix = options.prefix ?? 'heapcap';
+    const prefix = effectivePrefix(options.prefix ?? 'heapcap', isClusterRedisUrl(options.redisUrl));
     const settings: QueueSettings = {
       attempts: options.attempts ?? 3,
       backoffMs: options.backoffMs ?? 5_000,

@@ -80,41 +80,53 @@ export async function requestCapture(
     .update(JSON.stringify([target.id, options, force, trigger.reason ?? null]))
     .digest('hex')
     .slice(0, 32);
-  const reply = await withRedisDeadline(
-    REQUEST_SCRIPT.run(
-      ctx.redis,
-      [
-        idemKey,
-        keys.active(target.id),
-        keys.record(record.id),
-        keys.indexAll(),
-        keys.indexTarget(target.id),
-        keys.indexStatus('queued'),
-        keys.indexTrigger(trigger.kind),
-        // Declared either way (scripts name every key they may touch); written only for a schedule's capture.
-        trigger.scheduleId === undefined ? keys.indexTrigger(trigger.kind) : keys.indexSchedule(trigger.scheduleId),
-      ],
-      [
-        input.idempotencyKey === undefined ? '0' : '1',
-        fingerprint,
-        settings.idempotencyTtlMs,
-        force ? '1' : '0',
-        record.id,
-        now,
-        keys.recordPrefix,
-        iso,
-        trigger.scheduleId === undefined ? '0' : '1',
-        // A sampling profile never joins a snapshot (nor the reverse): they answer different questions.
-        // A request for redaction joins only a capture that asked for it too (and one without, only one
-        // without): target and service default are the same for both, so the joined artifact is redacted
-        // exactly as this request would have had it.
-        joinKind,
-        ...encodeRecord(record, { kind: joinKind, ...(force ? { forced: '1' } : {}), ...(target.placement === undefined ? {} : { placement: target.placement }) }),
-      ],
-    ),
-    settings.redisTimeoutMs,
-    'requestCapture',
-  );
+  const requestScript = (active: readonly string[]): Promise<unknown> =>
+    withRedisDeadline(
+      REQUEST_SCRIPT.run(
+        ctx.redis,
+        [
+          idemKey,
+          keys.active(target.id),
+          keys.record(record.id),
+          keys.indexAll(),
+          keys.indexTarget(target.id),
+          keys.indexStatus('queued'),
+          keys.indexTrigger(trigger.kind),
+          // Declared either way (scripts name every key they may touch); written only for a schedule's capture.
+          trigger.scheduleId === undefined ? keys.indexTrigger(trigger.kind) : keys.indexSchedule(trigger.scheduleId),
+          ...active.map((id) => keys.record(id)),
+        ],
+        [
+          input.idempotencyKey === undefined ? '0' : '1',
+          fingerprint,
+          settings.idempotencyTtlMs,
+          force ? '1' : '0',
+          record.id,
+          now,
+          keys.recordPrefix,
+          iso,
+          trigger.scheduleId === undefined ? '0' : '1',
+          // A sampling profile never joins a snapshot (nor the reverse): they answer different questions.
+          // A request for redaction joins only a capture that asked for it too (and one without, only one
+          // without): target and service default are the same for both, so the joined artifact is redacted
+          // exactly as this request would have had it.
+          joinKind,
+          ...encodeRecord(record, { kind: joinKind, ...(force ? { forced: '1' } : {}), ...(target.placement === undefined ? {} : { placement: target.placement }) }),
+        ],
+      ),
+      settings.redisTimeoutMs,
+      'requestCapture',
+    );
+  let reply: unknown;
+  for (let tries = 1; ; tries++) {
+    // The records the script may join are named by the active set's members: read them first so the
+    // script declares them (Redis Cluster); the script answers 'stale' when the set changed meanwhile.
+    const active = force ? [] : await withRedisDeadline(ctx.redis.zrevrange(keys.active(target.id), 0, -1), settings.redisTimeoutMs, 'requestCapture');
+    reply = await requestScript(active);
+    if (!Array.isArray(reply) || reply[0] !== 'stale') break;
+    // Each 'stale' means another request or a finish changed the set; many in a row is not contention but a fault.
+    if (tries >= 20) throw new QueueError('redis_unavailable', `the active captures of ${target.id} kept changing under requestCapture`);
+  }
   const [outcome, id, ...rest] = Array.isArray(reply) ? (reply as unknown[]) : [];
   if (outcome === 'created') {
     // Not atomic with the script: if this add fails, the record stays queued without a job

@@ -1,6 +1,6 @@
 /** A Lua script run with EVALSHA, loaded on NOSCRIPT (after a Redis restart the script cache is empty). */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.ts';
 
 /** One Lua script; `run` sends EVALSHA and falls back to EVAL once. */
 export class LuaScript {
@@ -13,7 +13,7 @@ export class LuaScript {
   }
 
   /** Runs the script; the reply is untyped Redis data for the caller to check. */
-  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
+  async run(redis: RedisClient, keys: string[], args: (string | number)[]): Promise<unknown> {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (err) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startRedis, type RedisServer } from '@heapcap/testkit';
 import { UnrecoverableError, Worker } from 'bullmq';
-import { CAPTURE_QUEUE, isQueueError, PHASE_BUCKETS_SECONDS, reconcileCaptures, type HeapcapQueue } from '../src/index.ts';
+import { CAPTURE_QUEUE, duplicateRedis, isQueueError, PHASE_BUCKETS_SECONDS, reconcileCaptures, type HeapcapQueue } from '../src/index.ts';
 import { freshQueue, nodeTarget, restTrigger } from './helpers.ts';
 
 let redis: RedisServer;
@@ -196,7 +196,7 @@ void test('reconcile enqueues a queued record that lost its job, and fails one w
       await q.attempts.start(job.data.captureId, 'r');
       throw new UnrecoverableError('job stalled more than allowable limit');
     },
-    { connection: q.redis.duplicate({ maxRetriesPerRequest: null }), prefix: q.keys.prefix, autorun: false },
+    { connection: duplicateRedis(q.redis, { maxRetriesPerRequest: null }), prefix: q.keys.prefix, autorun: false },
   );
   const failed = new Promise<void>((resolve) => worker.once('failed', () => resolve()));
   void worker.run();

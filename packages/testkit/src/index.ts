@@ -10,6 +10,7 @@ export type { PageServer } from './page-server.ts';
 export { startChromium, chromiumBinary, CHROMIUM_FLAGS } from './chromium.ts';
 export type { Chromium, ChromiumOptions, ChromiumTarget, OpenPageOptions } from './chromium.ts';
 export { startRedis } from './redis.ts';
+export { startRedisCluster, type RedisCluster } from './redis-cluster.ts';
 export type { RedisServer } from './redis.ts';
 export { peakRssKb, rssKb, freePort, waitFor, tmpDir, threadNiceValues } from './proc.ts';
 export { onProcessExit } from './reaper.ts';

@@ -68,21 +68,26 @@ export async function startRedis(): Promise<RedisServer> {
   };
 }
 
-function redisCli(port: number, args: string[]): Promise<string> {
+/** One `redis-cli` command against 127.0.0.1:`port`: its output, trimmed. */
+export function redisCli(port: number, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 }, (err, stdout) => (err === null ? resolve(stdout.trim()) : reject(err)));
   });
 }
 
-interface Running {
+export interface Running {
   child: ChildProcess;
   stop(): Promise<void>;
 }
 
-async function launch(port: number, dir: TmpDir): Promise<Running> {
+/**
+ * Runs redis-server on `port` in `dir` and waits until it answers PING.
+ * `extra` replaces the default no-persistence flags (`--save '' --appendonly no`) when given.
+ */
+export async function launch(port: number, dir: TmpDir, extra: readonly string[] = ['--save', '', '--appendonly', 'no']): Promise<Running> {
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir.path],
+    ['--port', String(port), '--bind', '127.0.0.1', ...extra, '--dir', dir.path],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const unregister = onProcessExit(() => child.kill('SIGKILL'));

@@ -7,7 +7,7 @@
 import { Worker, UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { toCaptureError } from '@heapcap/errors';
-import { closeWorker, type HeapcapQueue } from '@heapcap/state';
+import { closeWorker, duplicateRedis, type HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 
 /** What the after-capture jobs (analysis, leak hunt) run with. */
@@ -54,7 +54,7 @@ export class JobConsumer<T> {
   async start(): Promise<void> {
     const { queue, log, name, concurrency } = this.#o;
     if (concurrency === 0 || this.#worker !== undefined) return;
-    this.#connection = queue.redis.duplicate({ maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:${name}` });
+    this.#connection = duplicateRedis(queue.redis, { maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:${name}` });
     this.#connection.on('error', () => {});
     const worker = new Worker(name, (job: Job<unknown>) => this.#process(job), {
       connection: this.#connection,

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { CAPTURE_QUEUE, captureQueueName, closeWorker, leakHuntQueueName, reconcileCaptures, type HeapcapQueue, type WorkerInfo } from '@heapcap/state';
+import { CAPTURE_QUEUE, captureQueueName, closeWorker, duplicateRedis, leakHuntQueueName, reconcileCaptures, type HeapcapQueue, type WorkerInfo } from '@heapcap/state';
 import { HEAPCAP_VERSION, type HeapcapConfig, type RedactMode } from '@heapcap/config';
 import type { ArtifactStore } from '@heapcap/storage';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
@@ -111,7 +111,7 @@ export class CaptureWorker {
     this.#reconcileTimer = setInterval(() => void this.#reconcile(), this.tuning.reconcileIntervalMs);
     this.#reconcileTimer.unref();
     // BullMQ needs maxRetriesPerRequest: null on a worker's connection: its commands wait out an outage.
-    this.#connection = queue.redis.duplicate({ maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:worker` });
+    this.#connection = duplicateRedis(queue.redis, { maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:worker` });
     this.#connection.on('error', () => {});
     const t = this.tuning;
     const run = createProcessor({ ...this.#deps, tuning: t, workerId: this.id });

@@ -7,7 +7,7 @@
  * gives that name now, so removing a token (and restarting) ends its sessions.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@heapcap/state';
 import { z } from 'zod';
 import type { Principal } from '../auth/scopes.ts';
 import type { TokenEntry } from '../auth/tokens.ts';
@@ -47,13 +47,13 @@ const ID_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** Sessions in Redis under `<prefix>:hc:console:session:<sha256 of id>`. */
 export class ConsoleSessions {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #base: string;
   readonly #tokens: readonly TokenEntry[];
   /** How long a session lives from sign-in (absolute, not sliding). */
   readonly ttlMs: number;
 
-  constructor(opts: { redis: Redis; prefix: string; tokens: readonly TokenEntry[]; ttlMs: number }) {
+  constructor(opts: { redis: RedisClient; prefix: string; tokens: readonly TokenEntry[]; ttlMs: number }) {
     this.#redis = opts.redis;
     this.#base = `${opts.prefix}:hc:console:session:`;
     this.#tokens = opts.tokens;

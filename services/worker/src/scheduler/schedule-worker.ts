@@ -13,7 +13,7 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ScheduleSettings } from '@heapcap/config';
-import { closeWorker, type HeapcapQueue } from '@heapcap/state';
+import { closeWorker, duplicateRedis, type HeapcapQueue } from '@heapcap/state';
 import { MemberJobSchema, RETENTION_JOB, SCHEDULE_MEMBER_JOB, SCHEDULE_QUEUE, SCHEDULE_RUN_JOB, ScheduleRunJobSchema, scheduledTimeOf } from '@heapcap/state/schedules';
 import { Janitor, type ArtifactRemover } from '@heapcap/state/retention';
 
@@ -86,7 +86,7 @@ export class ScheduleWorker {
     await this.#reconcile();
     this.#timer = setInterval(() => void this.#reconcile(), this.tuning.reconcileIntervalMs);
     this.#timer.unref();
-    this.#connection = queue.redis.duplicate({ maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:schedules` });
+    this.#connection = duplicateRedis(queue.redis, { maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:schedules` });
     this.#connection.on('error', () => {});
     const worker = new Worker(SCHEDULE_QUEUE, (job, token) => this.#process(job, token ?? ''), {
       connection: this.#connection,

@@ -8,7 +8,7 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import type { RedisDataLoss } from '@heapcap/state';
 
@@ -31,7 +31,7 @@ export interface ReadinessService {
 }
 
 export interface ReadinessOptions {
-  redis: Redis;
+  redis: RedisClient;
   sink: ArtifactStore;
   /** True while the registry holds the targets file's entries. */
   registrySynced: () => Promise<boolean>;
