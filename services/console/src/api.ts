@@ -34,6 +34,8 @@ export interface Sample {
 export interface Samples {
   targetId: string;
   sampler: string | null;
+  /** redis: every sample of the retention; prometheus: a longer range, one point per step. */
+  source: 'redis' | 'prometheus';
   items: Sample[];
 }
 
