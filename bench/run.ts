@@ -1,7 +1,7 @@
 /**
  * Runs the benches of this workspace in sequence, or the ones named:
  *
- *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|cli-cpu|loaded|api|headroom-model|summary|redis-footprint|watch-session|sampling|scale|suspects|redact ...] [--name=value ...]
+ *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|cli-cpu|loaded|api|headroom-model|summary|redis-footprint|watch-session|sampling|scale|suspects|redact|console ...] [--name=value ...]
  *
  * `--name=value` arguments are left for the benches to read (bench/scale.ts: --targets=10000 …).
  *
@@ -46,6 +46,7 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   scale: async () => (await import('./scale.ts')).scaleBench,
   suspects: async () => (await import('./suspects.ts')).suspectsBench,
   redact: async () => (await import('./redact.ts')).redactBench,
+  console: async () => (await import('./console.ts')).consoleBench,
 };
 
 // Ctrl-C / SIGTERM: exit through process.exit so the test kit's exit hook kills every target we started.
