@@ -37,8 +37,9 @@ fi
 command -v redis-server >/dev/null 2>&1 || missing_pkgs+=(redis-server)
 # redis-cli joins the test kit's Redis Cluster (`redis-cli --cluster create`, Redis 5+); Debian ships it in redis-tools.
 command -v redis-cli >/dev/null 2>&1 || missing_pkgs+=(redis-tools)
-# promtool checks deploy/prometheus's rules; it ships in Debian's prometheus package.
-command -v promtool >/dev/null 2>&1 || missing_pkgs+=(prometheus)
+# promtool checks deploy/prometheus's rules; it ships in Debian's prometheus package, with the
+# prometheus server that services/console/test/prometheus.test.ts scrapes serve with.
+{ command -v promtool && command -v prometheus; } >/dev/null 2>&1 || missing_pkgs+=(prometheus)
 # zsh runs the script `heapcap completion zsh` prints (packages/cli/test/completion.test.ts).
 command -v zsh >/dev/null 2>&1 || missing_pkgs+=(zsh)
 
@@ -55,7 +56,7 @@ if ((${#missing_pkgs[@]} > 0)); then
   [[ -x "$chromium_bin" ]] || fail "chromium still missing at $chromium_bin"
   command -v redis-server >/dev/null 2>&1 || fail "redis-server still missing"
   command -v redis-cli >/dev/null 2>&1 || fail "redis-cli still missing (Debian package redis-tools)"
-  command -v promtool >/dev/null 2>&1 || fail "promtool still missing (Debian package prometheus)"
+  { command -v promtool && command -v prometheus; } >/dev/null 2>&1 || fail "promtool or prometheus still missing (Debian package prometheus)"
 fi
 
 # --- MinIO (S3-compatible storage), built from source with go install --------

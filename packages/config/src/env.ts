@@ -145,6 +145,12 @@ const EnvSchema = z.object({
   HEAPCAP_WATCH_RETENTION: DurationSchema.refine((ms) => ms >= 1_000, 'at least 1s').default(86_400_000),
   /** When the headroom gate refuses a rule's snapshot, the allocation sampling profile taken instead lasts this long. */
   HEAPCAP_WATCH_SAMPLING_DURATION: DurationSchema.refine((ms) => ms >= 1_000 && ms <= 600_000, 'between 1s and 10m').default(30_000),
+  /**
+   * A Prometheus that scrapes heapcap's /metrics (its heapcap_target_* gauges):
+   * GET /v1/targets/:id/samples answers a range that starts before what Redis
+   * keeps (HEAPCAP_WATCH_RETENTION) from its query_range API instead.
+   */
+  HEAPCAP_PROMETHEUS_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL, e.g. http://prometheus:9090' }).optional(),
   /** Slack (slack.ts): signing secret, users file, bot token, links; and HEAPCAP_PUBLIC_URL. */
   ...SLACK_ENV,
 });
@@ -208,6 +214,8 @@ export interface WatchSettings {
   retentionMs: number;
   /** Length of the sampling profile taken when the gate refuses a rule's snapshot. */
   samplingMs: number;
+  /** HEAPCAP_PROMETHEUS_URL without a trailing slash: where ranges longer than retentionMs are read (null: not set). */
+  prometheusUrl: string | null;
 }
 
 /** Settings of schedules, the retention janitor and record expiry. */
@@ -309,7 +317,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
       retentionIntervalMs: e.HEAPCAP_RETENTION_INTERVAL,
       recordTtlMs: Math.round(e.HEAPCAP_RECORD_TTL_DAYS * 86_400_000),
     },
-    watch: { intervalMs: e.HEAPCAP_WATCH_INTERVAL, retentionMs: e.HEAPCAP_WATCH_RETENTION, samplingMs: e.HEAPCAP_WATCH_SAMPLING_DURATION },
+    watch: { intervalMs: e.HEAPCAP_WATCH_INTERVAL, retentionMs: e.HEAPCAP_WATCH_RETENTION, samplingMs: e.HEAPCAP_WATCH_SAMPLING_DURATION, prometheusUrl: e.HEAPCAP_PROMETHEUS_URL?.replace(/\/+$/, '') ?? null },
     publicUrl: publicUrlOf(e.HEAPCAP_PUBLIC_URL, e.HEAPCAP_HOST, e.HEAPCAP_PORT),
     slack: slackConfigOf(e),
   };

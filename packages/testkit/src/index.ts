@@ -18,6 +18,8 @@ export type { WaitForOptions, TmpDir } from './proc.ts';
 export { OutputLog } from './output-log.ts';
 export { createMemoryCgroup, memoryCgroupLayout, type MemoryCgroup, type CgroupStats } from './cgroup.ts';
 export { startMinio, minioBinary } from './minio.ts';
+export { startPrometheus, prometheusBinary } from './prometheus.ts';
+export type { PrometheusServer, PrometheusScrape } from './prometheus.ts';
 export type { MinioServer, MinioOptions } from './minio.ts';
 export { heapcapS3Env } from './minio.ts';
 export { startCdpProxy, type CdpProxy, type CdpProxyOptions } from './cdp-proxy.ts';

@@ -79,7 +79,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(pins, { queue: deps.queue });
   await app.register(scheduleMetrics, { queue: deps.queue });
   await app.register(watchRules, { queue: deps.queue, settings: deps.config.watch });
-  await app.register(watchMetrics, { queue: deps.queue });
+  await app.register(watchMetrics, { queue: deps.queue, settings: deps.config.watch });
   await app.register(heapAnalysis, { queue: deps.queue, sink: deps.sink });
   await app.register(workers, { queue: deps.queue });
   if (deps.slack !== undefined) await app.register(slack, { queue: deps.queue, store: deps.sink, slack: deps.slack });

@@ -34,6 +34,8 @@ export interface Sample {
 export interface Samples {
   targetId: string;
   sampler: string | null;
+  /** redis: every sample of the retention; prometheus: a longer range, one point per step. */
+  source: 'redis' | 'prometheus';
   items: Sample[];
 }
 
@@ -128,6 +130,34 @@ export interface ScheduleView {
   matches: number;
   nextRunAt: string[];
   lastCapture: { id: string; status: CaptureStatus | null } | null;
+}
+
+/** The last firing of a rule for one target (GET /v1/watch-rules). */
+export interface WatchFiring {
+  at: string;
+  outcome: 'captured' | 'refused_headroom' | 'sampled' | 'suppressed_cooldown' | 'suppressed_cap' | 'failed';
+  captureId?: string;
+  samplingCaptureId?: string;
+  value: number;
+  message?: string;
+}
+
+/** A watch rule as GET /v1/watch-rules shows it: the rule, its state, and its state for each target it watches now. */
+export interface WatchRuleView {
+  rule: {
+    id: string;
+    target?: string;
+    selector?: Record<string, string>;
+    when: { metric: string; above: number; forSeconds: number; windowSeconds?: number };
+    cooldownSeconds: number;
+    maxPerDay: number;
+    owner: string;
+    reason?: string;
+  };
+  state: 'active' | 'paused';
+  matches: number;
+  targets: { targetId: string; state: 'ok' | 'pending' | 'firing' | 'cooling'; since: number; value: number | null; lastSampleAt: number | null; lastFiring: WatchFiring | null; sampler: string | null }[];
+  lastFiring: (WatchFiring & { targetId: string }) | null;
 }
 
 /** One bad input field of a `validation_failed` answer (`path` as in the request body: "every", "selector"). */

@@ -11,6 +11,7 @@ import { ErrorNote } from './views/parts.tsx';
 import { SignIn } from './views/signin.tsx';
 import { TargetView } from './views/target.tsx';
 import { TargetsView } from './views/targets.tsx';
+import { WatchRulesView } from './views/watch-rules.tsx';
 
 function View() {
   const { parts, params } = useRoute();
@@ -20,6 +21,7 @@ function View() {
   if (section === 'captures') return <CapturesView key={params.toString()} params={params} />;
   if (section === 'compare') return <CompareView params={params} />;
   if (section === 'schedules') return <SchedulesView />;
+  if (section === 'watch-rules') return <WatchRulesView />;
   return <TargetsView />;
 }
 
@@ -57,6 +59,9 @@ export function App() {
           </a>
           <a href={href('schedules')} aria-current={section === 'schedules' ? 'page' : undefined}>
             Schedules
+          </a>
+          <a href={href('watch-rules')} aria-current={section === 'watch-rules' ? 'page' : undefined}>
+            Watch rules
           </a>
         </nav>
         <span class="who" data-testid="who">

@@ -267,6 +267,54 @@ void describe('console', () => {
     await shot(page, 'schedules');
   });
 
+  void it('watch rules: the API\'s validation message at its field, then the rule with its target\'s state; pause, resume; read-only sees the list only; delete', async () => {
+    await page.goto(`${serve.url}/ui/#/watch-rules`);
+    await page.waitForSelector('[data-testid=rule-form]', { timeout: 15_000 });
+    await page.waitForSelector('#rule-target option[value="shapes"]', { timeout: 15_000 });
+    await page.type('#rule-id', 'shapes-heap');
+    await page.select('#rule-target', 'shapes');
+    // heapUsedRatio is a ratio: 1.5 is refused, and the message shows under "Above".
+    await page.click('#rule-when-above', { count: 3 });
+    await page.type('#rule-when-above', '1.5');
+    await page.click('[data-testid=create-rule]');
+    const aboveError = await page.waitForSelector('[data-field-error="when.above"]', { timeout: 15_000 });
+    assert.match((await aboveError!.evaluate((e) => e.textContent)) ?? '', /ratio between 0 and 1/);
+    assert.equal(await page.$eval('#rule-when-above', (e) => e.getAttribute('aria-invalid')), 'true');
+    assert.equal(await page.$('tr[data-rule="shapes-heap"]'), null, 'nothing created');
+    await page.click('#rule-when-above', { count: 3 });
+    await page.type('#rule-when-above', '0.95');
+    await page.click('[data-testid=create-rule]');
+    const row = await page.waitForSelector('tr[data-rule="shapes-heap"]', { timeout: 15_000 });
+    assert.equal(await page.$('[data-field-error]'), null, 'the field message is gone');
+    assert.match((await row!.evaluate((e) => e.textContent)) ?? '', /heapUsedRatio > 0\.95 for 120 s/);
+    await page.waitForSelector('tr[data-rule="shapes-heap"] [data-target-state]', { timeout: 15_000 });
+    const rule = async () => ((await (await fetch(`${serve.url}/v1/watch-rules/shapes-heap`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { state: string });
+    await page.click('tr[data-rule="shapes-heap"] button[data-action="pause"]');
+    await page.waitForSelector('tr[data-rule="shapes-heap"] button[data-action="resume"]', { timeout: 15_000 });
+    assert.equal((await rule()).state, 'paused');
+    await page.click('tr[data-rule="shapes-heap"] button[data-action="resume"]');
+    await page.waitForSelector('tr[data-rule="shapes-heap"] button[data-action="pause"]', { timeout: 15_000 });
+    assert.equal((await rule()).state, 'active');
+    await shot(page, 'watch-rules');
+    const ctx = await browser.createBrowserContext();
+    try {
+      const reader = await ctx.newPage();
+      await signIn(reader, TOKENS.reader);
+      await reader.goto(`${serve.url}/ui/#/watch-rules`);
+      await reader.waitForSelector('tr[data-rule="shapes-heap"]', { timeout: 15_000 });
+      assert.equal(await reader.$('[data-testid=rule-form]'), null, 'no create form without targets:admin');
+      assert.equal(await reader.$('[data-action]'), null, 'no rule actions without targets:admin');
+      await accessible(reader, 'watch rules (read-only)');
+    } finally {
+      await ctx.close();
+    }
+    page.once('dialog', (d) => void d.accept());
+    await page.click('tr[data-rule="shapes-heap"] button[data-action="delete"]');
+    await page.waitForFunction(() => document.querySelectorAll('tr[data-rule="shapes-heap"]').length === 0, { timeout: 15_000 });
+    const gone = await fetch(`${serve.url}/v1/watch-rules/shapes-heap`, { headers: { authorization: `Bearer ${TOKENS.admin}` } });
+    assert.equal(gone.status, 404);
+  });
+
   void it('a read-only token sees no write buttons; a cookie-only write without the CSRF header is refused', async () => {
     const ctx = await browser.createBrowserContext();
     try {

@@ -42,6 +42,8 @@ export const SamplesResponseSchema = z
     /** Samples kept per target (HEAPCAP_WATCH_RETENTION / HEAPCAP_WATCH_INTERVAL) and how many are stored now. */
     keep: z.number().int(),
     stored: z.number().int(),
+    /** Where the items came from: redis (every sample, the last HEAPCAP_WATCH_RETENTION) or prometheus (a range starting earlier, with HEAPCAP_PROMETHEUS_URL set: one point per step). */
+    source: z.enum(['redis', 'prometheus']),
     items: z.array(WatchSampleSchema.extend({ heapUsedRatio: z.number().nullable() })),
   })
   .describe('TargetSamples');

@@ -6,25 +6,16 @@
  * schedule is the API's call (targets:admin): its refusal is shown as is.
  */
 import { useState } from 'preact/hooks';
-import { api, asFailure, type ApiFailure, type ScheduleView, type Target } from '../api.ts';
+import { api, type ScheduleView } from '../api.ts';
 import { time } from '../format.ts';
 import { useLoad } from '../hooks.ts';
 import { href } from '../router.ts';
 import { useCan } from '../session.tsx';
+import { FormIssues, RowActions, useActions, useCreateForm } from './form.tsx';
 import { ErrorNote, StatusBadge } from './parts.tsx';
 
 type Field = 'id' | 'target' | 'selector' | 'every' | 'cron' | 'timezone';
 const FIELDS: readonly Field[] = ['id', 'target', 'selector', 'every', 'cron', 'timezone'];
-
-/** "service=checkout, env=prod" → {service: "checkout", env: "prod"}; a part without "=" is kept for the API to refuse. */
-function parseSelector(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
-    const eq = part.indexOf('=');
-    out[eq < 0 ? part : part.slice(0, eq).trim()] = eq < 0 ? '' : part.slice(eq + 1).trim();
-  }
-  return out;
-}
 
 function what(s: ScheduleView['schedule']): string {
   if (s.target !== undefined) return s.target;
@@ -40,93 +31,24 @@ function when(s: ScheduleView['schedule']): string {
 
 /** The create form: the API validates; its field messages land under their inputs. */
 function CreateSchedule({ onCreated }: { onCreated: () => void }) {
-  const targets = useLoad(() => api<{ items: { target: Target }[] }>('GET', '/v1/targets'), []);
-  const [by, setBy] = useState<'target' | 'selector'>('target');
   const [timing, setTiming] = useState<'every' | 'cron'>('every');
-  const [values, setValues] = useState<Record<Field, string>>({ id: '', target: '', selector: '', every: '15m', cron: '', timezone: '' });
-  const [failure, setFailure] = useState<ApiFailure | undefined>();
-  const [busy, setBusy] = useState(false);
-  const set = (f: Field) => (e: Event) => setValues({ ...values, [f]: (e.currentTarget as HTMLInputElement).value });
-  const issues = (f: Field): string[] => failure?.fields.filter((i) => i.path === f || i.path.startsWith(`${f}.`)).map((i) => i.message) ?? [];
-  // Messages for fields the form has no input for (options, retention…) go above it.
-  const elsewhere = failure?.fields.filter((i) => !FIELDS.some((f) => i.path === f || i.path.startsWith(`${f}.`))) ?? [];
-  const submit = async (e: Event): Promise<void> => {
-    e.preventDefault();
-    setBusy(true);
-    setFailure(undefined);
-    const body: Record<string, unknown> = {};
-    if (values.id.trim() !== '') body['id'] = values.id.trim();
-    if (by === 'target') body['target'] = values.target;
-    else body['selector'] = parseSelector(values.selector);
-    if (timing === 'every') body['every'] = values.every.trim();
-    else {
-      body['cron'] = values.cron.trim();
-      if (values.timezone.trim() !== '') body['timezone'] = values.timezone.trim();
-    }
-    try {
-      await api('POST', '/v1/schedules', body);
-      setValues({ ...values, id: '' });
-      onCreated();
-    } catch (err) {
-      setFailure(asFailure(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-  const input = (f: Field, label: string, extra: Record<string, string> = {}) => {
-    const msgs = issues(f);
-    return (
-      <div class="field">
-        <label for={`schedule-${f}`}>{label}</label>
-        <input id={`schedule-${f}`} name={f} value={values[f]} onInput={set(f)} aria-invalid={msgs.length > 0 ? 'true' : undefined} aria-describedby={msgs.length > 0 ? `schedule-${f}-error` : undefined} {...extra} />
-        {msgs.length > 0 && (
-          <span class="error" id={`schedule-${f}-error`} data-field-error={f}>
-            {msgs.join('; ')}
-          </span>
-        )}
-      </div>
-    );
-  };
-  const targetMsgs = issues('target');
+  const { failure, busy, submit, input, targetOrLabels } = useCreateForm<Field>({
+    path: '/v1/schedules',
+    prefix: 'schedule',
+    initial: { id: '', target: '', selector: '', every: '15m', cron: '', timezone: '' },
+    body: (v) => {
+      if (timing === 'every') return { every: v.every.trim() };
+      return { cron: v.cron.trim(), ...(v.timezone.trim() === '' ? {} : { timezone: v.timezone.trim() }) };
+    },
+    onCreated,
+  });
   return (
     <form class="schedule-form" data-testid="schedule-form" onSubmit={(e) => void submit(e)}>
       <h2>New schedule</h2>
-      {failure !== undefined && failure.code !== 'validation_failed' && <ErrorNote error={failure} />}
-      {elsewhere.length > 0 && (
-        <p class="error" role="alert">
-          {elsewhere.map((i) => `${i.path}: ${i.message}`).join('; ')}
-        </p>
-      )}
+      {/* Messages for fields the form has no input for (options, retention…) go above it. */}
+      <FormIssues failure={failure} fields={FIELDS} />
       {input('id', 'Id (optional)', { placeholder: 'checkout-30m' })}
-      <fieldset>
-        <legend>Captures</legend>
-        <label>
-          <input type="radio" name="by" checked={by === 'target'} onChange={() => setBy('target')} /> one target
-        </label>{' '}
-        <label>
-          <input type="radio" name="by" checked={by === 'selector'} onChange={() => setBy('selector')} /> every target with labels
-        </label>
-        {by === 'target' ? (
-          <div class="field">
-            <label for="schedule-target">Target</label>
-            <select id="schedule-target" name="target" value={values.target} onChange={set('target')} aria-invalid={targetMsgs.length > 0 ? 'true' : undefined}>
-              <option value="">choose…</option>
-              {(targets.data?.items ?? []).map(({ target }) => (
-                <option key={target.id} value={target.id}>
-                  {target.id}
-                </option>
-              ))}
-            </select>
-            {targetMsgs.length > 0 && (
-              <span class="error" data-field-error="target">
-                {targetMsgs.join('; ')}
-              </span>
-            )}
-          </div>
-        ) : (
-          input('selector', 'Labels', { placeholder: 'service=checkout, env=prod' })
-        )}
-      </fieldset>
+      {targetOrLabels('Captures')}
       <fieldset>
         <legend>When</legend>
         <label>
@@ -154,16 +76,7 @@ function CreateSchedule({ onCreated }: { onCreated: () => void }) {
 export function SchedulesView() {
   const list = useLoad(() => api<{ items: ScheduleView[] }>('GET', '/v1/schedules'), []);
   const canWrite = useCan('captures:write');
-  const [failure, setFailure] = useState<ApiFailure | undefined>();
-  const act = async (path: string, method = 'POST'): Promise<void> => {
-    setFailure(undefined);
-    try {
-      await api(method, path);
-      list.reload();
-    } catch (err) {
-      setFailure(asFailure(err));
-    }
-  };
+  const { failure, act } = useActions(list.reload);
   const items = list.data?.items ?? [];
   return (
     <section>
@@ -215,14 +128,7 @@ export function SchedulesView() {
                 </td>
                 <td>{v.schedule.owner}</td>
                 {canWrite && (
-                  <td class="actions">
-                    <button type="button" data-action={v.state === 'active' ? 'pause' : 'resume'} onClick={() => void act(`/v1/schedules/${id}/${v.state === 'active' ? 'pause' : 'resume'}`)}>
-                      {v.state === 'active' ? 'Pause' : 'Resume'}
-                    </button>{' '}
-                    <button type="button" data-action="delete" onClick={() => confirm(`Delete schedule ${v.schedule.id}?`) && void act(`/v1/schedules/${id}`, 'DELETE')}>
-                      Delete
-                    </button>
-                  </td>
+                  <RowActions what={`schedule ${v.schedule.id}`} path={`/v1/schedules/${id}`} active={v.state === 'active'} act={act} />
                 )}
               </tr>
             );

@@ -68,6 +68,11 @@ export function TargetView({ id }: { id: string }) {
         ))}{' '}
         (dashed: did not succeed)
       </p>
+      {samples.data?.source === 'prometheus' && (
+        <p class="muted" data-testid="samples-source">
+          This range starts before what Redis keeps: its {samples.data.items.length} points come from Prometheus (HEAPCAP_PROMETHEUS_URL), one per step.
+        </p>
+      )}
       {samples.data !== undefined && samples.data.items.length === 0 && (
         <p class="muted">No memory samples in this range: only targets a watch rule watches are sampled (docs/watch.md).</p>
       )}

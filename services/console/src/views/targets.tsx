@@ -1,5 +1,5 @@
 /** Targets: every registered target, its labels, its latest heap numbers and a sparkline of the last hour. */
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { api, query, type Samples, type Target } from '../api.ts';
 import { Sparkline } from '../components/sparkline.tsx';
 import { bytes } from '../format.ts';
@@ -52,17 +52,36 @@ function matches(t: Target, filter: string): boolean {
     });
 }
 
+/**
+ * Rows on one page. Each row loads its own samples: a page bounds those
+ * requests (10,000 targets would be 10,000 requests and the API's rate limit,
+ * HEAPCAP_RATE_LIMIT, is 600 a minute) and the DOM (bench/console.ts).
+ */
+const PAGE_SIZE = 50;
+
 export function TargetsView() {
   const targets = useLoad(() => api<{ items: { target: Target }[] }>('GET', '/v1/targets'), []);
   const [filter, setFilter] = useState('');
-  const shown = (targets.data?.items ?? []).map((i) => i.target).filter((t) => matches(t, filter));
+  const [page, setPage] = useState(0);
+  // 10,000 targets: filtered once per keystroke, not again when only the page changes.
+  const matching = useMemo(() => (targets.data?.items ?? []).map((i) => i.target).filter((t) => matches(t, filter)), [targets.data, filter]);
+  const pages = Math.max(1, Math.ceil(matching.length / PAGE_SIZE));
+  const at = Math.min(page, pages - 1);
+  const shown = matching.slice(at * PAGE_SIZE, (at + 1) * PAGE_SIZE);
   return (
     <section>
       <h1>Targets</h1>
       <p>
         <label>
           Filter by label{' '}
-          <input value={filter} onInput={(e) => setFilter(e.currentTarget.value)} placeholder="env=prod service=checkout" />
+          <input
+            value={filter}
+            onInput={(e) => {
+              setFilter(e.currentTarget.value);
+              setPage(0);
+            }}
+            placeholder="env=prod service=checkout"
+          />
         </label>
       </p>
       <ErrorNote error={targets.error} />
@@ -85,6 +104,19 @@ export function TargetsView() {
         </tbody>
       </table>
       {targets.data !== undefined && shown.length === 0 && <p class="muted">No target matches.</p>}
+      {matching.length > PAGE_SIZE && (
+        <nav class="toolbar" aria-label="Target pages">
+          <button type="button" disabled={at === 0} onClick={() => setPage(at - 1)}>
+            Previous
+          </button>
+          <span data-testid="targets-page">
+            {at * PAGE_SIZE + 1}–{at * PAGE_SIZE + shown.length} of {matching.length}
+          </span>
+          <button type="button" data-testid="targets-next" disabled={at >= pages - 1} onClick={() => setPage(at + 1)}>
+            Next
+          </button>
+        </nav>
+      )}
     </section>
   );
 }

@@ -1,12 +1,17 @@
 /**
  * Metrics of watch rules, read from Redis at scrape time (the same on every
- * replica): heapcap_watch_rules{state}, heapcap_watch_firings_total{outcome}.
+ * replica): heapcap_watch_rules{state}, heapcap_watch_firings_total{outcome};
+ * and each sampled target's newest sample as heapcap_target_*{target} gauges,
+ * so that a Prometheus scraping /metrics keeps the curves longer than Redis
+ * does (HEAPCAP_PROMETHEUS_URL reads them back: prometheus-samples.ts).
  */
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { Counter, Gauge } from 'prom-client';
+import type { WatchSettings } from '@heapcap/config';
 import { type HeapcapQueue } from '@heapcap/state';
-import { FIRING_OUTCOMES, type FiringOutcome } from '@heapcap/state/watch';
+import { FIRING_OUTCOMES, type FiringOutcome, type WatchSample } from '@heapcap/state/watch';
+import { TARGET_GAUGES } from './prometheus-samples.ts';
 import { readOncePerScrape } from './scrape-read.ts';
 
 interface WatchMetrics {
@@ -14,7 +19,7 @@ interface WatchMetrics {
   firings: Record<FiringOutcome, number>;
 }
 
-const watchMetricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (app, { queue }) => {
+const watchMetricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: WatchSettings }> = async (app, { queue, settings }) => {
   const read = readOncePerScrape<WatchMetrics>(async () => {
     const [rules, firings] = await Promise.all([queue.watch.list(), queue.watch.firingCounts()]);
     return { rules: { active: rules.filter((r) => r.enabled).length, paused: rules.filter((r) => !r.enabled).length }, firings };
@@ -44,6 +49,37 @@ const watchMetricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (a
       for (const outcome of FIRING_OUTCOMES) this.inc({ outcome }, m.firings[outcome]);
     },
   });
+
+  // A sample older than three intervals is stale (the target went away or nobody samples it
+  // now): its series ends instead of repeating the last value at every scrape.
+  const latest = readOncePerScrape<Map<string, WatchSample>>(async () => {
+    const now = Date.now();
+    const targets = await queue.targets.list();
+    const newest = await Promise.all(
+      targets.map(async ({ target }) => {
+        const recent = await queue.watch.samples(target.id, now - 3 * settings.intervalMs, now, 16);
+        return [target.id, recent.at(-1)?.sample] as const;
+      }),
+    );
+    return new Map(newest.filter((e): e is readonly [string, WatchSample] => e[1] !== undefined));
+  });
+  for (const [field, name, help] of TARGET_GAUGES) {
+    new Gauge({
+      name,
+      help,
+      labelNames: ['target'],
+      registers,
+      async collect() {
+        const samples = await latest();
+        if (samples === null) return;
+        this.reset();
+        for (const [target, sample] of samples) {
+          const value = sample[field];
+          if (value !== null) this.set({ target }, value);
+        }
+      },
+    });
+  }
 };
 
 export default fp(watchMetricsPlugin, { name: 'heapcap-watch-metrics', dependencies: ['heapcap-metrics'] });

@@ -9,11 +9,12 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { WatchSettings } from '@heapcap/config';
 import { type HeapcapQueue } from '@heapcap/state';
-import { buildWatchRule, checkWatchRule, watchedBy, type WatchRule, type WatchRuleSpec } from '@heapcap/state/watch';
+import { buildWatchRule, checkWatchRule, watchedBy, type WatchRule, type WatchRuleSpec, type WatchSample } from '@heapcap/state/watch';
 import { ApiError, validationFailed } from '../../errors.ts';
 import { principalOf } from '../infra/auth.ts';
 import type { SamplesResponseSchema, WatchRuleViewSchema } from '../../schemas/watch.ts';
 import { fromQueue } from './queue-errors.ts';
+import { prometheusSamples } from './prometheus-samples.ts';
 
 export type WatchRuleView = z.output<typeof WatchRuleViewSchema>;
 export type SamplesView = z.output<typeof SamplesResponseSchema>;
@@ -120,8 +121,17 @@ const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Watc
       // Stream ids are milliseconds since 1970: earlier times select nothing; since after until is an empty window.
       const until = Math.max(0, query.until === undefined ? Date.now() : Date.parse(query.until));
       const since = Math.max(0, query.since === undefined ? until - HOUR_MS : Date.parse(query.since));
+      // A range that starts before what Redis keeps comes from Prometheus when there is one: it kept
+      // what /metrics exported (heapcap_target_*) for longer. Shorter ranges stay on Redis, which has
+      // every sample rather than one per scrape.
+      const fromPrometheus = settings.prometheusUrl !== null && since < Date.now() - settings.retentionMs && since <= until;
+      const read = async (): Promise<WatchSample[]> => {
+        if (since > until) return [];
+        if (fromPrometheus) return prometheusSamples(settings.prometheusUrl!, targetId, since, until, query.limit);
+        return (await fromQueue(() => queue.watch.samples(targetId, since, until, query.limit))).map((x) => x.sample);
+      };
       const [stored, count, lease] = await Promise.all([
-        since > until ? [] : fromQueue(() => queue.watch.samples(targetId, since, until, query.limit)),
+        read(),
         fromQueue(() => queue.watch.sampleCount(targetId)),
         fromQueue(() => queue.watch.leaseOf(targetId)),
       ]);
@@ -132,7 +142,8 @@ const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Watc
         sampler: lease?.holder ?? null,
         keep: Math.ceil(settings.retentionMs / settings.intervalMs),
         stored: count,
-        items: stored.map(({ sample }) => ({ ...sample, heapUsedRatio: sample.heapLimitBytes === null || sample.heapLimitBytes === 0 ? null : sample.heapUsedBytes / sample.heapLimitBytes })),
+        source: fromPrometheus ? ('prometheus' as const) : ('redis' as const),
+        items: stored.map((sample) => ({ ...sample, heapUsedRatio: sample.heapLimitBytes === null || sample.heapLimitBytes === 0 ? null : sample.heapUsedBytes / sample.heapLimitBytes })),
       };
     },
   };
