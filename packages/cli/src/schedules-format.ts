@@ -5,6 +5,8 @@ import { formatTable, utcTime as when } from './table.ts';
 export interface ScheduleViewLike {
   schedule: { id: string; target?: string; selector?: Record<string, string>; every?: string; cron?: string; timezone?: string; owner: string };
   state: string;
+  /** `file` (HEAPCAP_RULES_FILE) or `api`; absent from servers older than the rules file. */
+  source?: string;
   retention: { keepLast: number; maxAgeDays: number };
   matches: number;
   nextRunAt: string[];
@@ -12,7 +14,7 @@ export interface ScheduleViewLike {
   lastCapture: { id: string; status: string | null } | null;
 }
 
-const HEADERS = ['ID', 'TARGETS', 'WHEN', 'STATE', 'NEXT RUN (UTC)', 'LAST TURN', 'LAST CAPTURE', 'KEEP'] as const;
+const HEADERS = ['ID', 'TARGETS', 'WHEN', 'STATE', 'SOURCE', 'NEXT RUN (UTC)', 'LAST TURN', 'LAST CAPTURE', 'KEEP'] as const;
 
 function row(v: ScheduleViewLike): string[] {
   const s = v.schedule;
@@ -21,7 +23,7 @@ function row(v: ScheduleViewLike): string[] {
   const turn = v.lastRun === null ? '-' : `${v.lastRun.outcome}${v.lastRun.reason === undefined ? '' : ` (${v.lastRun.reason})`}`;
   const capture = v.lastCapture === null ? '-' : `${v.lastCapture.id} ${v.lastCapture.status ?? 'gone'}`;
   const keep = `${v.retention.keepLast}${v.retention.maxAgeDays > 0 ? `, ${v.retention.maxAgeDays}d` : ''}`;
-  return [s.id, targets, schedule, v.state, when(v.nextRunAt[0]), turn, capture, keep];
+  return [s.id, targets, schedule, v.state, v.source ?? 'api', when(v.nextRunAt[0]), turn, capture, keep];
 }
 
 /** Columns padded to their widest cell; one line per schedule under a header. */

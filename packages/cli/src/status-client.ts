@@ -78,8 +78,8 @@ async function errorOf(res: Response): Promise<RestError> {
 }
 
 /** Call the API; resolves with status and JSON body; throws RestError for transport failures and error bodies. */
-export async function callApi(api: ApiTarget, method: Method, path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: unknown }> {
-  const res = await send(api, method, path, body, timeoutMs, { accept: 'application/json' });
+export async function callApi(api: ApiTarget, method: Method, path: string, body: unknown, timeoutMs: number, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+  const res = await send(api, method, path, body, timeoutMs, { ...headers, accept: 'application/json' });
   if (res.status >= 400) throw await errorOf(res);
   const text = await res.text();
   let json: unknown = null;

@@ -14,6 +14,8 @@ const METRICS = ['heapUsedRatio', 'heapUsedBytes', 'rssBytes', 'heapGrowthBytes'
 interface WatchView {
   rule: { id: string; target?: string; selector?: Record<string, string>; when: { metric: string; above: number; forSeconds: number; windowSeconds?: number }; cooldownSeconds: number; maxPerDay: number; owner: string };
   state: 'active' | 'paused';
+  /** `file` (HEAPCAP_RULES_FILE) or `api`; absent from servers older than the rules file. */
+  source?: string;
   matches: number;
   targets: { targetId: string; state: string; value: number | null; sampler: string | null }[];
   lastFiring: { at: string; outcome: string; targetId?: string; captureId?: string } | null;
@@ -27,12 +29,12 @@ function threshold(w: WatchView['rule']['when']): string {
 function formatRules(items: readonly WatchView[]): string {
   if (items.length === 0) return 'no watch rules (create one: heapcap watch create --target ID --metric heapUsedRatio --above 0.8 --for 5m)';
   return formatTable(
-    ['ID', 'TARGETS', 'WHEN', 'STATE', 'FIRING NOW', 'LAST FIRING (UTC)'],
+    ['ID', 'TARGETS', 'WHEN', 'STATE', 'SOURCE', 'FIRING NOW', 'LAST FIRING (UTC)'],
     items.map((v) => {
       const targets = v.rule.target ?? `${Object.entries(v.rule.selector ?? {}).map(([k, x]) => `${k}=${x}`).join(',')} (${v.matches})`;
       const firing = v.targets.filter((t) => t.state === 'firing' || t.state === 'pending').map((t) => `${t.targetId} ${t.state}`);
       const last = v.lastFiring === null ? '-' : `${utcTime(v.lastFiring.at)} ${v.lastFiring.outcome}${v.lastFiring.captureId === undefined ? '' : ` ${v.lastFiring.captureId}`}`;
-      return [v.rule.id, targets, threshold(v.rule.when), v.state, firing.join(', ') || '-', last];
+      return [v.rule.id, targets, threshold(v.rule.when), v.state, v.source ?? 'api', firing.join(', ') || '-', last];
     }),
   );
 }

@@ -48,6 +48,8 @@ const EnvSchema = z.object({
   HEAPCAP_S3_QUEUE_SIZE: z.coerce.number().int().min(1).max(16).optional(),
   /** The target registry (YAML or JSON). */
   HEAPCAP_TARGETS_FILE: z.string().min(1).default('./heapcap.targets.yaml'),
+  /** Schedules and watch rules declared in YAML, applied by every replica at start and on change; unset = none. */
+  HEAPCAP_RULES_FILE: z.string().min(1).optional(),
   /** API tokens; unset means only `heapcap serve --dev` runs. */
   HEAPCAP_TOKENS_FILE: z.string().min(1).optional(),
   HEAPCAP_HOST: z.string().min(1).default('127.0.0.1'),
@@ -164,6 +166,8 @@ export interface HeapcapConfig {
   targetsFile: string;
   /** HEAPCAP_TARGETS_FILE was set: then a missing file is a start-up error, not an empty registry file. */
   targetsFileSet: boolean;
+  /** HEAPCAP_RULES_FILE: schedules and watch rules declared in a file (undefined: none). */
+  rulesFile: string | undefined;
   tokensFile: string | undefined;
   host: string;
   port: number;
@@ -290,6 +294,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     s3,
     targetsFile: e.HEAPCAP_TARGETS_FILE,
     targetsFileSet: picked['HEAPCAP_TARGETS_FILE'] !== undefined,
+    rulesFile: e.HEAPCAP_RULES_FILE,
     tokensFile: e.HEAPCAP_TOKENS_FILE,
     host: e.HEAPCAP_HOST,
     port: e.HEAPCAP_PORT,

@@ -6,7 +6,7 @@
  * field the schema refused).
  */
 import { readFile } from 'node:fs/promises';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { isNode, LineCounter, parseDocument, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
 
 /** What went wrong with a configuration file. */
@@ -16,6 +16,9 @@ export type ConfigFileProblem = 'unreadable' | 'syntax' | 'schema';
 export interface ConfigFileIssue {
   path: string;
   message: string;
+  /** 1-based position of the refused value in the file, when it is there (a missing key has none: its parent's is given). */
+  line?: number;
+  column?: number;
 }
 
 /** A configuration file that cannot be read, parsed or validated. The message starts with the file's path. */
@@ -63,17 +66,40 @@ export async function loadConfigFile<S extends z.ZodType>(path: string, schema: 
 
 /** Parses the text of a configuration file named `file` (YAML or JSON) and validates it with `schema`. */
 export function parseConfigText<S extends z.ZodType>(text: string, schema: S, file: string): z.output<S> {
+  const lineCounter = new LineCounter();
   let raw: unknown;
+  let doc: ReturnType<typeof parseDocument>;
   try {
-    raw = parseYaml(text);
+    doc = parseDocument(text, { lineCounter });
+    if (doc.errors.length > 0) throw doc.errors[0];
+    raw = doc.toJS();
   } catch (err) {
     throw syntaxError(err, file);
   }
   // An empty file is an empty document: the schema says which keys it lacks.
   const parsed = schema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message, ...positionOf(doc, lineCounter, i.path) }));
   throw new ConfigFileError('schema', file, `${file}: ${issues.map((i) => `${i.path === '' ? '(top level)' : i.path}: ${i.message}`).join('; ')}`, { issues });
+}
+
+/** Where the value at the dotted `path` (`schedules.0.every`) starts in a (parseable) YAML text, for checks made after the schema's. */
+export function positionInText(text: string, path: string): { line?: number; column?: number } {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter });
+  return positionOf(doc, lineCounter, path === '' ? [] : path.split('.').map((k) => (/^\d+$/.test(k) ? Number(k) : k)));
+}
+
+/** Where the value at `path` (or its nearest present parent) starts in the file. */
+function positionOf(doc: ReturnType<typeof parseDocument>, lineCounter: LineCounter, path: readonly PropertyKey[]): { line?: number; column?: number } {
+  for (let n = path.length; n >= 0; n--) {
+    const node = doc.getIn(path.slice(0, n).map((k) => (typeof k === 'symbol' ? String(k) : k)), true);
+    if (isNode(node) && node.range !== undefined && node.range !== null) {
+      const pos = lineCounter.linePos(node.range[0]);
+      return { line: pos.line, column: pos.col };
+    }
+  }
+  return {};
 }
 
 /** Fails when a name appears twice (`label` says what the names are: `target id`, `token name`). */

@@ -6,6 +6,6 @@ export { bucketProblem, defaultS3QueueSize, S3_STORAGE_CLASSES, parseStorageUrl,
 export { DEFAULT_SLACK_API_URL, DEFAULT_SLACK_RESPONSE_HOSTS, publicUrlOf, type SlackConfig } from './slack.ts';
 export { HEAPCAP_VERSION } from './version.ts';
 export { closest, didYouMean, editDistance } from './suggest.ts';
-export { assertUniqueNames, ConfigFileError, loadConfigFile, parseConfigText, type ConfigFileIssue, type ConfigFileProblem, type LoadConfigFileOptions } from './file.ts';
+export { assertUniqueNames, ConfigFileError, loadConfigFile, parseConfigText, positionInText, type ConfigFileIssue, type ConfigFileProblem, type LoadConfigFileOptions } from './file.ts';
 export { RedactModeSchema, resolveRedaction, type RedactMode } from './redact.ts';
 export { isClusterRedisUrl, parseRedisUrl, type RedisTarget } from './redis-url.ts';

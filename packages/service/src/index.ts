@@ -9,3 +9,4 @@ export { createLogger, componentLogger, safeRedisUrl, REDACT_PATHS } from './log
 export { connectQueue, redisHelp, RedisUnreachableError } from './redis.ts';
 export { keepTargetsSynced, TargetsFileSync, type TargetsFileSetting, type TargetsKeeper } from './targets-sync.ts';
 export { exitAfter, runShutdown, shutdownSignal, type CloseStep } from './shutdown.ts';
+export { RulesFileSync, type RulesFileStatus, type RulesSyncOutcome } from './rules-sync.ts';

@@ -13,6 +13,7 @@ import { createStore, type ArtifactStore } from '@heapcap/storage';
 import { createLogger } from './logger.ts';
 import { connectQueue, RedisUnreachableError } from './redis.ts';
 import { exitAfter, runShutdown, shutdownSignal, type CloseStep } from './shutdown.ts';
+import { RulesFileSync } from './rules-sync.ts';
 import { keepTargetsSynced, TargetsFileSync } from './targets-sync.ts';
 
 /** What a service is built from. */
@@ -147,6 +148,14 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
       });
       const keeper = keepTargetsSynced(queue, targets, log);
       ctx.onClose({ name: 'targets sync', close: async () => keeper.stop(), timeoutMs: 1_000 });
+      if (config.rulesFile !== undefined) {
+        // After the targets: the file's rules are checked against the registry. A bad file does not stop the start
+        // (the rules already applied keep running); the log says why it was refused.
+        const rules = new RulesFileSync(queue, config, config.rulesFile, log);
+        await rules.sync();
+        rules.watch();
+        ctx.onClose({ name: 'rules file sync', close: () => rules.stop(), timeoutMs: 5_000 });
+      }
       await def.start(ctx, prepared);
     })();
     // Stopped mid-start (a Redis that does not answer): the start's own later failure changes nothing.

@@ -118,3 +118,5 @@ export { captureQueueName, coversPlacement, placedQueueName } from './routing.ts
 export { WorkerDirectory, WorkerInfoSchema, type WorkerInfo } from './workers.ts';
 export { noWorkerError } from './no-worker.ts';
 export { duplicateRedis, type RedisClient } from './connection.ts';
+export { RULE_SOURCES, RULES_FILE_OWNER, type RuleSource } from './rule-source.ts';
+export { RulesFileSchema, RulesFileApplier, checkRulesFile, type RulesFile, type RulesFileIssue, type RulesCheckContext, type RulesApplyReport } from './rules-file.ts';

@@ -120,6 +120,10 @@ export class Keys {
   scheduleAdmitLock(scheduleId: string): string {
     return `${this.base}:lock:schedule:${scheduleId}`;
   }
+  /** The rules file's lock: one replica applies HEAPCAP_RULES_FILE at a time (rules-file.ts). */
+  rulesSyncLock(): string {
+    return `${this.base}:lock:rules-file`;
+  }
   /** The janitor's lock: one retention run at a time across every process. */
   janitorLock(): string {
     return `${this.base}:lock:janitor`;

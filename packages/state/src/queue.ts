@@ -27,6 +27,7 @@ import type { MemberJob } from './schedules/jobs.ts';
 import { planRun, takeTurn, type PlanResult, type RunDeps, type TurnResult } from './schedules/run.ts';
 import { ScheduleStore } from './schedules/store.ts';
 import { WatchStore } from './watch/store.ts';
+import { RulesFileApplier } from './rules-file.ts';
 
 /** How to open a queue. Only `redisUrl` is required. */
 export interface QueueOptions {
@@ -90,6 +91,8 @@ export class HeapcapQueue {
   readonly watch: WatchStore;
   /** The sentinel that tells when Redis lost its data. */
   readonly epoch: RedisEpoch;
+  /** Applies HEAPCAP_RULES_FILE to the schedules and watch rules. */
+  readonly rulesFile: RulesFileApplier;
   readonly #ctx: QueueContext;
   /** Producers of placement queues, opened on first use. */
   readonly #placed = new Map<string, Queue<CaptureJob, void, string>>();
@@ -122,6 +125,7 @@ export class HeapcapQueue {
     this.schedules = new ScheduleStore(this.#ctx);
     this.analyses = new CaptureAnalyses(this.#ctx);
     this.epoch = new RedisEpoch(this.#ctx);
+    this.rulesFile = new RulesFileApplier(this.#ctx, this.schedules, this.watch);
     this.leakHunts = new LeakHunts(this.#ctx, async (id) => (await this.targets.get(id))?.target ?? null);
   }
 

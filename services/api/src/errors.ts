@@ -25,6 +25,8 @@ export const API_ERROR_STATUS = {
   method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,
+  /** A schedule or watch rule declared in HEAPCAP_RULES_FILE: it changes only in the file. */
+  managed_by_file: 409,
   artifact_not_available: 409,
   /** A diff of captures of two different targets without force=true. */
   target_mismatch: 409,
@@ -89,6 +91,16 @@ export function errorBody(err: ApiError): ErrorBody {
  */
 export function wellFormed(s: string): string {
   return s.replace(/\p{Cs}/gu, '\uFFFD');
+}
+
+/** Refuse an API change of a rule declared in the rules file (`source: file`); anything else passes. */
+export function refuseFileRule(kind: 'schedule' | 'watch rule', rule: { id: string; source?: 'file' | 'api' | undefined }): void {
+  if (rule.source !== 'file') return;
+  throw new ApiError(
+    'managed_by_file',
+    `${kind} "${rule.id}" is declared in the rules file (HEAPCAP_RULES_FILE): edit or remove it there, every replica applies the file within seconds`,
+    { id: rule.id, source: 'file', setting: 'HEAPCAP_RULES_FILE' },
+  );
 }
 
 /** `validation_failed` listing each bad field. */

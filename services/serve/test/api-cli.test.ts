@@ -117,8 +117,8 @@ void test('captures: list, show, download (DevTools file name, gunzipped or --gz
 
 void test('watch: create, list, show, pause, resume, delete; a mistyped metric is named', { timeout: 60_000 }, async () => {
   const created = ok(await heapcap('watch', 'create', '--id', 'checkout-heap', '--selector', 'service=checkout', '--metric', 'heapUsedBytes', '--above', '4GiB', '--for', '5m', '--cooldown', '1h'));
-  assert.match(created, /^ID\s+TARGETS\s+WHEN\s+STATE\s+FIRING NOW\s+LAST FIRING \(UTC\)\n/);
-  assert.match(created, /\ncheckout-heap\s+service=checkout \(1\)\s+heapUsedBytes > 4096\.0+ MiB for 300s\s+active\s+-\s+-\n {2}cooldown 3600s, at most 4 per target a day/);
+  assert.match(created, /^ID\s+TARGETS\s+WHEN\s+STATE\s+SOURCE\s+FIRING NOW\s+LAST FIRING \(UTC\)\n/);
+  assert.match(created, /\ncheckout-heap\s+service=checkout \(1\)\s+heapUsedBytes > 4096\.0+ MiB for 300s\s+active\s+api\s+-\s+-\n {2}cooldown 3600s, at most 4 per target a day/);
   // The watcher samples the target at its next tick (1 s here).
   await waitFor(async () => /checkout-1: ok, last value [\d.]+ MiB, sampled by /.test((await heapcap('watch', 'show', 'checkout-heap')).stdout), { timeoutMs: 30_000, intervalMs: 200, what: 'the first watch sample' });
   assert.match(ok(await heapcap('watch', 'list')), /\ncheckout-heap\s+service=checkout \(1\)/);

@@ -48,8 +48,8 @@ void test('create, list, pause, resume and delete from the command line', async 
   const created = await schedules('create', '--id', 'checkout-30m', '--selector', 'service=checkout,env=prod', '--every', '30m', '--keep-last', '48', '--reason', 'leak hunt');
   assert.equal(created.code, 0, created.err);
   const lines = created.out.split('\n');
-  assert.match(lines[0]!, /^ID\s+TARGETS\s+WHEN\s+STATE\s+NEXT RUN \(UTC\)\s+LAST TURN\s+LAST CAPTURE\s+KEEP$/);
-  assert.match(lines[1]!, /^checkout-30m\s+service=checkout,env=prod \(1\)\s+every 30m\s+active\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+.*\s+48, 30d$/);
+  assert.match(lines[0]!, /^ID\s+TARGETS\s+WHEN\s+STATE\s+SOURCE\s+NEXT RUN \(UTC\)\s+LAST TURN\s+LAST CAPTURE\s+KEEP$/);
+  assert.match(lines[1]!, /^checkout-30m\s+service=checkout,env=prod \(1\)\s+every 30m\s+active\s+api\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+.*\s+48, 30d$/);
   assert.match(created.out, /next runs: \S+, \S+, \S+/);
 
   // The first run of an `every` schedule is right away: the list shows its turn and capture.
@@ -65,7 +65,7 @@ void test('create, list, pause, resume and delete from the command line', async 
 
   const paused = await schedules('pause', 'checkout-30m');
   assert.equal(paused.code, 0, paused.err);
-  assert.match(paused.out, /checkout-30m .* paused +- /);
+  assert.match(paused.out, /checkout-30m .* paused +api +- /);
   const resumed = await schedules('resume', 'checkout-30m', '--json');
   assert.equal((JSON.parse(resumed.out) as { state: string }).state, 'active');
   const deleted = await schedules('delete', 'checkout-30m');

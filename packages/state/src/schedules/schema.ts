@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
 import { CaptureOptionsSchema } from '../schemas.ts';
 import { SelectorSchema } from '../selectors.ts';
+import { RULE_SOURCES } from '../rule-source.ts';
 
 /** Per-schedule retention; a missing field takes the global default (HEAPCAP_RETENTION_*). */
 export const RetentionSchema = z.strictObject({
@@ -72,6 +73,8 @@ export const ScheduleSchema = z.strictObject({
   reason: z.string().optional(),
   /** The token name that created it: it may change it; others need targets:admin. */
   owner: z.string(),
+  /** Where it is declared: `file` (HEAPCAP_RULES_FILE; changed only there) or `api`. Missing = `api` (stored before sources existed). */
+  source: z.enum(RULE_SOURCES).optional(),
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
 });

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
 import { CaptureOptionsSchema } from '../schemas.ts';
 import { SelectorSchema } from '../selectors.ts';
+import { RULE_SOURCES } from '../rule-source.ts';
 import { WatchSampleSchema } from './sample.ts';
 
 /**
@@ -109,6 +110,8 @@ export const WatchRuleSchema = z.strictObject({
   enabled: z.boolean(),
   reason: z.string().optional(),
   owner: z.string(),
+  /** Where it is declared: `file` (HEAPCAP_RULES_FILE; changed only there) or `api`. Missing = `api` (stored before sources existed). */
+  source: z.enum(RULE_SOURCES).optional(),
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
 });

@@ -1,7 +1,7 @@
 /** Request and response schemas of /v1/schedules and the capture pin routes (shared with the OpenAPI document). */
 import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
-import { CAPTURE_STATUSES, CaptureRecordSchema } from '@heapcap/state';
+import { CAPTURE_STATUSES, CaptureRecordSchema, RULE_SOURCES } from '@heapcap/state';
 import { LastRunSchema, ScheduleSchema, ScheduleSpecSchema } from '@heapcap/state/schedules';
 
 export const ScheduleParamsSchema = z.strictObject({ id: IdSchema });
@@ -12,6 +12,8 @@ export const ScheduleBodySchema = ScheduleSpecSchema.describe('ScheduleSpec');
 export const ScheduleViewSchema = z
   .object({
     schedule: ScheduleSchema,
+    /** Where it is declared: `file` (HEAPCAP_RULES_FILE; the API refuses to change it, 409 `managed_by_file`) or `api`. */
+    source: z.enum(RULE_SOURCES).describe('file: declared in HEAPCAP_RULES_FILE, changed only there (409 managed_by_file); api: made through the API'),
     /** active: its job scheduler runs it; paused: it has none. */
     state: z.enum(['active', 'paused']),
     /** The retention in force: the schedule's own, else the defaults (HEAPCAP_RETENTION_*); maxAgeDays 0 = no age limit. */

@@ -1,5 +1,6 @@
 /** Request and response schemas of /v1/watch-rules and /v1/targets/:id/samples (shared with the OpenAPI document). */
 import { z } from 'zod';
+import { RULE_SOURCES } from '@heapcap/state';
 import { IdSchema } from '@heapcap/config';
 import { WatchRuleSchema, WatchRuleSpecSchema, WatchSampleSchema, WatchTargetStateSchema } from '@heapcap/state/watch';
 
@@ -11,6 +12,8 @@ export const WatchRuleBodySchema = WatchRuleSpecSchema.describe('WatchRuleSpec')
 export const WatchRuleViewSchema = z
   .object({
     rule: WatchRuleSchema,
+    /** Where it is declared: `file` (HEAPCAP_RULES_FILE; the API refuses to change it, 409 `managed_by_file`) or `api`. */
+    source: z.enum(RULE_SOURCES).describe('file: declared in HEAPCAP_RULES_FILE, changed only there (409 managed_by_file); api: made through the API'),
     /** active: the watcher samples its targets; paused: disabled. */
     state: z.enum(['active', 'paused']),
     /** The registered targets it watches now. */

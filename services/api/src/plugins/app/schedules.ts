@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import type { ScheduleSettings } from '@heapcap/config';
 import { type HeapcapQueue } from '@heapcap/state';
 import { buildSchedule, checkSchedule, nextRuns, resolveTargets, type Schedule, type ScheduleRunState, type ScheduleSpec } from '@heapcap/state/schedules';
-import { ApiError, validationFailed } from '../../errors.ts';
+import { ApiError, refuseFileRule, validationFailed } from '../../errors.ts';
 import { principalOf } from '../infra/auth.ts';
 import type { ScheduleViewSchema } from '../../schemas/schedules.ts';
 import { fromQueue } from './queue-errors.ts';
@@ -51,6 +51,7 @@ const schedulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Sched
     const last = lastCaptureId === null ? null : await fromQueue(() => queue.getCapture(lastCaptureId));
     return {
       schedule: s,
+      source: s.source ?? 'api',
       state: s.enabled ? 'active' : 'paused',
       retention: { keepLast: s.retention.keepLast ?? settings.keepLast, maxAgeDays: s.retention.maxAgeDays ?? settings.maxAgeDays },
       matches: targets.length,
@@ -117,6 +118,7 @@ const schedulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Sched
     async put(req, id, spec) {
       if (spec.id !== undefined && spec.id !== id) throw validationFailed([{ in: 'body', path: 'id', message: `must equal the id in the URL (${id})` }]);
       const prior = await fromQueue(() => queue.schedules.get(id));
+      if (prior !== null) refuseFileRule('schedule', prior);
       if (prior !== null) mayChange(req, prior);
       const s = await checked(req, { ...spec, id }, prior);
       await audit(req, prior === null ? 'schedule.create' : 'schedule.update', s, describe(s));
@@ -126,6 +128,7 @@ const schedulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Sched
 
     async setEnabled(req, id, enabled) {
       const prior = await existing(id);
+      refuseFileRule('schedule', prior);
       mayChange(req, prior);
       const s: Schedule = { ...prior, enabled, updatedAt: new Date().toISOString() };
       await audit(req, enabled ? 'schedule.resume' : 'schedule.pause', s);
@@ -135,6 +138,7 @@ const schedulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Sched
 
     async remove(req, id) {
       const prior = await existing(id);
+      refuseFileRule('schedule', prior);
       mayChange(req, prior);
       await audit(req, 'schedule.delete', prior);
       await fromQueue(() => queue.schedules.remove(id));

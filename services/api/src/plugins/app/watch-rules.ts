@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import type { WatchSettings } from '@heapcap/config';
 import { type HeapcapQueue } from '@heapcap/state';
 import { buildWatchRule, checkWatchRule, watchedBy, type WatchRule, type WatchRuleSpec, type WatchSample } from '@heapcap/state/watch';
-import { ApiError, validationFailed } from '../../errors.ts';
+import { ApiError, refuseFileRule, validationFailed } from '../../errors.ts';
 import { principalOf } from '../infra/auth.ts';
 import type { SamplesResponseSchema, WatchRuleViewSchema } from '../../schemas/watch.ts';
 import { fromQueue } from './queue-errors.ts';
@@ -53,6 +53,7 @@ const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Watc
     const last = [...states.values()].filter((s) => s.lastFiring !== null).sort((a, b) => (b.lastFiring!.at < a.lastFiring!.at ? -1 : 1))[0];
     return {
       rule,
+      source: rule.source ?? 'api',
       state: rule.enabled ? 'active' : 'paused',
       matches: watched.length,
       targets: rows,
@@ -100,19 +101,23 @@ const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Watc
     async put(req, id, spec) {
       if (spec.id !== undefined && spec.id !== id) throw validationFailed([{ in: 'body', path: 'id', message: `must equal the id in the URL (${id})` }]);
       const prior = await fromQueue(() => queue.watch.get(id));
+      if (prior !== null) refuseFileRule('watch rule', prior);
       const r = await checked(req, { ...spec, id }, prior);
       await audit(req, prior === null ? 'watch_rule.create' : 'watch_rule.update', r);
       const { created } = await fromQueue(() => queue.watch.put(r));
       return { view: await view(r), created };
     },
     async setEnabled(req, id, enabled) {
-      const r: WatchRule = { ...(await existing(id)), enabled, updatedAt: new Date().toISOString() };
+      const prior = await existing(id);
+      refuseFileRule('watch rule', prior);
+      const r: WatchRule = { ...prior, enabled, updatedAt: new Date().toISOString() };
       await audit(req, enabled ? 'watch_rule.resume' : 'watch_rule.pause', r);
       await fromQueue(() => queue.watch.put(r));
       return view(r);
     },
     async remove(req, id) {
       const r = await existing(id);
+      refuseFileRule('watch rule', r);
       await audit(req, 'watch_rule.delete', r);
       await fromQueue(() => queue.watch.remove(id));
     },
