@@ -44,7 +44,9 @@ export interface HeapcapResult {
  */
 export function commandEnv(extra: Record<string, string> = {}): Record<string, string> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !k.startsWith('HEAPCAP_') && k !== 'NODE_OPTIONS' && k !== 'NODE_TEST_CONTEXT' && v !== undefined)) as Record<string, string>;
-  return { ...base, HEAPCAP_LOG_LEVEL: 'warn', ...extra };
+  // Every target is sampled each minute by default (HEAPCAP_SAMPLE_INTERVAL): off in tests unless a test turns it on,
+  // so a test's targets see only the sessions the test means them to.
+  return { ...base, HEAPCAP_LOG_LEVEL: 'warn', HEAPCAP_SAMPLE_INTERVAL: '0', ...extra };
 }
 
 /** Spawn `cmd args` with the scrubbed environment; killed if this process dies. */

@@ -27,6 +27,8 @@ import { targetToEndpoint } from '../target-endpoint.ts';
 /** Watcher settings; see HEAPCAP_WATCH_* in docs/configuration.md. */
 export interface WatcherSettings {
   intervalMs: number;
+  /** Sample every other registered target this often (0: only the watched ones). */
+  sampleIntervalMs?: number;
   retentionMs: number;
   /** Length of the fallback sampling profile. */
   samplingMs: number;
@@ -101,14 +103,19 @@ export class Watcher {
     this.#log.info({ intervalMs: this.#deps.settings.intervalMs, watcher: this.id, placements: this.#deps.placements ?? ['*'] }, 'watcher started');
   }
 
-  /** What this process watches now: enabled rules × the registered targets it may reach. */
+  /**
+   * What this process samples now: enabled rules × the registered targets it may reach, and with
+   * HEAPCAP_SAMPLE_INTERVAL every other target it may reach (no rules: its samples only feed the curves).
+   */
   async #watched(): Promise<Map<string, Watched>> {
     const { queue } = this.#deps;
     const placements = this.#deps.placements ?? ['*'];
+    const sampleAll = (this.#deps.settings.sampleIntervalMs ?? 0) > 0;
     const rules = (await queue.watch.list()).filter((r) => r.enabled);
     const out = new Map<string, Watched>();
-    if (rules.length === 0) return out;
+    if (rules.length === 0 && !sampleAll) return out;
     const targets = (await queue.targets.list()).map((e) => e.target).filter((t) => t.placement === undefined || coversPlacement(placements, t.placement));
+    if (sampleAll) for (const target of targets) out.set(target.id, { target, rules: [] });
     for (const rule of rules) {
       for (const target of watchedBy(rule, targets)) {
         const w = out.get(target.id) ?? { target, rules: [] };
@@ -136,9 +143,9 @@ export class Watcher {
       const now = Date.now();
       for (const id of this.#held) {
         if (this.#busy.has(id)) continue;
-        if (now - (this.#lastSampled.get(id) ?? 0) < settings.intervalMs) continue;
-        this.#lastSampled.set(id, now);
         const w = watched.get(id)!;
+        if (now - (this.#lastSampled.get(id) ?? 0) < this.#every(w)) continue;
+        this.#lastSampled.set(id, now);
         const run = this.#sampleAndStep(w).finally(() => this.#busy.delete(id));
         this.#busy.set(id, run);
       }
@@ -147,6 +154,12 @@ export class Watcher {
     } finally {
       this.#ticking = false;
     }
+  }
+
+  /** A watched target's sample interval: the watch interval; a target sampled only for its curve: HEAPCAP_SAMPLE_INTERVAL. */
+  #every(w: Watched): number {
+    const { intervalMs, sampleIntervalMs } = this.#deps.settings;
+    return w.rules.length > 0 || sampleIntervalMs === undefined || sampleIntervalMs <= 0 ? intervalMs : sampleIntervalMs;
   }
 
   async #forget(targetId: string): Promise<void> {
@@ -183,7 +196,7 @@ export class Watcher {
       return;
     }
     try {
-      await queue.watch.addSample(id, sample, Math.ceil(settings.retentionMs / settings.intervalMs), settings.retentionMs);
+      await queue.watch.addSample(id, sample, Math.ceil(settings.retentionMs / this.#every(w)), settings.retentionMs);
       for (const rule of w.rules) await this.#stepRule(rule, w.target, sample);
     } catch (err) {
       this.#log.warn({ targetId: id, err }, 'could not store a sample or a rule state; the next sample tries again');
