@@ -9,6 +9,10 @@
  * - cdp, cdp-redact: the same over CDP (`--transport cdp`), as a remote target.
  * The target's pause is measured from its side (bench/lib/pause-probe.ts).
  *
+ * - with BENCH_OLD_HEAPCAP=<an older build's bin/heapcap>: pipe-redact-old and
+ *   cdp-redact-old, the same redacted captures by that build (before/after a
+ *   change of the redactor, in the same run).
+ *
  * Checks (medians of BENCH_REDACT_REPS=3, ratios within this run): the
  * target's pause during a redacted capture ≤ 1.05× its pause during the same
  * capture without redaction, through the pipe and over CDP; the snapshot is
@@ -33,13 +37,18 @@ const REPS = Math.max(1, Number(process.env.BENCH_REDACT_REPS ?? 3));
 const GOAL_PAUSE = 1.05;
 const RUN_TIMEOUT_MS = 15 * 60_000;
 
-type Mode = 'in-process' | 'pipe' | 'pipe-redact' | 'cdp' | 'cdp-redact';
+const OLD_BIN = process.env.BENCH_OLD_HEAPCAP;
+
+type Mode = 'in-process' | 'pipe' | 'pipe-redact' | 'cdp' | 'cdp-redact' | 'pipe-redact-old' | 'cdp-redact-old';
 const FLAGS: Record<Exclude<Mode, 'in-process'>, string[]> = {
   pipe: ['--transport', 'pipe'],
   'pipe-redact': ['--transport', 'pipe', '--redact', 'strings'],
   cdp: ['--transport', 'cdp'],
   'cdp-redact': ['--transport', 'cdp', '--redact', 'strings'],
+  'pipe-redact-old': ['--transport', 'pipe', '--redact', 'strings'],
+  'cdp-redact-old': ['--transport', 'cdp', '--redact', 'strings'],
 };
+const MODES: Mode[] = ['in-process', 'pipe', 'pipe-redact', 'cdp', 'cdp-redact', ...(OLD_BIN === undefined ? [] : (['pipe-redact-old', 'cdp-redact-old'] as const))];
 
 interface Run {
   mode: Mode;
@@ -74,13 +83,13 @@ export async function redactBench(): Promise<Check[]> {
       // The first snapshot of a freshly built heap is much slower than the next ones: untimed.
       await inProcess(target, join(dir, 'warm.heapsnapshot'), -1, 0);
       for (let rep = 0; rep < REPS; rep++) {
-        for (const mode of rotate<Mode>(['in-process', 'pipe', 'pipe-redact', 'cdp', 'cdp-redact'], rep)) {
+        for (const mode of rotate<Mode>(MODES, rep)) {
           const load = loadavg()[0] ?? 0;
           let run: Run;
           if (mode === 'in-process') run = await inProcess(target, join(dir, `inproc-${rep}.heapsnapshot`), rep, load);
           else {
             const out = join(dir, `${mode}-${rep}`);
-            const { result, pause } = await withPauseProbe(target, () => cliCapture(['--node', inspect], out, ['--pipe-dir', dir, ...FLAGS[mode]], RUN_TIMEOUT_MS));
+            const { result, pause } = await withPauseProbe(target, () => cliCapture(['--node', inspect], out, ['--pipe-dir', dir, ...FLAGS[mode]], RUN_TIMEOUT_MS, process.env, mode.endsWith('-old') ? OLD_BIN : undefined));
             await rm(out, { recursive: true, force: true });
             run = { mode, rep, ms: result.timings.total, pause, cap: result, load };
           }
@@ -102,7 +111,7 @@ export async function redactBench(): Promise<Check[]> {
     });
     return values.length === 0 ? Number.NaN : median(values);
   };
-  const modes: Mode[] = ['in-process', 'pipe', 'pipe-redact', 'cdp', 'cdp-redact'];
+  const modes = MODES;
   printTable(
     ['mode', 'median ms', 'vs in-process', 'pause ms (target side)', 'target CPU ms', 'capturer CPU-s/GB (all / main)', 'peak RSS MB (max)'],
     modes.map((m) => {
@@ -126,6 +135,10 @@ export async function redactBench(): Promise<Check[]> {
   for (const [plain, redacted] of [['pipe', 'pipe-redact'], ['cdp', 'cdp-redact']] as const) {
     const r = med(redacted, (x) => x.pause?.ms) / med(plain, (x) => x.pause?.ms);
     checks.expect(r <= GOAL_PAUSE, `${plain}: the target's pause with redaction ≤ ${GOAL_PAUSE}× without`, ratio(r));
+    if (OLD_BIN !== undefined) {
+      const old = med(`${redacted}-old`, (x) => x.pause?.ms) / med(plain, (x) => x.pause?.ms);
+      console.log(`${plain}: pause with redaction / without: ${ratio(r)} this build, ${ratio(old)} ${OLD_BIN}`);
+    }
   }
   return checks.list;
 }

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import memlab from '@memlab/core';
-import { runHeapcapSource, startSecretsTarget, tmpDir, tokensIn, type NodeTarget, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, runHeapcapSource, startSecretsTarget, tmpDir, tokensIn, type NodeTarget, type TmpDir } from '@heapcap/testkit';
 import { isCaptureError } from '@heapcap/errors';
 import { analyzeSnapshotFile, REDACTED_MARKER, SnapshotRedactor, summarizeFile, type RedactionReport } from '../src/index.ts';
 import { memlabReference } from './memlab-reference.ts';
@@ -105,6 +105,23 @@ void describe('redaction of string values', { timeout: 600_000 }, () => {
     assert.equal(report.redactedStrings, replaced);
     assert.equal(report.keptStrings, before.strings.length - replaced);
     assert.ok(after.strings.includes('Account') && after.strings.includes('password'), 'class and property names stay');
+  });
+
+  void test('script names (source URLs) and function names stay; the script source goes', () => {
+    // V8 names a Script's node (type `code`) after the script's name, and each
+    // function's nodes after the function: the same table entries as the URL
+    // and name texts, so they are names and kept. The source (which holds the
+    // string literals) is a `string` node's value and is replaced.
+    const script = fixturePath('secrets-target.cjs');
+    const source = "function token(prefix, digitsOnly = false)";
+    for (const text of [script, 'node:internal/modules/cjs/loader', source]) assert.ok(original.includes(text), `the original has ${text}`);
+    const { bytes } = redact([original]);
+    const after = JSON.parse(bytes.toString('utf8')) as Snap;
+    assert.ok(after.strings.includes(script), "the target's script URL is kept");
+    assert.ok(after.strings.includes('node:internal/modules/cjs/loader'), "Node's own script URLs are kept");
+    assert.ok(after.strings.includes('token'), "the target's function name is kept");
+    assert.ok(!bytes.includes(source), "the script's source is replaced");
+    assert.deepEqual(tokensIn(bytes, tokens), []);
   });
 
   void test('the same bytes whatever the chunking', () => {
