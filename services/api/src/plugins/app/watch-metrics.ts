@@ -57,7 +57,8 @@ const watchMetricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Wa
     const targets = await queue.targets.list();
     const newest = await Promise.all(
       targets.map(async ({ target }) => {
-        const recent = await queue.watch.samples(target.id, now - 3 * settings.intervalMs, now, 16);
+        // Fresh within three of its intervals: a target sampled only for its curve is sampled every HEAPCAP_SAMPLE_INTERVAL.
+        const recent = await queue.watch.samples(target.id, now - 3 * Math.max(settings.intervalMs, settings.sampleIntervalMs), now, 16);
         return [target.id, recent.at(-1)?.sample] as const;
       }),
     );
