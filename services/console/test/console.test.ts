@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { CHROMIUM_FLAGS, REPO_ROOT, chromiumBinary, freePort, startHeapcap, startNodeTarget, startRedis, tmpDir, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { CHROMIUM_FLAGS, REPO_ROOT, chromiumBinary, freePort, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 import { hashToken } from '@heapcap/api';
 
 // What the functions passed to page.evaluate read in the browser (this file is typed for Node).
@@ -116,6 +116,8 @@ void describe('console', () => {
         HEAPCAP_TOKENS_FILE: join(dir.path, 'tokens.yaml'),
         HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}`,
         HEAPCAP_RETENTION_INTERVAL: '1h',
+        // Every target's memory curve, as a user's serve has it (the test kit turns it off by default).
+        HEAPCAP_SAMPLE_INTERVAL: '1s',
       },
     });
     browser = await puppeteer.launch({
@@ -185,7 +187,14 @@ void describe('console', () => {
     assert.equal(await page.$eval('[data-testid=download]', (e) => e.getAttribute('href')), `/v1/captures/${id}/artifact?encoding=gzip`);
     console.log(`first status seen on the capture page: ${firstStatus}`);
     await shot(page, 'capture');
-    // The target page has the capture on its time axis.
+    // The target page has the capture on its time axis, over the target's sampled memory curve.
+    await waitFor(
+      async () => {
+        const res = await fetch(`${serve.url}/v1/targets/shapes/samples`, { headers: { authorization: `Bearer ${TOKENS.admin}` } });
+        return res.ok && ((await res.json()) as { items: unknown[] }).items.length >= 5;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, what: 'five memory samples of shapes' },
+    );
     await page.goto(`${serve.url}/ui/#/targets/shapes`);
     await page.waitForSelector(`[data-testid=captures] tr[data-capture="${id}"]`, { timeout: 15_000 });
     await page.waitForSelector('[data-testid=memory-chart] canvas', { timeout: 15_000 });

@@ -74,7 +74,7 @@ export function TargetView({ id }: { id: string }) {
         </p>
       )}
       {samples.data !== undefined && samples.data.items.length === 0 && (
-        <p class="muted">No memory samples in this range: only targets a watch rule watches are sampled (docs/watch.md).</p>
+        <p class="muted">No memory samples in this range. Every target is sampled each HEAPCAP_SAMPLE_INTERVAL (default 1 min; 0 samples only targets a watch rule watches): the first sample comes within an interval of the target's registration, or the watcher cannot reach it (see the service log).</p>
       )}
       <h2>Captures in this range</h2>
       <CaptureTable items={items} showTarget={false} />
