@@ -44,10 +44,10 @@ export function startLease(o: LeaseOptions): LeaseHandle {
     try {
       const ours = await o.queue.locks.extend(o.targetId, o.token, o.leaseMs);
       failures = 0;
-      const recovered = !ours && !stopped && o.recover !== undefined ? await o.recover() : 'lost';
-      if (recovered === 'recovered') o.log.warn({ code: 'redis_data_lost' }, "the target lock and the capture record went with Redis's data: took the lock again and wrote the record again as running; the capture goes on");
-      if (recovered !== 'lost') return;
       if (!ours && !stopped) {
+        const recovered = o.recover === undefined ? 'lost' : await o.recover();
+        if (recovered === 'recovered') o.log.warn({ code: 'redis_data_lost' }, "the target lock and the capture record went with Redis's data: took the lock again and wrote the record again as running; the capture goes on");
+        if (recovered !== 'lost') return;
         o.log.error('lost the target lock (lease expired); aborting the capture');
         o.onLost();
         return;
