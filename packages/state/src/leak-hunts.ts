@@ -13,7 +13,7 @@
  */
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
-import { IdSchema, newCaptureId } from '@heapcap/config';
+import { IdSchema, newCaptureId, RedactModeSchema, type RedactMode } from '@heapcap/config';
 import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
 import { LazyProducer } from './producer.ts';
@@ -39,6 +39,14 @@ export const LeakHuntRecordSchema = z.strictObject({
   /** What the hunt does to the target after the baseline (its headers and body stay in the job, never on the record). */
   drive: HuntDriveSummarySchema.optional(),
   requestedBy: z.string(),
+  /** `strings` when the request asked for redaction (a request can raise the target's or the service's setting, never lower it). */
+  redact: RedactModeSchema.optional(),
+  /**
+   * How the hunt's snapshots were redacted before any byte reached the worker's scratch files (the request,
+   * else the target's `redact`, else HEAPCAP_REDACT), written when the worker starts; `redactedStrings`
+   * counts the string values replaced in the snapshots taken so far. Absent on hunts from before it was recorded.
+   */
+  redaction: z.strictObject({ mode: RedactModeSchema, redactedStrings: z.number().int().nonnegative().optional() }).optional(),
   /** The target's placement when the hunt was created: only a worker of it runs the hunt. */
   placement: z.string().optional(),
   /** The id of the worker that runs (or ran) the hunt (GET /v1/workers). */
@@ -100,7 +108,7 @@ export class LeakHunts {
    * gets a hunt that is failed at once (`no_worker_for_target`), not one left
    * queued. Throws QueueError `target_not_found`.
    */
-  async create(input: { targetId: string; intervalMs: number; reason?: string | undefined; requestedBy: string; drive?: HuntDrive | undefined }): Promise<LeakHuntRecord> {
+  async create(input: { targetId: string; intervalMs: number; reason?: string | undefined; requestedBy: string; drive?: HuntDrive | undefined; redact?: RedactMode | undefined }): Promise<LeakHuntRecord> {
     const target = await this.#lookup(input.targetId);
     if (target === null) throw new QueueError('target_not_found', `target "${input.targetId}" is not registered`, { targetId: input.targetId });
     const { placement } = target;
@@ -111,6 +119,7 @@ export class LeakHunts {
       reason: input.reason,
       drive: input.drive === undefined ? undefined : driveSummary(input.drive),
       requestedBy: input.requestedBy,
+      redact: input.redact,
       placement,
       status: 'queued',
       phase: null,

@@ -51,7 +51,9 @@ const LOCK_WAIT_MS = 120_000;
  * through the engine's snapshot path; resolves with its bytes. A failed write
  * (a full disk) is `storage_failed`; the target's failures keep their codes.
  */
-async function snapshotTo(session: CdpSession, path: string, dir: string, signal: AbortSignal, redact: RedactMode): Promise<number> {
+async function snapshotTo(session: CdpSession, path: string, dir: string, signal: AbortSignal, redact: RedactMode): Promise<{ bytes: number; redactedStrings: number }> {
+  // A redactor per snapshot: it rewrites the chunks before the spill file and the scratch file see them.
+  const redactor = createRedactor(redact);
   const taken = await takeSnapshot(
     session,
     async (snapshot) => {
@@ -67,10 +69,9 @@ async function snapshotTo(session: CdpSession, path: string, dir: string, signal
         });
       }
     },
-    // A redactor per snapshot: it rewrites the chunks before the spill file and the scratch file see them.
-    { timeoutMs: SNAPSHOT_TIMEOUT_MS, spillDir: dir, signal, transform: createRedactor(redact) },
+    { timeoutMs: SNAPSHOT_TIMEOUT_MS, spillDir: dir, signal, transform: redactor },
   );
-  return taken.stats.bytes;
+  return { bytes: taken.stats.bytes, redactedStrings: redactor?.redaction.redactedStrings ?? 0 };
 }
 
 /** The remote object group of the hunt's own objects in the target (released at the end). */
@@ -214,6 +215,8 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
       }
       await sleep(1_000, controller.signal);
     }
+    const redact = resolveRedaction(hunt.redact, entry.target.redact, deps.redact ?? 'none');
+    await save({ redaction: { mode: redact, ...(redact === 'none' ? {} : { redactedStrings: 0 }) } });
     lease = startLease({ queue, targetId: hunt.targetId, captureId: huntId, token, leaseMs: LEASE_MS, log, onLost: () => abort('lost the target lock'), onCancelFlag: () => undefined });
     const endpoint = await resolveEndpoint(targetToEndpoint(entry.target), { timeoutMs: 10_000, signal: controller.signal });
     const session = await CdpSession.connect(endpoint.wsUrl, { connectTimeoutMs: 10_000, commandTimeoutMs: 60_000, signal: controller.signal });
@@ -229,13 +232,14 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
         }
         await save({ phase: name });
         if (name !== 'baseline') await checkMarker(session, marker, `before the ${name} snapshot`);
-        const bytes = await snapshotTo(session, files[name], dir, controller.signal, resolveRedaction(undefined, entry.target.redact, deps.redact ?? 'none'));
+        const { bytes, redactedStrings } = await snapshotTo(session, files[name], dir, controller.signal, redact);
         if (name === 'baseline') {
           marker.id = await markerId(session, marker);
           if (marker.id === 0) throw new CaptureError('protocol_error', 'the baseline snapshot did not number the hunt\'s marker object (HeapProfiler.getHeapObjectId answered 0)');
         } else await checkMarker(session, marker, `after the ${name} snapshot`);
         if (bytes > deps.maxBytes) throw new CaptureError('analysis_too_large', `the ${name} snapshot has ${bytes} bytes of JSON, more than the ${deps.maxBytes} this worker analyses`, { hint: 'raise HEAPCAP_ANALYSIS_MAX_BYTES on a worker with the memory for it' });
-        await save({ snapshots: [...hunt.snapshots, { name, at: new Date().toISOString(), bytes }] });
+        const redaction = redact === 'none' ? hunt.redaction : { mode: redact, redactedStrings: (hunt.redaction?.redactedStrings ?? 0) + redactedStrings };
+        await save({ snapshots: [...hunt.snapshots, { name, at: new Date().toISOString(), bytes }], redaction });
         if (name === 'baseline' && drive !== undefined) {
           await save({ phase: 'drive' });
           const outcome = await runDrive(drive, session, entry.target, controller.signal);

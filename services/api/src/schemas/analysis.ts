@@ -1,6 +1,6 @@
 /** Request and response schemas of the summary, diff and analysis routes (shared with the OpenAPI document). */
 import { z } from 'zod';
-import { IdSchema } from '@heapcap/config';
+import { IdSchema, RedactModeSchema } from '@heapcap/config';
 import { AnalysisSchema, LeakHuntSchema, SummaryDiffSchema, SummarySchema } from '@heapcap/analysis';
 import { AnalysisStateSchema, CaptureRecordSchema, HuntDriveSchema, LeakHuntRecordSchema, textSchema } from '@heapcap/state';
 
@@ -61,6 +61,10 @@ export const CreateLeakHuntBodySchema = z
     target: IdSchema.describe('id of a registered target'),
     interval: z.number().int().min(1).max(MAX_HUNT_INTERVAL_SECONDS).describe('seconds between the baseline, target and final captures'),
     reason: textSchema(1000).optional().describe('why; kept on the hunt'),
+    redact: RedactModeSchema.optional().describe(
+      '`strings`: the three snapshots have their string values replaced before any byte reaches the worker\'s disk, as a capture\'s `redact`; ' +
+        '`none` (or absent): the target\'s `redact`, else HEAPCAP_REDACT. A request can raise redaction, never lower it. The hunt says the mode it ran with in `redaction`',
+    ),
     drive: HuntDriveSchema.optional().describe(
       'optional, needs targets:admin: what the worker does to the target after the baseline snapshot, before the interval: ' +
         '`{http: {method, url, headers?, body?, count?}}` (requests one after the other, only to the target\'s own host, redirects not followed) ' +

@@ -8,6 +8,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { AnalysisSchema, diffSummaries, LeakHuntSchema, SummarySchema, type Analysis, type LeakHunt, type Summary, type SummaryDiff } from '@heapcap/analysis';
 import { driveUrlProblem, type AnalysisRequestOutcome, type AnalysisState, type CaptureRecord, type HeapcapQueue, type HuntDrive, type LeakHuntRecord } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
+import type { RedactMode } from '@heapcap/config';
 import { ApiError } from '../../errors.ts';
 import { principalOf } from '../infra/auth.ts';
 import { fromQueue } from './queue-errors.ts';
@@ -37,7 +38,7 @@ export interface HeapAnalysisService {
   /** The stored analysis of a capture whose analysis succeeded, else null. */
   analysis(record: CaptureRecord): Promise<Analysis | null>;
   /** Create a leak hunt of a registered target (a job for a worker); audited. */
-  createHunt(req: FastifyRequest, input: { targetId: string; intervalMs: number; reason?: string | undefined; drive?: HuntDrive | undefined }): Promise<LeakHuntRecord>;
+  createHunt(req: FastifyRequest, input: { targetId: string; intervalMs: number; reason?: string | undefined; drive?: HuntDrive | undefined; redact?: RedactMode | undefined }): Promise<LeakHuntRecord>;
   /** A hunt and, once it succeeded, its report; `not_found`; audited. */
   hunt(req: FastifyRequest, id: string): Promise<{ hunt: LeakHuntRecord; report: LeakHunt | null }>;
 }
@@ -160,7 +161,7 @@ const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: Artifa
       }
       const hunt = await fromQueue(() => queue.leakHunts.create({ ...input, requestedBy: principal.name }));
       await fromQueue(() =>
-        app.audit.record(req, { action: 'leak-hunt.create', targetId: hunt.targetId, details: { huntId: hunt.id, intervalMs: hunt.intervalMs, drive: hunt.drive } }),
+        app.audit.record(req, { action: 'leak-hunt.create', targetId: hunt.targetId, details: { huntId: hunt.id, intervalMs: hunt.intervalMs, drive: hunt.drive, redact: hunt.redact } }),
       );
       return hunt;
     },
