@@ -134,7 +134,7 @@ export function keepTargetsSynced(queue: HeapcapQueue, sync: TargetsFileSync, lo
         if (epoch === 'lost') {
           log.error(
             { lost: LOST_WITH_REDIS, recreated: RECREATED_AFTER_LOSS },
-            `Redis lost its data (the epoch sentinel is gone: a restart without persistence, a failover or FLUSHALL): lost ${LOST_WITH_REDIS.join(', ')}; heapcap re-creates ${RECREATED_AFTER_LOSS.join(' and ')}`,
+            `Redis lost its data (the epoch sentinel is gone: a restart without persistence, a failover or FLUSHALL): lost ${LOST_WITH_REDIS.join(', ')}; heapcap re-creates ${RECREATED_AFTER_LOSS.slice(0, -1).join(', ')} and ${RECREATED_AFTER_LOSS.at(-1)}`,
           );
         }
         // The captures this process accepted are written again as lost only after a grace: a worker still

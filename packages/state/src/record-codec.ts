@@ -31,6 +31,7 @@ export function encodeRecord(record: CaptureRecord, extra: Record<string, string
     updatedAt: record.updatedAt,
     ...(record.growth === undefined ? {} : { growth: JSON.stringify(record.growth) }),
     ...(record.analysis === undefined ? {} : { analysis: JSON.stringify(record.analysis) }),
+    ...(record.adoptedAt === undefined ? {} : { adoptedAt: record.adoptedAt }),
     ...extra,
   };
   return Object.entries(fields).flat();
@@ -65,6 +66,7 @@ export function decodeRecord(hash: Record<string, string>): CaptureRecord | null
     // Added later: absent from older records, and then absent here too.
     ...(hash['growth'] === undefined || hash['growth'] === '' ? {} : { growth: json(hash['growth']) }),
     ...(hash['analysis'] === undefined || hash['analysis'] === '' ? {} : { analysis: json(hash['analysis']) }),
+    ...(hash['adoptedAt'] === undefined || hash['adoptedAt'] === '' ? {} : { adoptedAt: hash['adoptedAt'] }),
   });
 }
 

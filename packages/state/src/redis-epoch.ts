@@ -14,13 +14,15 @@ import { AcceptedCaptures } from './accepted-captures.ts';
 /** What goes with Redis's data (said in the log line and in `/readyz`). */
 export const LOST_WITH_REDIS = ['schedules', 'watch rules', 'API-registered targets', 'queued captures', 'capture records', 'pins', 'the audit log'] as const;
 /** What heapcap re-creates by itself. */
-export const RECREATED_AFTER_LOSS = ['the retention janitor', "the targets file's entries"] as const;
+export const RECREATED_AFTER_LOSS = ['the retention janitor', "the targets file's entries", "the records of stored captures (from their manifests, at the janitor's next run)"] as const;
 
 /** The last loss heapcap noticed. */
 export interface RedisDataLoss {
   at: string;
   lost: string[];
   recreated: string[];
+  /** When the janitor walked the store for captures whose records were lost, and how many it wrote again from their manifests. */
+  orphansSwept?: { at: string; adopted: number };
 }
 
 /** What this process counted since it started (process-local: Redis's own counters go with its data). */
@@ -87,6 +89,13 @@ export class RedisEpoch {
   /** This process's counts (for /metrics). */
   counts(): DataLossCounts {
     return { losses: this.#counts.losses, captures: { ...this.#counts.captures } };
+  }
+
+  /** Record that the store was swept for captures the loss orphaned (once per loss; a second sweep would find nothing new). */
+  async markOrphansSwept(swept: { at: string; adopted: number }): Promise<void> {
+    const loss = await this.lastLoss();
+    if (loss === null) return;
+    await withRedisDeadline(this.#ctx.redis.set(this.#ctx.keys.dataLost(), JSON.stringify({ ...loss, orphansSwept: swept })), this.#ctx.settings.redisTimeoutMs, 'redis data loss');
   }
 
   /** The last loss recorded in this Redis, or null. */

@@ -155,6 +155,12 @@ export const CaptureRecordSchema = z.strictObject({
   analysis: AnalysisStateSchema.optional(),
   /** How many requests joined this capture while it was queued or running. */
   coalesced: z.number().int().min(0),
+  /**
+   * Set when the janitor wrote this record again from the capture's stored manifest after Redis lost the
+   * record with its data (docs/operations.md, "Redis restarted without its data"): who asked and why are
+   * the manifest's, pins and analyses went with the data.
+   */
+  adoptedAt: z.iso.datetime().optional(),
   /** The id of the worker that ran (or runs) the last attempt (GET /v1/workers); absent until one started it. */
   worker: z.string().optional(),
   createdAt: z.iso.datetime(),

@@ -4,8 +4,8 @@ import type { ArtifactStore } from './types.ts';
 import { createFileSink } from './fs/sink.ts';
 import { createS3Sink } from './s3/sink.ts';
 
-export type { ArtifactKind, ArtifactRef, ArtifactStore, OpenOptions, PresignOptions, PutOptions, RemoveTarget, SnapshotHeader, StoredArtifact, StoredObject } from './types.ts';
-export { SNAPSHOT_CONTENT_TYPE, DOCUMENT_KINDS, downloadFileName, siblingOf, type DocumentKind } from './keys.ts';
+export type { ArtifactKind, ArtifactRef, ArtifactStore, ListedManifest, OpenOptions, PresignOptions, PutOptions, RemoveTarget, SnapshotHeader, StoredArtifact, StoredObject } from './types.ts';
+export { SNAPSHOT_CONTENT_TYPE, DOCUMENT_KINDS, downloadFileName, locationOfKey, siblingOf, type DocumentKind } from './keys.ts';
 export { CaptureManifestSchema, SamplingManifestSchema, parseArtifactManifest, type ArtifactManifest, type CaptureManifest, type SamplingManifest } from './manifest.ts';
 export { SnapshotDigest, parseSnapshotHeader } from './digest.ts';
 export { createFileSink, type FileSinkOptions } from './fs/sink.ts';

@@ -24,9 +24,12 @@ export function snapshotKey(ref: ArtifactRef, prefix = ''): string {
   return `${artifactDir(ref, prefix)}/${ref.captureId}.${extension}${ref.gzip ? '.gz' : ''}`;
 }
 
+/** How a manifest's key ends. */
+export const MANIFEST_SUFFIX = '.manifest.json';
+
 /** Key of the manifest written beside the snapshot. */
 export function manifestKey(ref: ArtifactRef, prefix = ''): string {
-  return `${artifactDir(ref, prefix)}/${ref.captureId}.manifest.json`;
+  return `${artifactDir(ref, prefix)}/${ref.captureId}${MANIFEST_SUFFIX}`;
 }
 
 /**

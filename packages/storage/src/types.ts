@@ -88,6 +88,12 @@ export type RemoveTarget = ArtifactRef | { key: string };
  * place that knows the key layout; callers keep the keys it returns and hand
  * them back, never build or parse them.
  */
+/** A manifest a store holds: its key (as the store's other methods take it) and when it was written. */
+export interface ListedManifest {
+  key: string;
+  modified: Date;
+}
+
 export interface ArtifactStore {
   readonly kind: 'file' | 's3';
   /** Human-readable root, e.g. `/var/lib/heapcap` or `s3://bucket/prefix`. */
@@ -118,6 +124,12 @@ export interface ArtifactStore {
   presign(key: string, options?: PresignOptions): Promise<string>;
   /** Delete every object of one capture (snapshot, manifest, summary, leftovers). Missing objects are fine. */
   remove(target: RemoveTarget): Promise<void>;
+  /**
+   * Every capture manifest under the root, in no particular order, with when it
+   * was written: what the janitor walks after Redis lost the records, to find the
+   * stored captures no record points to any more. Lists the whole root: not a hot path.
+   */
+  listManifests(signal?: AbortSignal): AsyncIterable<ListedManifest>;
   /** Release sockets and background work. Idempotent. */
   close(): Promise<void>;
 }

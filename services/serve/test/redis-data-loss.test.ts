@@ -42,7 +42,7 @@ void test('defect 4: FLUSHALL under a running serve: the janitor scheduler and t
   const lines = serve.stdout.lines().filter((l) => l.includes('"msg":"Redis lost its data'));
   assert.equal(lines.length, 1, lines.join('\n'));
   assert.match(lines[0] ?? '', /"level":50/);
-  assert.match(lines[0] ?? '', /lost schedules, watch rules, API-registered targets, queued captures, capture records, pins, the audit log; heapcap re-creates the retention janitor and the targets file's entries/);
+  assert.match(lines[0] ?? '', /lost schedules, watch rules, API-registered targets, queued captures, capture records, pins, the audit log; heapcap re-creates the retention janitor, the targets file's entries and the records of stored captures/);
   const body = await waitFor(
     async () => {
       const r = (await (await fetch(`${serve.url}/readyz`)).json()) as { status?: string; redisDataLoss?: { at: string; lost: string[]; recreated: string[] } };
@@ -52,7 +52,7 @@ void test('defect 4: FLUSHALL under a running serve: the janitor scheduler and t
   );
   assert.ok(body.redisDataLoss !== undefined && !Number.isNaN(Date.parse(body.redisDataLoss.at)));
   assert.ok(body.redisDataLoss.lost.includes('schedules'));
-  assert.deepEqual(body.redisDataLoss.recreated, ['the retention janitor', "the targets file's entries"]);
+  assert.deepEqual(body.redisDataLoss.recreated, ['the retention janitor', "the targets file's entries", "the records of stored captures (from their manifests, at the janitor's next run)"]);
 });
 
 void test('defect 4: a queued capture answered 202 and lost with Redis data is named in an error line, recorded again as failed redis_data_lost, and counted in /metrics', async (t) => {

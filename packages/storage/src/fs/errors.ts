@@ -6,7 +6,7 @@
 import { CaptureError } from '@heapcap/errors';
 
 /** What the file sink was doing, for the message: 'check', 'put', 'manifest', 'document', 'remove', 'read'. */
-export type FsOp = 'check' | 'put' | 'manifest' | 'document' | 'remove' | 'read';
+export type FsOp = 'check' | 'put' | 'manifest' | 'document' | 'remove' | 'read' | 'list';
 
 const VERBS: Record<FsOp, string> = {
   check: 'cannot write a probe file to',
@@ -15,6 +15,7 @@ const VERBS: Record<FsOp, string> = {
   document: 'cannot write the document to',
   remove: 'cannot remove',
   read: 'cannot read',
+  list: 'cannot list',
 };
 
 /** Node's errno code (`ENOSPC`, `EACCES`, …) when `err` carries one. */

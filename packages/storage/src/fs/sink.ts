@@ -5,7 +5,7 @@
  * nothing; a failed put removes its temp file.
  */
 import { randomBytes } from 'node:crypto';
-import { open, readdir, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readdir, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import type { Readable, Stream } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -16,12 +16,12 @@ import { errnoCode, fsStorageError, type FsOp } from './errors.ts';
 import { createSnapshotGzip } from '../gzip.ts';
 import { FileWriter } from './file-writer.ts';
 import { ID_PATTERN } from '@heapcap/config';
-import { captureObjectKeys, documentKey, locationOfKey, locationOfRef, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE, type CaptureLocation, type DocumentKind } from '../keys.ts';
+import { captureObjectKeys, documentKey, locationOfKey, locationOfRef, MANIFEST_SUFFIX, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE, type CaptureLocation, type DocumentKind } from '../keys.ts';
 import { documentBody, parseDocument } from '../document.ts';
 import { validManifest } from '../manifest.ts';
 import { openFileArtifact } from './read.ts';
 import type { ArtifactManifest } from '../manifest.ts';
-import type { ArtifactRef, ArtifactStore, OpenOptions, PutOptions, RemoveTarget, StoredArtifact, StoredObject } from '../types.ts';
+import type { ArtifactRef, ArtifactStore, ListedManifest, OpenOptions, PutOptions, RemoveTarget, StoredArtifact, StoredObject } from '../types.ts';
 
 /** Options for {@link createFileSink}. */
 export interface FileSinkOptions {
@@ -302,6 +302,28 @@ export class FileSink implements ArtifactStore {
     if (first !== undefined) throw first;
     // Up to the target's own directory: `<root>/<targetId>` is the first segment of every key.
     await pruneEmptyDirs(dir, this.#keyPath(loc.dir.split('/')[0] ?? ''));
+  }
+
+  /** Every `*.manifest.json` under the root (temp files start with a dot and are skipped). */
+  async *listManifests(signal?: AbortSignal): AsyncIterable<ListedManifest> {
+    let names: string[];
+    try {
+      names = await readdir(this.root, { recursive: true });
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return;
+      throw fsStorageError(err, 'list', this.root, this.root);
+    }
+    for (const name of names) {
+      signal?.throwIfAborted();
+      if (!name.endsWith(MANIFEST_SUFFIX) || basename(name).startsWith('.')) continue;
+      const key = name.split(sep).join('/');
+      try {
+        yield { key, modified: (await stat(join(this.root, name))).mtime };
+      } catch (err) {
+        // Deleted between the listing and the stat: not there any more.
+        if (errnoCode(err) !== 'ENOENT') throw fsStorageError(err, 'list', join(this.root, name), this.root);
+      }
+    }
   }
 
   /** Streams an artifact by its key relative to the root; gunzips on the fly when asked and stored gzipped. */

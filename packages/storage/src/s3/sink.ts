@@ -6,6 +6,8 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
   PutObjectCommand,
   type PutObjectCommandInput,
   type S3Client,
@@ -16,7 +18,7 @@ import { z } from 'zod';
 import { CaptureError } from '@heapcap/errors';
 import { SnapshotDigest } from '../digest.ts';
 import { createSnapshotGzip } from '../gzip.ts';
-import { captureObjectKeys, documentKey, locationOfKey, locationOfRef, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE, type DocumentKind } from '../keys.ts';
+import { captureObjectKeys, documentKey, locationOfKey, locationOfRef, MANIFEST_SUFFIX, manifestKey, snapshotKey, SNAPSHOT_CONTENT_TYPE, type DocumentKind } from '../keys.ts';
 import { documentBody, parseDocument } from '../document.ts';
 import { validManifest, type ArtifactManifest } from '../manifest.ts';
 import { S3Janitor } from './cleanup.ts';
@@ -25,7 +27,7 @@ import { s3SinkConfigSchema, type S3SinkConfig, type S3SinkConfigInput } from '.
 import { toStorageError, type S3ErrorContext } from './errors.ts';
 import { openS3Artifact, presignS3Get } from './read.ts';
 import { streamToS3 } from './upload.ts';
-import type { ArtifactRef, ArtifactStore, OpenOptions, PresignOptions, PutOptions, RemoveTarget, StoredArtifact, StoredObject } from '../types.ts';
+import type { ArtifactRef, ArtifactStore, ListedManifest, OpenOptions, PresignOptions, PutOptions, RemoveTarget, StoredArtifact, StoredObject } from '../types.ts';
 
 /** Knobs that are not user configuration (tests shorten them). */
 export interface S3SinkOptions {
@@ -206,6 +208,27 @@ export class S3Sink implements ArtifactStore {
         key: first.Key,
       });
     }
+  }
+
+  /** Every `*.manifest.json` under the prefix (ListObjectsV2, a page of 1,000 keys per request). */
+  async *listManifests(signal?: AbortSignal): AsyncIterable<ListedManifest> {
+    const prefix = this.config.prefix === '' ? '' : `${this.config.prefix}/`;
+    const ctx = this.#ctx('list', prefix);
+    let token: string | undefined;
+    do {
+      signal?.throwIfAborted();
+      let page: ListObjectsV2CommandOutput;
+      try {
+        page = await this.#client.send(new ListObjectsV2Command({ Bucket: this.config.bucket, Prefix: prefix, ContinuationToken: token }), { abortSignal: signal });
+      } catch (err) {
+        throw toStorageError(err, ctx);
+      }
+      for (const object of page.Contents ?? []) {
+        if (object.Key === undefined || !object.Key.endsWith(MANIFEST_SUFFIX)) continue;
+        yield { key: object.Key.slice(prefix.length), modified: object.LastModified ?? new Date(0) };
+      }
+      token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
   }
 
   /** Streams an artifact by its key relative to the root; gunzips on the fly when asked and stored gzipped. */

@@ -30,7 +30,7 @@ const healthRoutes: FastifyPluginAsyncZod = async (app) => {
           200: z.object({
             status: z.literal('ready'),
             checks: z.object({ redis: CheckState, registry: CheckState, storage: CheckState }),
-            redisDataLoss: z.object({ at: z.string(), lost: z.array(z.string()), recreated: z.array(z.string()) }).optional().describe('the last time heapcap found Redis had lost its data (restart without persistence, failover, FLUSHALL)'),
+            redisDataLoss: z.object({ at: z.string(), lost: z.array(z.string()), recreated: z.array(z.string()), orphansSwept: z.object({ at: z.string(), adopted: z.number().int() }).optional() }).optional().describe('the last time heapcap found Redis had lost its data (restart without persistence, failover, FLUSHALL)'),
           }),
           ...errorResponses(503),
         },

@@ -16,6 +16,8 @@ import type { ScheduleSettings } from '@heapcap/config';
 import { closeWorker, duplicateRedis, type HeapcapQueue } from '@heapcap/state';
 import { MemberJobSchema, RETENTION_JOB, SCHEDULE_MEMBER_JOB, SCHEDULE_QUEUE, SCHEDULE_RUN_JOB, ScheduleRunJobSchema, scheduledTimeOf } from '@heapcap/state/schedules';
 import { Janitor, type ArtifactRemover } from '@heapcap/state/retention';
+import type { ArtifactStore } from '@heapcap/storage';
+import { adoptAfterLoss } from './adopt.ts';
 
 /** How the schedule worker runs; every field has a default. */
 export interface ScheduleWorkerTuning {
@@ -38,8 +40,8 @@ export const DEFAULT_SCHEDULE_TUNING: ScheduleWorkerTuning = {
 
 export interface ScheduleWorkerDeps {
   queue: HeapcapQueue;
-  /** Where the janitor deletes artifacts (the service's artifact store). */
-  store: ArtifactRemover;
+  /** Where the janitor deletes artifacts, and finds the captures whose records Redis lost (the service's artifact store). */
+  store: ArtifactRemover & Pick<ArtifactStore, 'listManifests' | 'open'>;
   log: Logger;
   settings: ScheduleSettings;
   tuning?: Partial<ScheduleWorkerTuning> | undefined;
@@ -151,6 +153,8 @@ export class ScheduleWorker {
       case RETENTION_JOB: {
         const report = await this.janitor.run();
         if (!report.ran) this.#log.debug('retention run skipped: another process is running one');
+        // After Redis lost its data: the stored captures whose records went with it (once per loss).
+        await adoptAfterLoss({ queue: this.#deps.queue, store: this.#deps.store, log: this.#log.child({ component: 'retention' }) });
         return;
       }
       default:
