@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Analysis } from '@heapcap/analysis';
 import { formatMiB } from '@heapcap/capture';
-import { downloadFileName } from '@heapcap/storage';
+import { downloadFileName } from '@heapcap/storage/file';
 import { parseDuration } from '@heapcap/config';
 import { EXIT, exitCodeForApiError } from './exit-codes.ts';
 import { formatAnalysis } from './analysis-format.ts';

@@ -6,3 +6,4 @@
 export type { ArtifactKind, ArtifactRef, ArtifactStore, PutOptions, SnapshotHeader, StoredArtifact, StoredObject } from './types.ts';
 export type { ArtifactManifest, CaptureManifest, SamplingManifest } from './manifest.ts';
 export { createFileSink } from './fs/sink.ts';
+export { downloadFileName } from './keys.ts';
