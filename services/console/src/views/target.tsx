@@ -55,6 +55,11 @@ export function TargetView({ id }: { id: string }) {
             Capture now
           </button>
         )}
+        {canCapture && (
+          <a class="button" href={`${href('hunts')}?target=${encodeURIComponent(id)}`} data-testid="hunt">
+            Hunt
+          </a>
+        )}
         <a href={`${href('captures')}?target=${encodeURIComponent(id)}`}>All captures of {id}</a>
       </div>
       <ErrorNote error={failure ?? samples.error ?? captures.error} />
