@@ -165,6 +165,11 @@ void describe('console', () => {
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
     });
+    const sampleRequests: string[] = [];
+    const onRequest = (r: { url(): string }): void => {
+      if (/\/v1\/targets\/[^?]*samples/.test(r.url())) sampleRequests.push(r.url().replace(serve.url, ''));
+    };
+    page.on('request', onRequest);
     await signIn(page, TOKENS.admin);
     assert.match(await page.$eval('[data-testid=who]', (e) => e.textContent ?? ''), /admin/);
     const cookie = (await page.browserContext().cookies()).find((c) => c.name === 'heapcap_session')!;
@@ -174,6 +179,10 @@ void describe('console', () => {
     assert.equal(await page.evaluate(() => document.cookie), '', 'the page script cannot read the session');
     const row = await page.waitForSelector('tr[data-target="shapes"]', { timeout: 15_000 });
     assert.match((await row!.evaluate((e) => e.textContent)) ?? '', /service=shapes.*env=test/);
+    // The page's samples come in one request for all its rows, not one per row.
+    await page.waitForFunction(() => [...(document.querySelectorAll('tr[data-target] td:last-child') as unknown as { textContent: string }[])].every((td) => td.textContent !== '…'), { timeout: 15_000 });
+    page.off('request', onRequest);
+    assert.deepEqual(sampleRequests, ['/v1/targets/samples/latest?ids=shapes&points=60']);
     await shot(page, 'targets');
     assert.deepEqual(violations, []);
   });
