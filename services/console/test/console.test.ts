@@ -208,6 +208,16 @@ void describe('console', () => {
     await page.goto(`${serve.url}/ui/#/targets/shapes`);
     await page.waitForSelector(`[data-testid=captures] tr[data-capture="${id}"]`, { timeout: 15_000 });
     await page.waitForSelector('[data-testid=memory-chart] canvas', { timeout: 15_000 });
+    // Without hovering, the legend shows the newest values (it showed "–" until the cursor was on the chart).
+    const legend = async () =>
+      page.$$eval('[data-testid=memory-chart] .u-legend .u-series', (trs) => Object.fromEntries(trs.map((tr) => [tr.querySelector('.u-label')?.textContent ?? '', tr.querySelector('.u-value')?.textContent ?? ''])));
+    await page.waitForFunction(() => /\d/.test((document as unknown as { querySelector(s: string): { textContent: string } | null }).querySelector('[data-testid=memory-chart] .u-legend .u-series:nth-child(2) .u-value')?.textContent ?? ''), { timeout: 15_000 });
+    const values = await legend();
+    assert.match(values['heap used'] ?? '', /^\d+(\.\d)? (KB|MB)$/, JSON.stringify(values));
+    assert.match(values['heap limit'] ?? '', /^\d+(\.\d)? (MB|GB)$/, JSON.stringify(values));
+    assert.match(values['time'] ?? '', /^newest, \d\d:\d\d:\d\d$/, JSON.stringify(values));
+    // The service started a minute ago: the 1 h range is fitted to where the data starts, and the page says so.
+    assert.match((await page.$eval('[data-testid=data-starts]', (e) => e.textContent)) ?? '', /^The data starts at .+: the chart shows from there, not the whole 1 h\.$/);
     await shot(page, 'target');
   });
 
