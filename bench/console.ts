@@ -2,7 +2,7 @@
  * The console's budgets (issue 24), measured in Debian's Chromium against
  * `bin/heapcap serve` on a real Redis:
  *
- *   node --import tsx bench/run.ts console [--targets=10000] [--records=100000] [--sampled=1000] [--interval=5] [--parts=targets,captures,sampler]
+ *   node --import tsx bench/run.ts console [--targets=10000] [--records=100000] [--sampled=1000] [--interval=5] [--parts=targets,captures,sampler,metrics]
  *
  * - its JavaScript, gzipped (budget 150 KB);
  * - the targets view with 10,000 registered targets (stub inspector targets,
@@ -14,7 +14,9 @@
  *   rows, a status filter and the next page (server-side cursor);
  * - the watch sampler's cost per target at 1,000 sampled targets: serve's CPU
  *   over a window with a rule watching them against the same window without,
- *   per sample, and the Redis bytes of a sample.
+ *   per sample, and the Redis bytes of a sample;
+ * - /metrics with every target's newest sample as heapcap_target_* gauges:
+ *   the scrape's time at 10,000 targets.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -48,10 +50,10 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** `--parts=targets,captures` runs only those parts (default all three). */
+/** `--parts=targets,captures` runs only those parts (default all four). */
 function parts(): Set<string> {
   const a = process.argv.find((x) => x.startsWith('--parts='));
-  return new Set((a === undefined ? 'targets,captures,sampler' : a.slice('--parts='.length)).split(','));
+  return new Set((a === undefined ? 'targets,captures,sampler,metrics' : a.slice('--parts='.length)).split(','));
 }
 
 function median(xs: number[]): number {
@@ -260,6 +262,21 @@ export async function consoleBench(): Promise<Check[]> {
     };
     const sm = PARTS.has('sampler') ? await sampler() : null;
 
+    // /metrics: every target with a fresh sample, then the scrape (what Prometheus waits for).
+    const scrape = async () => {
+      for (const id of ids) await queue.watch.addSample(id, { t: Date.now(), heapUsedBytes: 50_000_000, heapTotalBytes: 80_000_000, heapLimitBytes: 4_000_000_000, rssBytes: 120_000_000 }, 100, 3_600_000);
+      const times: number[] = [];
+      let series = 0;
+      for (let i = 0; i < 5; i++) {
+        const t0 = performance.now();
+        const text = await (await fetch(`${url}/metrics`)).text();
+        times.push(performance.now() - t0);
+        series = text.split('\n').filter((l) => l.startsWith('heapcap_target_heap_used_bytes{')).length;
+      }
+      return { times, series };
+    };
+    const mt = PARTS.has('metrics') ? await scrape() : null;
+
     const rows: [string, string][] = [['console JavaScript, gzipped', `${(jsGzip / 1024).toFixed(1)} KB`]];
     if (PARTS.has('targets')) {
       rows.push(
@@ -291,6 +308,7 @@ export async function consoleBench(): Promise<Check[]> {
         [`Redis per target per day at ${INTERVAL_S} s (${sm.perDay} samples; 15 s: 5,760)`, `${((sm.bytesPerSample * sm.perDay) / 1e6).toFixed(2)} MB`],
       );
     }
+    if (mt !== null) rows.push([`/metrics with ${TARGETS} targets: scrape time (median / max of 5; ${mt.series} heap-used series)`, `${median(mt.times).toFixed(0)} / ${Math.max(...mt.times).toFixed(0)} ms`]);
     printTable(['what', 'value'], rows);
     checks.expect(jsGzip <= 150 * 1024, 'console JavaScript ≤ 150 KB gzipped', `${(jsGzip / 1024).toFixed(1)} KB`);
     if (PARTS.has('targets')) {
