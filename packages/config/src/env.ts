@@ -65,6 +65,13 @@ const EnvSchema = z.object({
     .default('*'),
   /** API requests per token per minute. */
   HEAPCAP_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  /**
+   * Who may read /metrics: `none` (anyone who reaches it, as the probes; its
+   * heapcap_target_* series name every target) or `token` (a token with
+   * captures:read, sent as `Authorization: Bearer`: Prometheus' `authorization`
+   * scrape setting).
+   */
+  HEAPCAP_METRICS_AUTH: z.enum(['none', 'token']).default('none'),
   /** API requests with a missing or invalid token per client address per minute. */
   HEAPCAP_AUTH_FAILURE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(30),
   /** Trust X-Forwarded-For from: false (default), a hop count, or comma-separated proxy addresses/CIDRs. */
@@ -183,6 +190,8 @@ export interface HeapcapConfig {
   workerPlacements: string[];
   /** API requests per token per minute. */
   rateLimitPerMinute: number;
+  /** HEAPCAP_METRICS_AUTH: `token` makes /metrics need a token with captures:read. */
+  metricsAuth: 'none' | 'token';
   /** API requests with a missing or invalid token per client address per minute. */
   authFailureLimitPerMinute: number;
   /** Which proxies' X-Forwarded-For to trust (Fastify's trustProxy): false, true, a hop count, or addresses/CIDRs. */
@@ -310,6 +319,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     workerConcurrency: e.HEAPCAP_WORKER_CONCURRENCY,
     workerPlacements: e.HEAPCAP_WORKER_PLACEMENTS.split(','),
     rateLimitPerMinute: e.HEAPCAP_RATE_LIMIT,
+    metricsAuth: e.HEAPCAP_METRICS_AUTH,
     authFailureLimitPerMinute: e.HEAPCAP_AUTH_FAILURE_LIMIT,
     trustProxy: parseTrustProxy(e.HEAPCAP_TRUST_PROXY),
     logLevel: e.HEAPCAP_LOG_LEVEL,

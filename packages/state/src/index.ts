@@ -50,7 +50,7 @@
  *
  * Leak hunts
  *   q.leakHunts.create({ targetId, intervalMs, reason?, requestedBy }) → LeakHuntRecord (a `leak-hunt` job on leakHuntQueueName(target's placement); failed at once when no live worker consumes it)
- *   q.leakHunts.get(id) · put(hunt)   (the worker writes a running hunt's progress)
+ *   q.leakHunts.get(id) · list({targetId?, limit}) (newest first) · put(hunt)   (the worker writes a running hunt's progress)
  *
  * Pins, schedules and retention
  *   q.setPin(id, pin, by, reason?)             → { outcome: 'ok'|'not_found'|'expired'|'expiring', record }

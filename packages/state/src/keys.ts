@@ -38,6 +38,14 @@ export class Keys {
   leakHunt(id: string): string {
     return `${this.base}:hunt:${id}`;
   }
+  /** Sorted set (score = createdAt ms): every hunt's id, what GET /v1/leak-hunts lists. */
+  leakHuntIndex(): string {
+    return `${this.base}:hunts`;
+  }
+  /** Sorted set (score = createdAt ms): one target's hunts. */
+  leakHuntIndexTarget(targetId: string): string {
+    return `${this.base}:hunts:target:${targetId}`;
+  }
   /** Prefix of record keys, for scripts that read a record by id. */
   get recordPrefix(): string {
     return `${this.base}:rec:`;

@@ -130,10 +130,12 @@ export class LeakHunts {
       if (!(await new WorkerDirectory(this.#ctx).noteAndCheck(placement))) {
         const failed: LeakHuntRecord = { ...hunt, status: 'failed', finishedAt: new Date().toISOString(), error: noWorkerError(placement) };
         await this.#write(failed);
+        await this.#index(failed);
         return failed;
       }
     }
     await this.#write(hunt);
+    await this.#index(hunt);
     await withRedisDeadline(
       this.queueFor(placement).add(LEAK_HUNT_JOB, { huntId: hunt.id, drive: input.drive }, { jobId: hunt.id, removeOnComplete: { age: 24 * 3600, count: 1_000 }, removeOnFail: { age: 7 * 24 * 3600, count: 1_000 } }),
       this.#ctx.settings.redisTimeoutMs,
@@ -168,6 +170,20 @@ export class LeakHunts {
     return text === null ? null : LeakHuntRecordSchema.parse(JSON.parse(text));
   }
 
+  /**
+   * The newest hunts first (of one target with `targetId`), at most `limit`.
+   * One round trip for the ids and one MGET for the records; an id whose
+   * record expired is left out (the index is trimmed when hunts are created).
+   */
+  async list(opts: { targetId?: string | undefined; limit: number }): Promise<LeakHuntRecord[]> {
+    const { redis, keys, settings } = this.#ctx;
+    const index = opts.targetId === undefined ? keys.leakHuntIndex() : keys.leakHuntIndexTarget(opts.targetId);
+    const ids = await withRedisDeadline(redis.zrevrange(index, 0, opts.limit - 1), settings.redisTimeoutMs, 'list leak hunts');
+    if (ids.length === 0) return [];
+    const texts = await withRedisDeadline(redis.mget(ids.map((id) => keys.leakHunt(id))), settings.redisTimeoutMs, 'read leak hunts');
+    return texts.filter((t): t is string => t !== null).map((t) => LeakHuntRecordSchema.parse(JSON.parse(t)));
+  }
+
   /** Write the hunt as it is now (the worker owns a running hunt: one writer). */
   async put(hunt: LeakHuntRecord): Promise<void> {
     await this.#write(LeakHuntRecordSchema.parse(hunt));
@@ -175,6 +191,16 @@ export class LeakHunts {
 
   async close(): Promise<void> {
     await Promise.all([...this.#producers.values()].map((p) => p.close()));
+  }
+
+  /** A new hunt goes into the list indexes; entries older than a record lives are dropped as it goes in. */
+  async #index(hunt: LeakHuntRecord): Promise<void> {
+    const { redis, keys, settings } = this.#ctx;
+    const at = Date.parse(hunt.createdAt);
+    const expired = at - HUNT_TTL_SECONDS * 1000;
+    const tx = redis.multi();
+    for (const index of [keys.leakHuntIndex(), keys.leakHuntIndexTarget(hunt.targetId)]) tx.zadd(index, at, hunt.id).zremrangebyscore(index, '-inf', expired).expire(index, HUNT_TTL_SECONDS);
+    await withRedisDeadline(tx.exec(), settings.redisTimeoutMs, 'index leak hunt');
   }
 
   async #write(hunt: LeakHuntRecord): Promise<void> {

@@ -86,7 +86,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
 
   // Routes.
   await app.register(healthRoutes);
-  await app.register(metricsRoutes);
+  await app.register(metricsRoutes, { auth: http.metricsAuth });
   await app.register(capturesRoutes, { prefix: '/v1/captures' });
   await app.register(artifactRoutes, { prefix: '/v1/captures' });
   await app.register(pinRoutes, { prefix: '/v1/captures' });

@@ -24,6 +24,8 @@ export interface HttpSettings {
   trustProxy: boolean | string[] | ((address: string, hop: number) => boolean);
   /** How long a console session lives after sign-in (absolute): a working day. */
   sessionTtlMs: number;
+  /** /metrics: public (`none`) or for tokens with captures:read (`token`; HEAPCAP_METRICS_AUTH). */
+  metricsAuth: 'none' | 'token';
 }
 
 /** Defaults: 64 KiB bodies, 600 requests per token and 30 failed authentications per address per minute. */
@@ -35,14 +37,15 @@ export const DEFAULT_HTTP: HttpSettings = {
   authFailureWindowMs: 60_000,
   trustProxy: false,
   sessionTtlMs: 8 * 3600_000,
+  metricsAuth: 'none',
 };
 
-/** The HTTP settings that configuration sets (HEAPCAP_RATE_LIMIT, HEAPCAP_AUTH_FAILURE_LIMIT, HEAPCAP_TRUST_PROXY). */
-export function httpFromConfig(config: Pick<HeapcapConfig, 'rateLimitPerMinute' | 'authFailureLimitPerMinute' | 'trustProxy'>): Partial<HttpSettings> {
+/** The HTTP settings that configuration sets (HEAPCAP_RATE_LIMIT, HEAPCAP_AUTH_FAILURE_LIMIT, HEAPCAP_TRUST_PROXY, HEAPCAP_METRICS_AUTH). */
+export function httpFromConfig(config: Pick<HeapcapConfig, 'rateLimitPerMinute' | 'authFailureLimitPerMinute' | 'trustProxy' | 'metricsAuth'>): Partial<HttpSettings> {
   const tp = config.trustProxy;
   // A hop count: trust the nearest `tp` proxies (Fastify's types take it as a function).
   const trustProxy = typeof tp === 'number' ? (_address: string, hop: number) => hop < tp : tp;
-  return { rateLimitMax: config.rateLimitPerMinute, authFailureMax: config.authFailureLimitPerMinute, trustProxy };
+  return { rateLimitMax: config.rateLimitPerMinute, authFailureMax: config.authFailureLimitPerMinute, trustProxy, metricsAuth: config.metricsAuth };
 }
 
 /** Dependencies of buildApp. The caller owns (and closes) queue and sink. */

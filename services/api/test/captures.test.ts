@@ -118,6 +118,7 @@ void describe('captures without a worker', () => {
       '/v1/schedules/{id}/resume',
       '/v1/session',
       '/v1/targets',
+      '/v1/targets/samples/latest',
       '/v1/targets/{id}',
       '/v1/targets/{id}/samples',
       '/v1/watch-rules',

@@ -295,6 +295,14 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     assert.equal(leaked?.['count'], 3000, JSON.stringify(classes.slice(0, 5).map((c) => [c['name'], c['count']])));
     assert.equal(classes.find((c) => c['name'] === 'Transient'), undefined);
     assert.ok((leaked['representative']['path'] as Json[]).some((step) => step['edge'] === '__leaks'), JSON.stringify(leaked['representative']['path']));
+    // The list (what the console's hunts view reads): newest first, by target, with the classes found.
+    const listed = (await get('/v1/leak-hunts?target=leaky')).json()['items'] as Json[];
+    assert.equal(listed[0]?.['id'], id);
+    assert.equal(listed[0]?.['status'], 'succeeded');
+    assert.ok((listed[0]?.['classes'] as Json[]).some((c) => c['name'] === 'Leaked'));
+    assert.ok(((await get('/v1/leak-hunts')).json()['items'] as Json[]).some((x) => x['id'] === id));
+    assert.deepEqual((await get('/v1/leak-hunts?target=nobody')).json()['items'], []);
+    assert.equal((await get('/v1/leak-hunts?limit=0')).statusCode, 400);
     // The target is free again: a capture runs right after.
     assert.equal((await capture('leaky')).status, 'succeeded');
     assert.equal((await get(`/v1/leak-hunts/nope`)).statusCode, 404);

@@ -160,6 +160,37 @@ export interface WatchRuleView {
   lastFiring: (WatchFiring & { targetId: string }) | null;
 }
 
+export type HuntStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+
+/** A leak hunt's record (GET /v1/leak-hunts, and `hunt` of GET /v1/leak-hunts/:id). */
+export interface LeakHuntRecord {
+  id: string;
+  targetId: string;
+  intervalMs: number;
+  reason?: string;
+  drive?: { kind: 'http'; method: string; url: string; count: number } | { kind: 'evaluate'; chars: number };
+  requestedBy: string;
+  worker?: string;
+  status: HuntStatus;
+  /** lock, baseline, drive, wait, target, wait-final, final, report (null once it ended). */
+  phase: string | null;
+  snapshots: { name: 'baseline' | 'target' | 'final'; at: string; bytes: number }[];
+  classes?: { name: string; count: number; selfSize: number }[];
+  error?: { code: string; message: string; hint?: string };
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+}
+
+/** A hunt's report: what was created between baseline and target and still lives in final. */
+export interface LeakHuntReport {
+  suspects?: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[] };
+  createdCount: number;
+  survivingCount: number;
+  survivingSelfSize: number;
+  classes: { name: string; count: number; selfSize: number; representative: { id: number; retainedSize: number; path: PathStep[] | null } }[];
+}
+
 /** One bad input field of a `validation_failed` answer (`path` as in the request body: "every", "selector"). */
 export interface FieldIssue {
   in: string;

@@ -6,6 +6,7 @@ import { SessionContext } from './session.tsx';
 import { CaptureView } from './views/capture.tsx';
 import { CapturesView } from './views/captures.tsx';
 import { CompareView } from './views/compare.tsx';
+import { HuntsView, HuntView } from './views/hunts.tsx';
 import { SchedulesView } from './views/schedules.tsx';
 import { ErrorNote } from './views/parts.tsx';
 import { SignIn } from './views/signin.tsx';
@@ -20,6 +21,8 @@ function View() {
   if (section === 'captures' && id !== undefined) return <CaptureView id={id} />;
   if (section === 'captures') return <CapturesView key={params.toString()} params={params} />;
   if (section === 'compare') return <CompareView params={params} />;
+  if (section === 'hunts' && id !== undefined) return <HuntView id={id} />;
+  if (section === 'hunts') return <HuntsView key={params.toString()} params={params} />;
   if (section === 'schedules') return <SchedulesView />;
   if (section === 'watch-rules') return <WatchRulesView />;
   return <TargetsView />;
@@ -57,6 +60,11 @@ export function App() {
           <a href={href('captures')} aria-current={section.startsWith('captures') ? 'page' : undefined}>
             Captures
           </a>
+          {session.scopes.includes('artifacts:read') && (
+            <a href={href('hunts')} aria-current={section === 'hunts' ? 'page' : undefined}>
+              Leak hunts
+            </a>
+          )}
           <a href={href('schedules')} aria-current={section === 'schedules' ? 'page' : undefined}>
             Schedules
           </a>

@@ -21,7 +21,7 @@ declare const axe: {
   run(context: unknown, options: unknown): Promise<{ passes: unknown[]; violations: { id: string; impact?: string | null; help: string; nodes: { target: string[] }[] }[] }>;
 };
 
-const TOKENS = { admin: 'console-admin-7f3e91c2', reader: 'console-reader-2b8d40aa' };
+const TOKENS = { admin: 'console-admin-7f3e91c2', reader: 'console-reader-2b8d40aa', viewer: 'console-viewer-5c1a77e0' };
 const SHOTS = join(REPO_ROOT, 'docs/console');
 /** Budget (issue 24): the console's JavaScript, gzipped. */
 const JS_BUDGET_BYTES = 150 * 1024;
@@ -104,7 +104,8 @@ void describe('console', () => {
     await writeFile(
       join(dir.path, 'tokens.yaml'),
       `tokens:\n  - name: admin\n    sha256: "${hashToken(TOKENS.admin)}"\n    scopes: [captures:read, captures:write, artifacts:read, targets:admin]\n` +
-        `  - name: reader\n    sha256: "${hashToken(TOKENS.reader)}"\n    scopes: [captures:read]\n`,
+        `  - name: reader\n    sha256: "${hashToken(TOKENS.reader)}"\n    scopes: [captures:read]\n` +
+        `  - name: viewer\n    sha256: "${hashToken(TOKENS.viewer)}"\n    scopes: [captures:read, artifacts:read]\n`,
     );
     serve = await startHeapcap(['serve'], {
       cwd: dir.path,
@@ -164,6 +165,11 @@ void describe('console', () => {
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
     });
+    const sampleRequests: string[] = [];
+    const onRequest = (r: { url(): string }): void => {
+      if (/\/v1\/targets\/[^?]*samples/.test(r.url())) sampleRequests.push(r.url().replace(serve.url, ''));
+    };
+    page.on('request', onRequest);
     await signIn(page, TOKENS.admin);
     assert.match(await page.$eval('[data-testid=who]', (e) => e.textContent ?? ''), /admin/);
     const cookie = (await page.browserContext().cookies()).find((c) => c.name === 'heapcap_session')!;
@@ -173,6 +179,10 @@ void describe('console', () => {
     assert.equal(await page.evaluate(() => document.cookie), '', 'the page script cannot read the session');
     const row = await page.waitForSelector('tr[data-target="shapes"]', { timeout: 15_000 });
     assert.match((await row!.evaluate((e) => e.textContent)) ?? '', /service=shapes.*env=test/);
+    // The page's samples come in one request for all its rows, not one per row.
+    await page.waitForFunction(() => [...(document.querySelectorAll('tr[data-target] td:last-child') as unknown as { textContent: string }[])].every((td) => td.textContent !== '…'), { timeout: 15_000 });
+    page.off('request', onRequest);
+    assert.deepEqual(sampleRequests, ['/v1/targets/samples/latest?ids=shapes&points=60']);
     await shot(page, 'targets');
     assert.deepEqual(violations, []);
   });
@@ -198,6 +208,16 @@ void describe('console', () => {
     await page.goto(`${serve.url}/ui/#/targets/shapes`);
     await page.waitForSelector(`[data-testid=captures] tr[data-capture="${id}"]`, { timeout: 15_000 });
     await page.waitForSelector('[data-testid=memory-chart] canvas', { timeout: 15_000 });
+    // Without hovering, the legend shows the newest values (it showed "–" until the cursor was on the chart).
+    const legend = async () =>
+      page.$$eval('[data-testid=memory-chart] .u-legend .u-series', (trs) => Object.fromEntries(trs.map((tr) => [tr.querySelector('.u-label')?.textContent ?? '', tr.querySelector('.u-value')?.textContent ?? ''])));
+    await page.waitForFunction(() => /\d/.test((document as unknown as { querySelector(s: string): { textContent: string } | null }).querySelector('[data-testid=memory-chart] .u-legend .u-series:nth-child(2) .u-value')?.textContent ?? ''), { timeout: 15_000 });
+    const values = await legend();
+    assert.match(values['heap used'] ?? '', /^\d+(\.\d)? (KB|MB)$/, JSON.stringify(values));
+    assert.match(values['heap limit'] ?? '', /^\d+(\.\d)? (MB|GB)$/, JSON.stringify(values));
+    assert.match(values['time'] ?? '', /^newest, \d\d:\d\d:\d\d$/, JSON.stringify(values));
+    // The service started a minute ago: the 1 h range is fitted to where the data starts, and the page says so.
+    assert.match((await page.$eval('[data-testid=data-starts]', (e) => e.textContent)) ?? '', /^The data starts at .+: the chart shows from there, not the whole 1 h\.$/);
     await shot(page, 'target');
   });
 
@@ -241,6 +261,69 @@ void describe('console', () => {
     await page.goto(`${serve.url}/ui/#/captures`);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=captures] tbody tr').length >= 2, { timeout: 15_000 });
     await shot(page, 'captures');
+  });
+
+  void it('a leak hunt from the target page: the API\'s message at its field, then the hunt live to succeeded, naming the leaking class', async () => {
+    await page.goto(`${serve.url}/ui/#/targets/shapes`);
+    await (await page.waitForSelector('[data-testid=hunt]', { timeout: 15_000 }))!.click();
+    await page.waitForFunction(() => location.hash === '#/hunts?target=shapes', { timeout: 15_000 });
+    await page.waitForSelector('[data-testid=hunt-form]', { timeout: 15_000 });
+    assert.equal(await page.$eval('#hunt-target', (e) => (e as unknown as { value: string }).value), 'shapes', 'the target page\'s target is chosen');
+    // An interval of 0 s: the API refuses it, and the message shows under the interval input.
+    await page.click('#hunt-interval', { count: 3 });
+    await page.type('#hunt-interval', '0');
+    await page.click('[data-testid=create-hunt]');
+    const intervalError = await page.waitForSelector('[data-field-error="interval"]', { timeout: 15_000 });
+    assert.match((await intervalError!.evaluate((e) => e.textContent)) ?? '', /1/);
+    assert.equal(await page.$eval('#hunt-interval', (e) => e.getAttribute('aria-invalid')), 'true');
+    const listed = async () => ((await (await fetch(`${serve.url}/v1/leak-hunts?target=shapes`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { items: unknown[] }).items;
+    assert.deepEqual(await listed(), [], 'nothing created');
+    await page.click('#hunt-interval', { count: 3 });
+    await page.type('#hunt-interval', '2');
+    // The drive (targets:admin): the target's own leak path, fed a line as its stdin would be, right after the baseline.
+    await page.click('input[name=drive][value=evaluate]');
+    await page.type('#hunt-drive-evaluate', "process.stdin.emit('data', Buffer.from('map 3000\\n'))");
+    await page.click('[data-testid=create-hunt]');
+    await page.waitForFunction(() => /^#\/hunts\/[0-9A-Z]+$/.test(location.hash), { timeout: 15_000 });
+    const id = (await page.evaluate(() => location.hash)).split('/')[2]!;
+    const firstStatus = await (await page.waitForSelector('h1 [data-status]', { timeout: 15_000 }))!.evaluate((e) => e.getAttribute('data-status'));
+    console.log(`first status seen on the hunt page: ${firstStatus}`);
+    // No reload from here: the page polls the hunt until it ends.
+    const final = await page.waitForSelector('h1 [data-status="succeeded"], h1 [data-status="failed"]', { timeout: 120_000 });
+    assert.equal(await final!.evaluate((e) => e.getAttribute('data-status')), 'succeeded', await page.$eval('main', (e) => e.textContent ?? ''));
+    const steps = await page.$$eval('[data-testid=hunt-steps] li', (lis) => lis.map((li) => `${li.getAttribute('data-step')}:${li.getAttribute('data-state')}`));
+    assert.deepEqual(steps, ['lock', 'baseline', 'drive', 'wait', 'target', 'wait-final', 'final', 'report'].map((s) => `${s}:done`));
+    const row = await page.waitForSelector('[data-testid=hunt-classes] tr[data-class="SessionRecord"]', { timeout: 15_000 });
+    assert.equal(await row!.$eval('td:nth-child(2)', (e) => e.textContent), '3,000');
+    assert.match((await row!.$eval('td:nth-child(5)', (e) => e.textContent)) ?? '', /sessions/, 'the path to the module\'s Map');
+    const suspects = await page.$$eval('[data-testid=suspects] li', (lis) => lis.map((li) => li.getAttribute('data-class')));
+    console.log(`hunt suspects: ${suspects.slice(0, 5).join(', ')}`);
+    assert.equal(suspects[0], 'SessionRecord', suspects.join(', '));
+    assert.equal(await page.$eval('[data-testid=hunt-phase] + dt + dd', (e) => e.textContent), '2.0 s between snapshots');
+    await shot(page, 'hunt');
+    await page.goto(`${serve.url}/ui/#/hunts`);
+    const listedRow = await page.waitForSelector(`tr[data-hunt="${id}"] [data-status="succeeded"]`, { timeout: 15_000 });
+    assert.ok(listedRow !== null);
+    // The row says what it found: the record's largest classes (by self size), as the API lists them.
+    const record = (await (await fetch(`${serve.url}/v1/leak-hunts/${id}`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { hunt: { classes: { name: string; count: number }[] } };
+    const largest = record.hunt.classes[0]!;
+    assert.ok((await page.$eval(`tr[data-hunt="${id}"]`, (e) => e.textContent ?? '')).includes(`${largest.name} ${largest.count.toLocaleString('en')}`));
+    await shot(page, 'hunts');
+    // artifacts:read without captures:write: the hunts and their results, no form and no Hunt button.
+    const ctx = await browser.createBrowserContext();
+    try {
+      const viewer = await ctx.newPage();
+      await signIn(viewer, TOKENS.viewer);
+      await viewer.goto(`${serve.url}/ui/#/hunts`);
+      await viewer.waitForSelector(`tr[data-hunt="${id}"]`, { timeout: 15_000 });
+      assert.equal(await viewer.$('[data-testid=hunt-form]'), null, 'no create form without captures:write');
+      await accessible(viewer, 'hunts (read-only)');
+      await viewer.goto(`${serve.url}/ui/#/targets/shapes`);
+      await viewer.waitForSelector('[data-testid=memory-chart]', { timeout: 15_000 });
+      assert.equal(await viewer.$('[data-testid=hunt]'), null, 'no Hunt button without captures:write');
+    } finally {
+      await ctx.close();
+    }
   });
 
   void it('creates a schedule: the API\'s validation message at its field, then the schedule with its next runs', async () => {
@@ -332,6 +415,8 @@ void describe('console', () => {
       await reader.goto(`${serve.url}/ui/#/targets/shapes`);
       await reader.waitForSelector('[data-testid=memory-chart]', { timeout: 15_000 });
       assert.equal(await reader.$('[data-testid=capture-now]'), null, 'no Capture now for captures:read');
+      assert.equal(await reader.$('[data-testid=hunt]'), null, 'no Hunt for captures:read');
+      assert.equal(await reader.$('nav a[href="#/hunts"]'), null, 'no hunts in the navigation without artifacts:read');
       await reader.goto(`${serve.url}/ui/#/captures/${firstCapture.id}`);
       await reader.waitForSelector('[data-testid=waterfall]', { timeout: 15_000 });
       assert.equal(await reader.$('[data-testid=download]'), null, 'no download without artifacts:read');

@@ -204,6 +204,26 @@ export class WatchStore {
     return entries.map(([id, fields]) => ({ id, sample: decodeSample(fields) }));
   }
 
+  /**
+   * The newest `count` samples of each of `targetIds` no older than `sinceMs`,
+   * oldest first, in ONE round trip (a pipeline of XREVRANGE): what a page of
+   * the console's targets view shows, and what /metrics exports per target.
+   * A target without such samples maps to [].
+   */
+  async newestSamples(targetIds: readonly string[], sinceMs: number, count: number): Promise<Map<string, WatchSample[]>> {
+    const out = new Map<string, WatchSample[]>();
+    if (targetIds.length === 0) return out;
+    const pipe = this.#ctx.redis.pipeline();
+    for (const id of targetIds) pipe.xrevrange(this.#keys.watchSamples(id), '+', String(Math.max(0, sinceMs)), 'COUNT', count);
+    const replies = (await this.#deadline(pipe.exec(), 'newest watch samples')) ?? [];
+    targetIds.forEach((id, i) => {
+      const [err, entries] = replies[i] ?? [null, []];
+      if (err !== null) throw err;
+      out.set(id, (entries as [string, string[]][]).map(([, fields]) => decodeSample(fields)).reverse());
+    });
+    return out;
+  }
+
   /** Samples stored for `targetId` now. */
   sampleCount(targetId: string): Promise<number> {
     return this.#deadline(this.#ctx.redis.xlen(this.#keys.watchSamples(targetId)), 'watch samples count');

@@ -1,10 +1,10 @@
 /**
- * POST /v1/leak-hunts, GET /v1/leak-hunts/:id: three captures of one target
+ * POST /v1/leak-hunts, GET /v1/leak-hunts (newest first), GET /v1/leak-hunts/:id: three captures of one target
  * `interval` seconds apart on one inspector session, then the classes whose
  * instances created between the first two still live in the third.
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { CreateLeakHuntBodySchema, LeakHuntParamsSchema, LeakHuntResponseSchema } from '../schemas/analysis.ts';
+import { CreateLeakHuntBodySchema, LeakHuntListQuerySchema, LeakHuntListSchema, LeakHuntParamsSchema, LeakHuntResponseSchema } from '../schemas/analysis.ts';
 import { errorResponses } from '../schemas/common.ts';
 
 const leakHuntRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -29,6 +29,22 @@ const leakHuntRoutes: FastifyPluginAsyncZod = async (app) => {
       const hunt = await app.heapAnalysis.createHunt(req, { targetId: req.body.target, intervalMs: req.body.interval * 1000, reason: req.body.reason, drive: req.body.drive, redact: req.body.redact });
       return reply.code(202).send({ hunt, report: null });
     },
+  );
+
+  app.get(
+    '',
+    {
+      config: { scope: 'artifacts:read' },
+      schema: {
+        operationId: 'listLeakHunts',
+        tags: ['captures'],
+        summary: 'Leak hunts, newest first (of one target with `target`)',
+        description: 'Each hunt\'s record: status, phase, snapshots so far and, once it succeeded, the classes it names (the report is on GET /v1/leak-hunts/{id}). Hunts are kept 30 days.',
+        querystring: LeakHuntListQuerySchema,
+        response: { 200: LeakHuntListSchema, ...errorResponses(400, 401, 403, 429, 503) },
+      },
+    },
+    async (req) => ({ items: await app.heapAnalysis.hunts({ targetId: req.query.target, limit: req.query.limit }) }),
   );
 
   app.get(

@@ -75,6 +75,18 @@ export const CreateLeakHuntBodySchema = z
 
 export const LeakHuntParamsSchema = z.strictObject({ id: IdSchema });
 
+export const LeakHuntListQuerySchema = z.strictObject({
+  target: IdSchema.optional().describe('only this target\'s hunts'),
+  limit: z.coerce.number().int().min(1).max(200).default(50).describe('hunts answered, newest first'),
+});
+
+export const LeakHuntListSchema = z
+  .object({
+    /** Newest first; each as GET /v1/leak-hunts/{id} has it (`hunt.classes` names what a succeeded hunt found; the full report is on the hunt's own GET). */
+    items: z.array(LeakHuntRecordSchema),
+  })
+  .describe('LeakHuntList');
+
 export const LeakHuntResponseSchema = z
   .object({
     hunt: LeakHuntRecordSchema,

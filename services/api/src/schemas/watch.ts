@@ -1,7 +1,7 @@
-/** Request and response schemas of /v1/watch-rules and /v1/targets/:id/samples (shared with the OpenAPI document). */
+/** Request and response schemas of /v1/watch-rules, /v1/targets/:id/samples and /v1/targets/samples/latest (shared with the OpenAPI document). */
 import { z } from 'zod';
 import { RULE_SOURCES } from '@heapcap/state';
-import { IdSchema } from '@heapcap/config';
+import { ID_PATTERN, IdSchema } from '@heapcap/config';
 import { WatchRuleSchema, WatchRuleSpecSchema, WatchSampleSchema, WatchTargetStateSchema } from '@heapcap/state/watch';
 
 export const WatchRuleParamsSchema = z.strictObject({ id: IdSchema });
@@ -50,3 +50,24 @@ export const SamplesResponseSchema = z
     items: z.array(WatchSampleSchema.extend({ heapUsedRatio: z.number().nullable() })),
   })
   .describe('TargetSamples');
+
+/** Most targets one GET /v1/targets/samples/latest names (the console asks for a page of 50). */
+export const MAX_LATEST_TARGETS = 200;
+const ID = ID_PATTERN.source.replace(/^\^|\$$/g, '');
+
+export const LatestSamplesQuerySchema = z.strictObject({
+  ids: z
+    .string()
+    .regex(new RegExp(`^${ID}(?:,${ID}){0,${MAX_LATEST_TARGETS - 1}}$`), `1 to ${MAX_LATEST_TARGETS} target ids, comma-separated`)
+    .describe(`target ids, comma-separated (1–${MAX_LATEST_TARGETS}); an id with no samples (or not registered) answers []`),
+  points: z.coerce.number().int().min(1).max(360).default(1).describe('the newest this many samples of each target (default 1: its latest)'),
+  since: z.iso.datetime({ offset: true }).optional().describe('ISO 8601: no sample older than this; default one hour ago'),
+});
+
+export const LatestSamplesResponseSchema = z
+  .object({
+    since: z.string(),
+    /** One per distinct id, in the order asked; each target's samples oldest first. */
+    items: z.array(z.object({ targetId: z.string(), samples: z.array(WatchSampleSchema) })),
+  })
+  .describe('LatestTargetSamples');

@@ -63,7 +63,22 @@ export function MemoryChart({ samples, captures, from, to }: MemoryChartProps) {
       samples.map((s) => s.heapLimitBytes),
       samples.map((s) => s.rssBytes),
     ];
-    const value = (_u: uPlot, v: number | null) => (v === null ? '–' : bytes(v));
+    // Away from the cursor (idx null) the legend shows each series' newest value, not "–":
+    // the numbers one opens the page for are readable without hovering.
+    const newest = (i: number): number | null => {
+      const col = data[i]!;
+      for (let k = col.length - 1; k >= 0; k--) if (col[k] !== null && col[k] !== undefined) return col[k]!;
+      return null;
+    };
+    const value = (_u: uPlot, v: number | null, si: number, idx: number | null) => {
+      const shown = idx === null ? newest(si) : v;
+      return shown === null ? '–' : bytes(shown);
+    };
+    const clock = (t: number) => new Date(t * 1000).toLocaleTimeString('en-GB', { hour12: false });
+    const at = (_u: uPlot, v: number | null, _si: number, idx: number | null) => {
+      const t = idx === null ? newest(0) : v;
+      return t === null ? '–' : idx === null ? `newest, ${clock(t)}` : clock(t);
+    };
     const plot = new uPlot(
       {
         width: Math.max(320, el.clientWidth),
@@ -71,7 +86,7 @@ export function MemoryChart({ samples, captures, from, to }: MemoryChartProps) {
         scales: { x: { time: true, range: () => [from, to] } },
         axes: [{}, { values: (_u, vals) => vals.map((v) => bytes(v)), size: 70 }],
         series: [
-          {},
+          { label: 'time', value: at },
           { label: 'heap used', stroke: '#2563eb', width: 2, value },
           { label: 'heap total', stroke: '#93c5fd', width: 1, value },
           { label: 'heap limit', stroke: '#dc2626', width: 1, dash: [6, 4], value },

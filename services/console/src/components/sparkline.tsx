@@ -12,7 +12,7 @@ export function Sparkline({ samples, width = 120, height = 28 }: { samples: Samp
     .map((s) => `${(((s.t - t0) / Math.max(1, t1 - t0)) * (width - 2) + 1).toFixed(1)},${(height - 1 - ((s.heapUsedBytes - min) / span) * (height - 2)).toFixed(1)}`)
     .join(' ');
   return (
-    <svg class="sparkline" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label="heap used over the last hour">
+    <svg class="sparkline" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label="heap used, recent samples">
       <polyline points={points} fill="none" stroke="currentColor" stroke-width="1.5" />
     </svg>
   );

@@ -12,7 +12,7 @@ import { bytes, time } from '../format.ts';
 import { useInterval, useLoad } from '../hooks.ts';
 import { go, href } from '../router.ts';
 import { useCan } from '../session.tsx';
-import { ErrorNote, StatusBadge } from './parts.tsx';
+import { ErrorFact, ErrorNote, StatusBadge } from './parts.tsx';
 
 const LIVE = new Set(['queued', 'running']);
 
@@ -131,15 +131,7 @@ export function CaptureView({ id }: { id: string }) {
             </dd>
           </>
         )}
-        {c.error !== null && (
-          <>
-            <dt>Error</dt>
-            <dd class="error">
-              <code>{c.error.code}</code> {c.error.message}
-              {c.error.hint !== undefined && <div class="muted">{c.error.hint}</div>}
-            </dd>
-          </>
-        )}
+        {c.error !== null && <ErrorFact error={c.error} />}
       </dl>
       <div class="toolbar">
         {canRead && c.status === 'succeeded' && (

@@ -12,14 +12,9 @@ import { useInterval, useLoad } from '../hooks.ts';
 import { href } from '../router.ts';
 import { useCan } from '../session.tsx';
 import { ErrorNote } from './parts.tsx';
+import { SuspectList } from './suspects.tsx';
 
 type SortKey = 'rank' | 'name' | 'countDelta' | 'selfSizeDelta' | 'retainedSizeDelta';
-
-function holderText(h: NonNullable<Suspect['holder']>): string {
-  const edge = h.edge === null ? '' : ` .${h.edge}`;
-  const via = h.via === null ? '' : ` via ${h.via}`;
-  return `${h.class}${edge}${via}`;
-}
 
 /** One side's analysis in words: what stands between this diff and holders. */
 function sideText(role: string, s: DiffSideRef): string {
@@ -73,38 +68,7 @@ function Suspects({ view, note }: { view: DiffView; note: ComponentChildren }) {
     <>
       <h2>Suspects</h2>
       {mode === 'graph' ? <p class="muted">From both snapshots’ dominator trees: holders and retainer paths known.</p> : note}
-      <ol class="suspects" data-testid="suspects">
-        {suspects.map((s) => (
-          <li key={s.rank} data-rank={s.rank} data-class={s.class}>
-            <strong>
-              <code>{s.class}</code>
-            </strong>{' '}
-            <span class="muted">({s.kind})</span>
-            {s.holder !== null && (
-              <>
-                {' '}
-                held by <code>{holderText(s.holder)}</code>
-              </>
-            )}
-            : {signed(s.countDelta)} objects, {signed(s.selfSizeDelta, bytes)} self
-            {s.retainedSizeDelta !== undefined && `, ${signed(s.retainedSizeDelta, bytes)} retained`}
-            {/* Summary-only reasons repeat the numbers and say "holder unknown": the note above says it once. */}
-            {mode === 'graph' && <div>{s.reason}</div>}
-            {s.path !== null && s.path.length > 0 && (
-              <div class="path">
-                {s.path.map((p, i) => (
-                  <span key={i}>
-                    {i > 0 && ' → '}
-                    {p.class}
-                    {p.edge !== '' && <code>.{p.edge}</code>}
-                  </span>
-                ))}
-              </div>
-            )}
-          </li>
-        ))}
-      </ol>
-      {suspects.length === 0 && <p class="muted">Nothing grew.</p>}
+      <SuspectList suspects={suspects} reasons={mode === 'graph'} />
     </>
   );
 }

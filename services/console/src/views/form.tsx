@@ -1,5 +1,5 @@
 /**
- * What the create forms (schedules, watch rules) share: inputs that show the
+ * What the create forms (schedules, watch rules, leak hunts) share: inputs that show the
  * API's validation messages at their field, and the "one target or every
  * target with labels" choice.
  */
@@ -33,7 +33,7 @@ export function issuesOf(failure: ApiFailure | undefined, field: string): string
  * which POSTs `body(values)` plus the id and the target or selector.
  * `input` and `targetOrLabels` render fields whose messages come from it.
  */
-export function useCreateForm<F extends string>(opts: { path: string; prefix: string; initial: Record<F | Base, string>; body: (values: Record<F | Base, string>) => Record<string, unknown>; onCreated: () => void }) {
+export function useCreateForm<F extends string>(opts: { path: string; prefix: string; initial: Record<F | Base, string>; body: (values: Record<F | Base, string>) => Record<string, unknown>; onCreated: (created: unknown) => void }) {
   const [by, setBy] = useState<By>('target');
   const [values, setValues] = useState(opts.initial);
   const [failure, setFailure] = useState<ApiFailure | undefined>();
@@ -48,9 +48,9 @@ export function useCreateForm<F extends string>(opts: { path: string; prefix: st
     if (by === 'target') body['target'] = values.target;
     else body['selector'] = parseSelector(values.selector);
     try {
-      await api('POST', opts.path, body);
+      const created = await api<unknown>('POST', opts.path, body);
       setValues({ ...values, id: '' });
-      opts.onCreated();
+      opts.onCreated(created);
     } catch (err) {
       setFailure(asFailure(err));
     } finally {
@@ -58,8 +58,9 @@ export function useCreateForm<F extends string>(opts: { path: string; prefix: st
     }
   };
   const input = (f: F | Base, label: string, extra: Record<string, string> = {}) => (
-    <FieldInput id={`${opts.prefix}-${f.replace('.', '-')}`} field={f} label={label} value={values[f]} onInput={set(f)} messages={issuesOf(failure, f)} extra={extra} />
+    <FieldInput id={`${opts.prefix}-${f.replace(/\./g, '-')}`} field={f} label={label} value={values[f]} onInput={set(f)} messages={issuesOf(failure, f)} extra={extra} />
   );
+  const targetSelect = () => <TargetSelect prefix={opts.prefix} target={values.target} onTarget={set('target')} messages={issuesOf(failure, 'target')} />;
   const targetOrLabels = (legend: string) => (
     <TargetOrLabels
       legend={legend}
@@ -72,7 +73,7 @@ export function useCreateForm<F extends string>(opts: { path: string; prefix: st
       selectorInput={input('selector', 'Labels', { placeholder: 'service=checkout, env=prod' })}
     />
   );
-  return { values, failure, busy, submit, input, targetOrLabels };
+  return { values, setValues, failure, busy, submit, input, targetSelect, targetOrLabels };
 }
 
 /** Pause / resume / delete buttons of a list: `act` sends the request, then reloads the list; a refusal is kept in `failure`. */
@@ -138,8 +139,6 @@ export function FieldInput(props: { id: string; field: string; label: string; va
 /** One registered target (a select) or every target with labels (the form's own selector input). */
 function TargetOrLabels(props: { legend: string; prefix: string; by: By; setBy: (by: By) => void; target: string; onTarget: (e: Event) => void; targetMessages: string[]; selectorInput: ComponentChildren }) {
   const { legend, prefix, by, setBy, target, onTarget, targetMessages, selectorInput } = props;
-  const loaded = useLoad(() => api<{ items: { target: Target }[] }>('GET', '/v1/targets'), []);
-  const targets = (loaded.data?.items ?? []).map((i) => i.target);
   return (
     <fieldset>
       <legend>{legend}</legend>
@@ -150,25 +149,36 @@ function TargetOrLabels(props: { legend: string; prefix: string; by: By; setBy: 
         <input type="radio" name="by" checked={by === 'selector'} onChange={() => setBy('selector')} /> every target with labels
       </label>
       {by === 'target' ? (
-        <div class="field">
-          <label for={`${prefix}-target`}>Target</label>
-          <select id={`${prefix}-target`} name="target" value={target} onChange={onTarget} aria-invalid={targetMessages.length > 0 ? 'true' : undefined}>
-            <option value="">choose…</option>
-            {targets.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.id}
-              </option>
-            ))}
-          </select>
-          {targetMessages.length > 0 && (
-            <span class="error" data-field-error="target">
-              {targetMessages.join('; ')}
-            </span>
-          )}
-        </div>
+        <TargetSelect prefix={prefix} target={target} onTarget={onTarget} messages={targetMessages} />
       ) : (
         selectorInput
       )}
     </fieldset>
+  );
+}
+
+/** One registered target, chosen from a select; the API's messages for `target` below it. */
+function TargetSelect({ prefix, target, onTarget, messages }: { prefix: string; target: string; onTarget: (e: Event) => void; messages: string[] }) {
+  const loaded = useLoad(() => api<{ items: { target: Target }[] }>('GET', '/v1/targets'), []);
+  const targets = (loaded.data?.items ?? []).map((i) => i.target);
+  // A target given before the list arrived (the target page's "Hunt") is an option from the start.
+  const ids = targets.some((t) => t.id === target) || target === '' ? targets.map((t) => t.id) : [target, ...targets.map((t) => t.id)];
+  return (
+    <div class="field">
+      <label for={`${prefix}-target`}>Target</label>
+      <select id={`${prefix}-target`} name="target" value={target} onChange={onTarget} aria-invalid={messages.length > 0 ? 'true' : undefined}>
+        <option value="">choose…</option>
+        {ids.map((id) => (
+          <option key={id} value={id}>
+            {id}
+          </option>
+        ))}
+      </select>
+      {messages.length > 0 && (
+        <span class="error" data-field-error="target">
+          {messages.join('; ')}
+        </span>
+      )}
+    </div>
   );
 }

@@ -13,6 +13,19 @@ export function ErrorNote({ error }: { error: ApiFailure | undefined }) {
   );
 }
 
+/** A failed capture's or hunt's error in its facts list: the stable code, the message and the hint. */
+export function ErrorFact({ error }: { error: { code: string; message: string; hint?: string | undefined } }) {
+  return (
+    <>
+      <dt>Error</dt>
+      <dd class="error">
+        <code>{error.code}</code> {error.message}
+        {error.hint !== undefined && <div class="muted">{error.hint}</div>}
+      </dd>
+    </>
+  );
+}
+
 export function StatusBadge({ status }: { status: CaptureStatus }) {
   return <span class={`status status-${status}`} data-status={status}>{status}</span>;
 }

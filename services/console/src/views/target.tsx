@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, query, type CaptureRecord, type Samples } from '../api.ts';
 import { MemoryChart, TRIGGER_COLOURS } from '../components/memory-chart.tsx';
+import { time } from '../format.ts';
 import { useLoad } from '../hooks.ts';
 import { go, href } from '../router.ts';
 import { useCan } from '../session.tsx';
@@ -33,6 +34,12 @@ export function TargetView({ id }: { id: string }) {
   };
 
   const items = captures.data?.items ?? [];
+  const points = samples.data?.items ?? [];
+  // The axis starts where the data does when that is later than the range (a target registered or
+  // sampled for 10 minutes fills the chart, not its last sixth), captures included; the note says so.
+  const first = Math.min(points[0]?.t ?? Infinity, ...items.map((c) => Date.parse(c.createdAt)));
+  const fitted = Number.isFinite(first) && first > since + (until - since) * 0.05;
+  const start = fitted ? Math.max(since, first - (until - first) * 0.02) : since;
   return (
     <section>
       <h1>
@@ -55,10 +62,20 @@ export function TargetView({ id }: { id: string }) {
             Capture now
           </button>
         )}
+        {canCapture && (
+          <a class="button" href={`${href('hunts')}?target=${encodeURIComponent(id)}`} data-testid="hunt">
+            Hunt
+          </a>
+        )}
         <a href={`${href('captures')}?target=${encodeURIComponent(id)}`}>All captures of {id}</a>
       </div>
       <ErrorNote error={failure ?? samples.error ?? captures.error} />
-      <MemoryChart samples={samples.data?.items ?? []} captures={items} from={since / 1000} to={until / 1000} />
+      <MemoryChart samples={points} captures={items} from={start / 1000} to={until / 1000} />
+      {fitted && (
+        <p class="muted" data-testid="data-starts">
+          The data starts at <time dateTime={new Date(first).toISOString()}>{time(new Date(first).toISOString())}</time>: the chart shows from there, not the whole {range}.
+        </p>
+      )}
       <p class="legend">
         Captures:{' '}
         {Object.entries(TRIGGER_COLOURS).map(([k, c]) => (

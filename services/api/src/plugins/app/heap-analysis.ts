@@ -39,6 +39,8 @@ export interface HeapAnalysisService {
   analysis(record: CaptureRecord): Promise<Analysis | null>;
   /** Create a leak hunt of a registered target (a job for a worker); audited. */
   createHunt(req: FastifyRequest, input: { targetId: string; intervalMs: number; reason?: string | undefined; drive?: HuntDrive | undefined; redact?: RedactMode | undefined }): Promise<LeakHuntRecord>;
+  /** The newest hunts (of one target), their records only. */
+  hunts(opts: { targetId?: string | undefined; limit: number }): Promise<LeakHuntRecord[]>;
   /** A hunt and, once it succeeded, its report; `not_found`; audited. */
   hunt(req: FastifyRequest, id: string): Promise<{ hunt: LeakHuntRecord; report: LeakHunt | null }>;
 }
@@ -164,6 +166,10 @@ const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: Artifa
         app.audit.record(req, { action: 'leak-hunt.create', targetId: hunt.targetId, details: { huntId: hunt.id, intervalMs: hunt.intervalMs, drive: hunt.drive, redact: hunt.redact } }),
       );
       return hunt;
+    },
+
+    async hunts(opts) {
+      return fromQueue(() => queue.leakHunts.list(opts));
     },
 
     async hunt(req, id) {

@@ -52,17 +52,17 @@ const watchMetricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Wa
 
   // A sample older than three intervals is stale (the target went away or nobody samples it
   // now): its series ends instead of repeating the last value at every scrape.
+  // Every target's newest sample in one pipelined round trip (it was one XRANGE round trip per target).
   const latest = readOncePerScrape<Map<string, WatchSample>>(async () => {
     const now = Date.now();
     const targets = await queue.targets.list();
-    const newest = await Promise.all(
-      targets.map(async ({ target }) => {
-        // Fresh within three of its intervals: a target sampled only for its curve is sampled every HEAPCAP_SAMPLE_INTERVAL.
-        const recent = await queue.watch.samples(target.id, now - 3 * Math.max(settings.intervalMs, settings.sampleIntervalMs), now, 16);
-        return [target.id, recent.at(-1)?.sample] as const;
-      }),
+    // Fresh within three of its intervals: a target sampled only for its curve is sampled every HEAPCAP_SAMPLE_INTERVAL.
+    const newest = await queue.watch.newestSamples(
+      targets.map(({ target }) => target.id),
+      now - 3 * Math.max(settings.intervalMs, settings.sampleIntervalMs),
+      1,
     );
-    return new Map(newest.filter((e): e is readonly [string, WatchSample] => e[1] !== undefined));
+    return new Map([...newest].flatMap(([id, samples]) => (samples[0] === undefined ? [] : [[id, samples[0]] as const])));
   });
   for (const [field, name, help] of TARGET_GAUGES) {
     new Gauge({

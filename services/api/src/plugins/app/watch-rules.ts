@@ -12,12 +12,13 @@ import { type HeapcapQueue } from '@heapcap/state';
 import { buildWatchRule, checkWatchRule, watchedBy, type WatchRule, type WatchRuleSpec, type WatchSample } from '@heapcap/state/watch';
 import { ApiError, refuseFileRule, validationFailed } from '../../errors.ts';
 import { principalOf } from '../infra/auth.ts';
-import type { SamplesResponseSchema, WatchRuleViewSchema } from '../../schemas/watch.ts';
+import type { LatestSamplesResponseSchema, SamplesResponseSchema, WatchRuleViewSchema } from '../../schemas/watch.ts';
 import { fromQueue } from './queue-errors.ts';
 import { prometheusSamples } from './prometheus-samples.ts';
 
 export type WatchRuleView = z.output<typeof WatchRuleViewSchema>;
 export type SamplesView = z.output<typeof SamplesResponseSchema>;
+export type LatestSamplesView = z.output<typeof LatestSamplesResponseSchema>;
 
 export interface WatchRulesService {
   list(): Promise<WatchRuleView[]>;
@@ -27,6 +28,8 @@ export interface WatchRulesService {
   setEnabled(req: FastifyRequest, id: string, enabled: boolean): Promise<WatchRuleView>;
   remove(req: FastifyRequest, id: string): Promise<void>;
   samples(targetId: string, query: { since?: string | undefined; until?: string | undefined; limit: number }): Promise<SamplesView>;
+  /** The newest `points` samples of each target since `since` (default an hour ago), one Redis round trip for all. */
+  latestSamples(query: { ids: string; points: number; since?: string | undefined }): Promise<LatestSamplesView>;
 }
 
 declare module 'fastify' {
@@ -120,6 +123,12 @@ const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Watc
       refuseFileRule('watch rule', r);
       await audit(req, 'watch_rule.delete', r);
       await fromQueue(() => queue.watch.remove(id));
+    },
+    async latestSamples(query) {
+      const ids = [...new Set(query.ids.split(','))];
+      const since = query.since === undefined ? Date.now() - HOUR_MS : Date.parse(query.since);
+      const newest = await fromQueue(() => queue.watch.newestSamples(ids, since, query.points));
+      return { since: new Date(since).toISOString(), items: ids.map((targetId) => ({ targetId, samples: newest.get(targetId) ?? [] })) };
     },
     async samples(targetId, query) {
       if ((await fromQueue(() => queue.targets.get(targetId))) === null) throw new ApiError('not_found', `no target ${targetId} in the registry`, { targetId });

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { errorResponses } from '../../schemas/common.ts';
-import { ListWatchRulesResponseSchema, SamplesParamsSchema, SamplesQuerySchema, SamplesResponseSchema, WatchRuleBodySchema, WatchRuleParamsSchema, WatchRuleViewSchema } from '../../schemas/watch.ts';
+import { LatestSamplesQuerySchema, LatestSamplesResponseSchema, ListWatchRulesResponseSchema, SamplesParamsSchema, SamplesQuerySchema, SamplesResponseSchema, WatchRuleBodySchema, WatchRuleParamsSchema, WatchRuleViewSchema } from '../../schemas/watch.ts';
 
 const BODY_HELP =
   'Exactly one of `target` (an id) or `selector` (labels, resolved at each watch tick). `when`: `metric` (heapUsedRatio, heapUsedBytes, rssBytes, heapGrowthBytes with `windowSeconds`) ' +
@@ -122,8 +122,27 @@ export const watchRulesRoutes: FastifyPluginAsyncZod = async (app) => {
   }
 };
 
-/** GET /v1/targets/:id/samples. */
+/** GET /v1/targets/:id/samples, GET /v1/targets/samples/latest. */
 export const samplesRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    '/samples/latest',
+    {
+      config: { scope: 'captures:read' },
+      schema: {
+        operationId: 'getLatestTargetSamples',
+        tags: ['watch'],
+        summary: 'The newest samples of many targets in one request (a page of the console\'s targets view)',
+        description:
+          'For each of `ids` its newest `points` samples since `since` (default one hour ago), oldest first, read with one Redis round trip. ' +
+          'A separate route rather than samples inside GET /v1/targets: the list stays one hash read for every caller, and a page asks only for the targets it shows. ' +
+          'A target named `samples` is still GET /v1/targets/samples.',
+        querystring: LatestSamplesQuerySchema,
+        response: { 200: LatestSamplesResponseSchema, ...errorResponses(400, 401, 403, 429, 503) },
+      },
+    },
+    async (req) => app.watchRules.latestSamples(req.query),
+  );
+
   app.get(
     '/:id/samples',
     {

@@ -1,0 +1,57 @@
+/** Suspects as a ranked list, and a retainer path: what a diff (compare) and a leak hunt's report both show. */
+import type { PathStep, Suspect } from '../api.ts';
+import { bytes, signed } from '../format.ts';
+
+function holderText(h: NonNullable<Suspect['holder']>): string {
+  const edge = h.edge === null ? '' : ` .${h.edge}`;
+  const via = h.via === null ? '' : ` via ${h.via}`;
+  return `${h.class}${edge}${via}`;
+}
+
+/** A retainer path, root first: `Window → Map.sessions → SessionRecord`. */
+export function RetainerPath({ path }: { path: PathStep[] }) {
+  return (
+    <div class="path">
+      {path.map((p, i) => (
+        <span key={i}>
+          {i > 0 && ' → '}
+          {p.class}
+          {p.edge !== '' && <code>.{p.edge}</code>}
+        </span>
+      ))}
+    </div>
+  );
+}
+
+/**
+ * The ranked suspects (data-rank, data-class on each item). `reasons`: the
+ * engine's sentence under each; summary-only reasons repeat the numbers and
+ * say "holder unknown", which a note above the list says once instead.
+ */
+export function SuspectList({ suspects, reasons }: { suspects: Suspect[]; reasons: boolean }) {
+  return (
+    <>
+      <ol class="suspects" data-testid="suspects">
+        {suspects.map((s) => (
+          <li key={s.rank} data-rank={s.rank} data-class={s.class}>
+            <strong>
+              <code>{s.class}</code>
+            </strong>{' '}
+            <span class="muted">({s.kind})</span>
+            {s.holder !== null && (
+              <>
+                {' '}
+                held by <code>{holderText(s.holder)}</code>
+              </>
+            )}
+            : {signed(s.countDelta)} objects, {signed(s.selfSizeDelta, bytes)} self
+            {s.retainedSizeDelta !== undefined && `, ${signed(s.retainedSizeDelta, bytes)} retained`}
+            {reasons && <div>{s.reason}</div>}
+            {s.path !== null && s.path.length > 0 && <RetainerPath path={s.path} />}
+          </li>
+        ))}
+      </ol>
+      {suspects.length === 0 && <p class="muted">Nothing grew.</p>}
+    </>
+  );
+}
