@@ -170,8 +170,9 @@ void test('capture on a terminal: the phase and its seconds redrawn while the ta
 
 void test('capture off a terminal: plain lines from 5 s on, one every 5 s in a long phase, no escape codes', { timeout: 240_000 }, async () => {
   const out = join(dir.path, 'plain');
-  const run = offTerminal(['capture', '--node', `127.0.0.1:${target.port}`, '--out', out]);
-  // The artifact's temp file appears when the engine has asked for the snapshot (generate).
+  // Over CDP the sink opens the artifact's temp file right after the engine asked for the snapshot (generate);
+  // through the pipe (the default for a local target) only when the target's bytes arrive.
+  const run = offTerminal(['capture', '--node', `127.0.0.1:${target.port}`, '--out', out, '--transport', 'cdp']);
   const tmpFile = async (): Promise<boolean> => (await readdir(out, { recursive: true }).catch(() => [] as string[])).some((f) => f.endsWith('.tmp'));
   await assertPlainProgress(run, () => waitFor(async () => (await tmpFile()) || undefined, { timeoutMs: 120_000, intervalMs: 10, what: 'the temp file' }).then(() => undefined), true);
   assert.match(run.stdout(), /^captured node 127\.0\.0\.1:/);
