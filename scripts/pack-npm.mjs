@@ -1,4 +1,4 @@
-// Packs the `heapcap` npm package: deploy/npm (package.json and the bin shim)
+// Packs the `heapcap` npm package: deploy/npm (package.json and the bin script)
 // plus the esbuild bundle (scripts/build.mjs --out, a fresh build of its own),
 // versioned with the bundle's own `heapcap --version` so the package and the
 // command never disagree.

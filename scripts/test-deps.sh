@@ -40,6 +40,8 @@ command -v redis-cli >/dev/null 2>&1 || missing_pkgs+=(redis-tools)
 # promtool checks deploy/prometheus's rules; it ships in Debian's prometheus package, with the
 # prometheus server that services/console/test/prometheus.test.ts scrapes serve with.
 { command -v promtool && command -v prometheus; } >/dev/null 2>&1 || missing_pkgs+=(prometheus)
+# script (util-linux; Debian's bsdutils) gives the CLI a pseudo-terminal in services/serve/test/progress-cli.test.ts.
+command -v script >/dev/null 2>&1 || missing_pkgs+=(bsdutils)
 # zsh runs the script `heapcap completion zsh` prints (packages/cli/test/completion.test.ts).
 command -v zsh >/dev/null 2>&1 || missing_pkgs+=(zsh)
 
@@ -57,6 +59,7 @@ if ((${#missing_pkgs[@]} > 0)); then
   command -v redis-server >/dev/null 2>&1 || fail "redis-server still missing"
   command -v redis-cli >/dev/null 2>&1 || fail "redis-cli still missing (Debian package redis-tools)"
   { command -v promtool && command -v prometheus; } >/dev/null 2>&1 || fail "promtool or prometheus still missing (Debian package prometheus)"
+  command -v script >/dev/null 2>&1 || fail "script still missing (Debian package bsdutils)"
 fi
 
 # --- MinIO (S3-compatible storage), built from source with go install --------

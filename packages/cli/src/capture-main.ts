@@ -7,7 +7,8 @@ import type { StorageConfig } from '@heapcap/config';
 import type { HeapcapConfig } from '@heapcap/config';
 import { parseCaptureArgs, CAPTURE_USAGE } from './capture-args.ts';
 import { runCapture } from '@heapcap/pipeline';
-import { inspectorText, ProgressLine, samplingTable, summaryTable } from './format.ts';
+import { inspectorText, samplingTable, summaryTable } from './format.ts';
+import { engineProgress, ProgressDisplay } from './progress.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
 import type { CaptureCommand } from './capture-args.ts';
@@ -43,7 +44,8 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
   const onSignal = (sig: NodeJS.Signals): void => controller.abort(new Error(`received ${sig}`));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  const progress = !cmd.quiet && process.stderr.isTTY ? new ProgressLine(process.stderr) : undefined;
+  // On a terminal a line redrawn 4 times a second; otherwise plain lines (progress.ts).
+  const progress = cmd.quiet ? undefined : new ProgressDisplay(process.stderr, process.stderr.isTTY);
   try {
     if (cmd.dryRun) return await dryRun(cmd, controller.signal);
     if (cmd.sampling !== undefined) return await sample(cmd, cmd.sampling, env, controller.signal, progress);
@@ -67,12 +69,12 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
         force: cmd.force,
         memoryLimitBytes: cmd.memoryLimitBytes,
         signal: controller.signal,
-        onProgress: progress === undefined ? undefined : (p) => progress.update(p),
+        onProgress: progress === undefined ? undefined : engineProgress(progress),
       },
       summary: config.summaryLargestStrings > 0 ? { largestStrings: config.summaryLargestStrings } : {},
       redact: cmd.redact,
     });
-    progress?.clear();
+    progress?.stop();
     if (cmd.json) {
       process.stdout.write(`${JSON.stringify(out.manifest, null, 2)}\n`);
     } else {
@@ -90,18 +92,19 @@ export async function captureMain(argv: string[], config: HeapcapConfig, env: Re
     }
     return EXIT.ok;
   } catch (err) {
-    progress?.clear();
+    progress?.stop();
     const error = err instanceof CaptureError ? err : toCaptureError(err);
     printError(error, cmd.json);
     return exitCodeFor(error.code);
   } finally {
+    progress?.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
 }
 
 /** `--sampling`: an allocation sampling profile, stored as `<id>.heapprofile[.gz]` beside its manifest. */
-async function sample(cmd: CaptureCommand, sampling: NonNullable<CaptureCommand['sampling']>, env: Record<string, string | undefined>, signal: AbortSignal, progress: ProgressLine | undefined): Promise<number> {
+async function sample(cmd: CaptureCommand, sampling: NonNullable<CaptureCommand['sampling']>, env: Record<string, string | undefined>, signal: AbortSignal, progress: ProgressDisplay | undefined): Promise<number> {
   const out = await runCapture({
     kind: 'sampling',
     ids: { captureId: newCaptureId(), targetId: cmd.targetId },
@@ -113,10 +116,10 @@ async function sample(cmd: CaptureCommand, sampling: NonNullable<CaptureCommand[
       durationMs: sampling.seconds * 1000,
       samplingIntervalBytes: sampling.intervalBytes,
       signal,
-      onProgress: progress === undefined ? undefined : (p) => progress.update(p),
+      onProgress: progress === undefined ? undefined : engineProgress(progress),
     },
   });
-  progress?.clear();
+  progress?.stop();
   process.stdout.write(cmd.json ? `${JSON.stringify(out.manifest, null, 2)}\n` : `${samplingTable(out.manifest, out.manifestObject.location)}\n`);
   return EXIT.ok;
 }

@@ -1,52 +1,7 @@
-/** Human output of the CLI: sizes, progress line, the final table, errors. */
-import type { CaptureProgress, InspectorRelease, PhaseTimings, SamplingProgress } from '@heapcap/capture';
-import { formatMiB, MIB, PHASES, SAMPLING_PHASES } from '@heapcap/capture';
+/** Human output of the CLI: sizes, the final table (the progress line: progress.ts). */
+import type { InspectorRelease, PhaseTimings } from '@heapcap/capture';
+import { formatMiB, PHASES, SAMPLING_PHASES } from '@heapcap/capture';
 import type { CaptureManifest, SamplingManifest } from '@heapcap/storage/file';
-
-/** Renders progress on a TTY, redrawing one line at most every 100 ms. */
-export class ProgressLine {
-  readonly #out: NodeJS.WriteStream;
-  #lastDraw = 0;
-  #serializeStart = 0;
-  #phase = '';
-
-  constructor(out: NodeJS.WriteStream) {
-    this.#out = out;
-  }
-
-  update(p: CaptureProgress | SamplingProgress): void {
-    const now = Date.now();
-    const changed = p.phase !== this.#phase;
-    if (changed && p.phase === 'serialize') this.#serializeStart = now;
-    this.#phase = p.phase;
-    if (!changed && now - this.#lastDraw < 100) return;
-    this.#lastDraw = now;
-    let text: string;
-    if (p.phase === 'generate') {
-      // Progress events cost the target an extra walk of its heap (+12% generation), so the
-      // engine asks for none by default: then there is nothing to count, only to say.
-      text =
-        p.total > 0
-          ? `generate   ${bar(Math.floor((100 * p.done) / p.total))} ${String(Math.floor((100 * p.done) / p.total)).padStart(3)}%`
-          : 'generate   the target is building its snapshot (its main thread is paused)…';
-    } else if (p.phase === 'serialize') {
-      const secs = Math.max((now - this.#serializeStart) / 1000, 0.001);
-      text = `serialize  ${formatMiB(p.bytes)}  ${(p.bytes / MIB / secs).toFixed(1)} MiB/s${p.spilledBytes > 0 ? `  (spilled ${formatMiB(p.spilledBytes)})` : ''}`;
-    } else {
-      text = `${p.phase}…`;
-    }
-    this.#out.write(`\r\x1b[2K${text}`);
-  }
-
-  clear(): void {
-    this.#out.write('\r\x1b[2K');
-  }
-}
-
-function bar(pct: number): string {
-  const n = Math.round(pct / 5);
-  return `[${'#'.repeat(n)}${'-'.repeat(20 - n)}]`;
-}
 
 /** The first lines of both tables: what was captured, its heap, which browser target. */
 function headLines(m: CaptureManifest | SamplingManifest, what: string): string[] {

@@ -2,15 +2,19 @@
 import { DEFAULT_API_URL } from '@heapcap/config';
 import type { CliIo } from './status-client.ts';
 import { EXIT, exitCodeForApiError } from './exit-codes.ts';
-import { apiTargetFrom, apiTargetOrUndefined, callApi, reportRestError, RestError } from './status-client.ts';
+import { apiTargetFrom, apiTargetOrUndefined, callApi, reportRestError, RestError, type ApiTarget } from './status-client.ts';
 import { formatRecord } from './status-format.ts';
 import { samplingSeconds } from './capture-args.ts';
 import { lastValue, parseFlags } from './flags.ts';
+import { ProgressDisplay, RecordProgress, type RecordProgressView } from './progress.ts';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 
 export const TRIGGER_USAGE = `heapcap trigger TARGET [options]: ask the heapcap API for a capture of a registered target
 
   --reason TEXT     why (audit log, manifest)
-  --wait SECONDS    block until the capture ends (max 600); exit code reflects its outcome
+  --wait SECONDS    block until the capture ends (max 600); exit code reflects its outcome;
+                    shows the phase, its seconds and the bytes/s on stderr while it runs
   --force           a new capture even if one of TARGET is queued or running
   --sampling DURATION  an allocation sampling profile over DURATION (1s-600s, e.g. 30s)
                     instead of a heap snapshot (options.kind "sampling")
@@ -63,7 +67,7 @@ export function parseTriggerArgs(argv: string[]): TriggerArgs {
 }
 
 interface CaptureBody {
-  capture: Parameters<typeof formatRecord>[0];
+  capture: Parameters<typeof formatRecord>[0] & RecordProgressView;
   coalesced: boolean;
   replayed: boolean;
 }
@@ -73,6 +77,59 @@ export function exitCodeForRecord(r: CaptureBody['capture']): number {
   if (r.status === 'succeeded' || r.status === 'queued' || r.status === 'running') return EXIT.ok;
   if (r.status === 'cancelled') return EXIT.cancelled;
   return exitCodeForApiError(r.error?.code);
+}
+
+function isFinal(r: CaptureBody['capture']): boolean {
+  return r.status !== 'queued' && r.status !== 'running';
+}
+
+const POLL_MS = 1000;
+
+/**
+ * `--wait`: GET the record every second until it is final or the wait is over,
+ * showing its phase, seconds and bytes (progress.ts) on stderr. A token that may
+ * not read captures (403) gets the API's own wait for the rest of the time, with
+ * no progress. A failed GET (the API busy or restarting) is tried again the next second.
+ */
+async function follow(
+  api: ApiTarget,
+  io: CliIo,
+  record: CaptureBody['capture'],
+  waitSeconds: number,
+  post: (wait: number) => Promise<{ data: CaptureBody }>,
+): Promise<{ record: CaptureBody['capture'] }> {
+  const deadline = Date.now() + waitSeconds * 1000;
+  const stderr = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
+  const display = new ProgressDisplay(io.stderr, stderr.isTTY === true);
+  const live = new RecordProgress();
+  const show = (r: CaptureBody['capture']): void => {
+    const state = live.state(r);
+    if (state !== undefined) display.set(state);
+  };
+  let last = record;
+  try {
+    show(last);
+    while (!isFinal(last) && Date.now() < deadline) {
+      await delay(Math.min(POLL_MS, deadline - Date.now()));
+      try {
+        const res = await callApi(api, 'GET', `/v1/captures/${encodeURIComponent(last.id)}`, undefined, Math.max(1000, Math.min(30_000, deadline - Date.now())));
+        last = (res.body as { capture: CaptureBody['capture'] }).capture;
+        show(last);
+      } catch (err) {
+        if (!(err instanceof RestError)) throw err;
+        if (err.status === 403) {
+          display.stop();
+          io.stderr.write(`(no progress: the token may not read captures (scope captures:read); waiting for the API's answer)\n`);
+          const rest = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+          return { record: (await post(rest)).data.capture };
+        }
+        if (err.status === 404) throw err;
+      }
+    }
+    return { record: last };
+  } finally {
+    display.stop();
+  }
 }
 
 /** Run `heapcap trigger`; returns the exit code. */
@@ -90,21 +147,34 @@ export async function triggerMain(argv: string[], env: Record<string, string | u
   }
   try {
     const api = apiTargetFrom(env);
-    const query = args.waitSeconds === undefined ? '' : `?wait=${args.waitSeconds}`;
     const body = {
       target: args.target,
       force: args.force,
       reason: args.reason,
       options: args.samplingSeconds === undefined ? undefined : { kind: 'sampling', samplingSeconds: args.samplingSeconds },
     };
-    // The API holds the request up to --wait seconds; allow for the round trip on top.
-    const headers: Record<string, string> = args.idempotencyKey === undefined ? {} : { 'idempotency-key': args.idempotencyKey };
-    const res = await callApi(api, 'POST', `/v1/captures${query}`, body, ((args.waitSeconds ?? 0) + 30) * 1000, headers);
-    const data = res.body as CaptureBody;
+    const waitSeconds = args.waitSeconds ?? 0;
+    // --wait: the CLI follows the record itself (GET every second) to show its phase; the key makes the
+    // fallback to the API's own wait (a token without captures:read) return this capture, not a new one.
+    const key = args.idempotencyKey ?? (waitSeconds > 0 ? `heapcap-cli-${randomUUID()}` : undefined);
+    const headers: Record<string, string> = key === undefined ? {} : { 'idempotency-key': key };
+    const post = async (wait: number): Promise<{ status: number; data: CaptureBody }> => {
+      // The API holds the request up to `wait` seconds; allow for the round trip on top.
+      const res = await callApi(api, 'POST', `/v1/captures${args.waitSeconds === undefined ? '' : `?wait=${wait}`}`, body, (wait + 30) * 1000, headers);
+      return { status: res.status, data: res.body as CaptureBody };
+    };
+    const first = await post(0);
+    const data = { ...first.data };
+    let status = first.status;
+    if (waitSeconds > 0 && !isFinal(data.capture)) {
+      const followed = await follow(api, io, data.capture, waitSeconds, post);
+      data.capture = followed.record;
+      status = isFinal(followed.record) ? 200 : 202;
+    }
     if (args.json) io.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
     else {
-      const how = data.coalesced ? 'joined the capture already in progress' : data.replayed ? 'same request as before' : res.status === 202 ? 'queued' : 'done';
-      io.stdout.write(`${formatRecord(data.capture)}\n  (${how}${args.waitSeconds !== undefined && res.status === 202 ? `; still ${data.capture.status} after ${args.waitSeconds} s: heapcap status ${data.capture.id}` : ''})\n`);
+      const how = data.coalesced ? 'joined the capture already in progress' : data.replayed ? 'same request as before' : status === 202 ? 'queued' : 'done';
+      io.stdout.write(`${formatRecord(data.capture)}\n  (${how}${args.waitSeconds !== undefined && status === 202 ? `; still ${data.capture.status} after ${args.waitSeconds} s: heapcap status ${data.capture.id}` : ''})\n`);
     }
     return args.waitSeconds === undefined ? EXIT.ok : exitCodeForRecord(data.capture);
   } catch (err) {

@@ -31,6 +31,13 @@ export interface CliOptions {
   /** Run as another user (e.g. nobody: 65534). */
   uid?: number;
   gid?: number;
+  /**
+   * Let `capture` print its progress (default false: `--quiet` is added). Off a
+   * terminal a capture that lasts over 5 s prints plain progress lines before an
+   * error; these tests read the error as stderr's first line. The progress itself
+   * is tested in services/serve/test/progress-cli.test.ts.
+   */
+  progress?: boolean;
 }
 
 /** A running CLI child. */
@@ -51,7 +58,9 @@ export function startCli(args: string[], opts: CliOptions = {}): CliRun {
     ...(opts.uid === undefined ? {} : { uid: opts.uid }),
     ...(opts.gid === undefined ? {} : { gid: opts.gid }),
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, opts.command ?? 'capture', ...args], spawnOpts);
+  const command = opts.command ?? 'capture';
+  const quiet = command === 'capture' && opts.progress !== true ? ['--quiet'] : [];
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, command, ...quiet, ...args], spawnOpts);
   let stdout = '';
   let stderr = '';
   let firstStderrAt: number | undefined;

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { PHASES } from '@heapcap/capture';
 import { assertTimingsAddUp, fixturePath, startNodeTarget, tmpDir, type NodeTarget, type TmpDir } from '@heapcap/testkit';
-import { ProgressLine } from '../src/format.ts';
+import { progressText } from '../src/progress.ts';
 import type { CaptureManifest } from '@heapcap/storage/file';
 import { runCli } from './cli-harness.ts';
 
@@ -68,10 +68,10 @@ void describe('units and phases of heapcap capture', { timeout: 180_000 }, () =>
     assert.doesNotMatch(res.stdout, /\bMB\b/);
   });
 
-  void test('the progress line counts MiB and MiB/s', () => {
-    const written: string[] = [];
-    const line = new ProgressLine({ write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream);
-    line.update({ phase: 'serialize', bytes: 10 * 1024 * 1024, chunks: 103, spilledBytes: 3 * 1024 * 1024 });
-    assert.match(written.join(''), /serialize {2}10\.0 MiB {2}\d+\.\d MiB\/s {2}\(spilled 3\.0 MiB\)$/);
+  void test('the progress line counts seconds, MiB and MiB/s', () => {
+    const t0 = 1_000_000;
+    const text = progressText({ phase: 'serialize', phaseStartedAt: t0 + 3000, bytes: { count: 10 * 1024 * 1024, at: t0 + 5000, spilled: 3 * 1024 * 1024 } }, t0, t0 + 5500);
+    assert.equal(text, 'serialize    2.5 s (total 5.5 s)  10.0 MiB  at 5.0 MiB/s  (spilled 3.0 MiB)');
+    assert.match(progressText({ phase: 'generate', phaseStartedAt: t0 }, t0, t0 + 12_300), /^generate {4}12\.3 s \(total 12\.3 s\) {2}the target is building its snapshot/);
   });
 });

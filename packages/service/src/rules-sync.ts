@@ -27,6 +27,8 @@ export interface RulesFileStatus {
   file: string;
   /** The last read was refused: why (file:line:column: path: message, …); undefined when it applied. */
   refused: string | undefined;
+  /** Texts refused since this process started (a missing file counts once until it changes). */
+  refusals: number;
 }
 
 /** How often the content is compared besides the directory watch. */
@@ -49,6 +51,7 @@ export class RulesFileSync {
   #running: Promise<RulesSyncOutcome> | undefined;
   #again = false;
   #stopped = false;
+  #refusals = 0;
 
   constructor(queue: HeapcapQueue, config: HeapcapConfig, path: string, log: Logger) {
     this.#queue = queue;
@@ -59,7 +62,17 @@ export class RulesFileSync {
 
   /** What the last look found. */
   status(): RulesFileStatus {
-    return { file: this.#path, refused: this.#refused };
+    return { file: this.#path, refused: this.#refused, refusals: this.#refusals };
+  }
+
+  /**
+   * Apply the file again even if its text did not change: Redis lost its data
+   * and the rules with it (targets-sync.ts notices). Never rejects.
+   */
+  resync(): Promise<RulesSyncOutcome> {
+    this.#lastText = undefined;
+    this.#log.warn('applying the rules file again: Redis lost its data, and the rules with it');
+    return this.sync();
   }
 
   /** Look at the file now (one look at a time; a call during a look runs once more after it). Never rejects. */
@@ -158,6 +171,7 @@ export class RulesFileSync {
     const repeated = text === undefined && why === this.#refused;
     this.#refused = why;
     if (repeated) return 'refused';
+    this.#refusals += 1;
     this.#log.error(
       { code: 'invalid_config', line: line ?? issues[0]?.line, column: column ?? issues[0]?.column, issues },
       `rules file refused, the rules already applied stay: ${why}`,

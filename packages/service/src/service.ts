@@ -26,6 +26,8 @@ export interface ServiceContext {
   stderr: NodeJS.WritableStream;
   /** Register a part to close on shutdown; parts close in reverse order of registration. */
   onClose(step: CloseStep): void;
+  /** HEAPCAP_RULES_FILE kept applied (set before the service starts when the setting is given): its state for /metrics. */
+  rulesFile?: RulesFileSync;
 }
 
 /**
@@ -146,16 +148,19 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
         if (isQueueError(err, 'targets_file_unreadable')) throw new StartupError('invalid_config', `HEAPCAP_TARGETS_FILE: ${err.message}`, { cause: err });
         throw err;
       });
-      const keeper = keepTargetsSynced(queue, targets, log);
-      ctx.onClose({ name: 'targets sync', close: async () => keeper.stop(), timeoutMs: 1_000 });
       if (config.rulesFile !== undefined) {
         // After the targets: the file's rules are checked against the registry. A bad file does not stop the start
         // (the rules already applied keep running); the log says why it was refused.
         const rules = new RulesFileSync(queue, config, config.rulesFile, log);
         await rules.sync();
         rules.watch();
+        ctx.rulesFile = rules;
         ctx.onClose({ name: 'rules file sync', close: () => rules.stop(), timeoutMs: 5_000 });
       }
+      // Redis lost its data: the targets file's entries come back, then the rules file's rules (they name targets).
+      const rules = ctx.rulesFile;
+      const keeper = keepTargetsSynced(queue, targets, log, undefined, rules === undefined ? undefined : () => rules.resync());
+      ctx.onClose({ name: 'targets sync', close: async () => keeper.stop(), timeoutMs: 1_000 });
       await def.start(ctx, prepared);
     })();
     // Stopped mid-start (a Redis that does not answer): the start's own later failure changes nothing.

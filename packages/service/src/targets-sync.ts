@@ -119,10 +119,13 @@ export interface TargetsKeeper {
  * sentinel (queue redis-epoch.ts): the process that first sees it gone logs
  * the one line saying what was lost; every process that notices writes again
  * the records of the captures it accepted and logs their ids. (The retention
- * janitor is re-created by the schedule worker's reconcile.)
+ * janitor is re-created by the schedule worker's reconcile.) `afterLoss` (the
+ * rules file applied again) runs after the targets are back.
  */
-export function keepTargetsSynced(queue: HeapcapQueue, sync: TargetsFileSync, log: Logger, intervalMs = 5_000): TargetsKeeper {
+export function keepTargetsSynced(queue: HeapcapQueue, sync: TargetsFileSync, log: Logger, intervalMs = 5_000, afterLoss?: () => Promise<unknown>): TargetsKeeper {
   let running: Promise<void> | undefined;
+  /** A loss was noticed (or the registry found gone) and `afterLoss` has not run since: it runs at the next check that gets there. */
+  let afterLossPending = false;
   /** When this process noticed a loss whose accepted captures are not written again yet. */
   let lossNoticedAt: number | undefined;
   let stopped = false;
@@ -145,9 +148,17 @@ export function keepTargetsSynced(queue: HeapcapQueue, sync: TargetsFileSync, lo
           lossNoticedAt = undefined;
           await recordLostCaptures(queue, log);
         } else if (lossNoticedAt === undefined) await queue.epoch.accepted.prune();
-        if (await queue.targets.isSynced()) return;
-        log.warn('the target registry is gone (Redis lost its data?): syncing the targets file again');
-        await sync.resync();
+        if (epoch !== 'kept') afterLossPending = true;
+        if (!(await queue.targets.isSynced())) {
+          log.warn('the target registry is gone (Redis lost its data?): syncing the targets file again');
+          await sync.resync();
+          afterLossPending = true;
+        }
+        // After the targets: what else came from files (the rules file) is checked against the registry.
+        if (afterLossPending && afterLoss !== undefined) {
+          afterLossPending = false;
+          await afterLoss();
+        }
       } catch (err) {
         // Redis down: the next tick tries again.
         log.debug({ err }, 'targets registry check failed; will retry');

@@ -20,6 +20,7 @@ export type TransitionResult =
 
 export type CaptureErrorInfo = NonNullable<CaptureRecord['error']>;
 export type CaptureArtifactInfo = NonNullable<CaptureRecord['artifact']>;
+export type CaptureProgressInfo = NonNullable<CaptureRecord['progress']>;
 
 /** Worker-side record transitions (see the module comment). */
 export class AttemptRecorder {
@@ -32,18 +33,19 @@ export class AttemptRecorder {
   /** queued (or running, left by a dead worker) → running; increments `attempts`. The new attempt number is `attempts`. */
   start(captureId: string, targetId: string, workerId?: string): Promise<TransitionResult> {
     const now = new Date().toISOString();
-    return this.#transition(captureId, targetId, 'running', ['queued', 'running'], undefined, true, { startedAt: now, phase: null, error: null, worker: workerId });
+    return this.#transition(captureId, targetId, 'running', ['queued', 'running'], undefined, true, { startedAt: now, phase: null, progress: null, error: null, worker: workerId });
   }
 
-  /** Record the phase running now. */
-  phase(captureId: string, targetId: string, attempt: number, phase: string): Promise<TransitionResult> {
-    return this.#transition(captureId, targetId, 'running', ['running'], attempt, false, { phase });
+  /** Record the phase running now, and (optionally) its live progress. */
+  phase(captureId: string, targetId: string, attempt: number, phase: string, progress?: CaptureProgressInfo): Promise<TransitionResult> {
+    return this.#transition(captureId, targetId, 'running', ['running'], attempt, false, { phase, progress });
   }
 
   /** running → succeeded with timings and artifact. */
   succeed(captureId: string, targetId: string, attempt: number, timings: Record<string, number>, artifact: CaptureArtifactInfo): Promise<TransitionResult> {
     return this.#transition(captureId, targetId, 'succeeded', ['running'], attempt, false, {
       phase: null,
+      progress: null,
       error: null,
       timings,
       artifact,
@@ -60,7 +62,7 @@ export class AttemptRecorder {
     timings: Record<string, number> | null,
     retry: boolean,
   ): Promise<TransitionResult> {
-    const fields = { phase: error.phase ?? null, error, timings };
+    const fields = { phase: error.phase ?? null, progress: null, error, timings };
     return retry
       ? this.#transition(captureId, targetId, 'queued', ['running'], attempt, false, fields)
       : this.#transition(captureId, targetId, 'failed', ['running'], attempt, false, { ...fields, finishedAt: new Date().toISOString() });
@@ -70,6 +72,7 @@ export class AttemptRecorder {
   cancelled(captureId: string, targetId: string, attempt: number, phase: string | null, timings: Record<string, number> | null): Promise<TransitionResult> {
     return this.#transition(captureId, targetId, 'cancelled', ['running'], attempt, false, {
       phase,
+      progress: null,
       timings,
       error: { code: 'cancelled', message: 'cancelled while running', ...(phase === null ? {} : { phase }) },
       finishedAt: new Date().toISOString(),
@@ -78,12 +81,12 @@ export class AttemptRecorder {
 
   /** running → queued without an error: the worker is shutting down and hands the capture back. */
   release(captureId: string, targetId: string, attempt: number): Promise<TransitionResult> {
-    return this.#transition(captureId, targetId, 'queued', ['running'], attempt, false, { phase: null });
+    return this.#transition(captureId, targetId, 'queued', ['running'], attempt, false, { phase: null, progress: null });
   }
 
   /** queued|running → failed without attempt fencing: the reconciler ends a capture whose job is gone. */
   abandon(captureId: string, targetId: string, error: CaptureErrorInfo): Promise<TransitionResult> {
-    return this.#transition(captureId, targetId, 'failed', ['queued', 'running'], undefined, false, { error, finishedAt: new Date().toISOString() });
+    return this.#transition(captureId, targetId, 'failed', ['queued', 'running'], undefined, false, { error, progress: null, finishedAt: new Date().toISOString() });
   }
 
   /**

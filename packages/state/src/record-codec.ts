@@ -32,6 +32,7 @@ export function encodeRecord(record: CaptureRecord, extra: Record<string, string
     ...(record.growth === undefined ? {} : { growth: JSON.stringify(record.growth) }),
     ...(record.analysis === undefined ? {} : { analysis: JSON.stringify(record.analysis) }),
     ...(record.adoptedAt === undefined ? {} : { adoptedAt: record.adoptedAt }),
+    ...(record.progress === undefined ? {} : { progress: JSON.stringify(record.progress) }),
     ...extra,
   };
   return Object.entries(fields).flat();
@@ -67,11 +68,12 @@ export function decodeRecord(hash: Record<string, string>): CaptureRecord | null
     ...(hash['growth'] === undefined || hash['growth'] === '' ? {} : { growth: json(hash['growth']) }),
     ...(hash['analysis'] === undefined || hash['analysis'] === '' ? {} : { analysis: json(hash['analysis']) }),
     ...(hash['adoptedAt'] === undefined || hash['adoptedAt'] === '' ? {} : { adoptedAt: hash['adoptedAt'] }),
+    ...(hash['progress'] === undefined || hash['progress'] === '' ? {} : { progress: json(hash['progress']) }),
   });
 }
 
 /** Flatten a partial update for HSET; null becomes the empty string (stored null). */
-export function encodeUpdate(update: Partial<Pick<CaptureRecord, 'phase' | 'error' | 'timings' | 'artifact' | 'startedAt' | 'finishedAt' | 'worker'>>): string[] {
+export function encodeUpdate(update: Partial<Pick<CaptureRecord, 'phase' | 'error' | 'timings' | 'artifact' | 'startedAt' | 'finishedAt' | 'worker'>> & { progress?: CaptureRecord['progress'] | null }): string[] {
   const out: string[] = [];
   for (const [k, v] of Object.entries(update)) {
     if (v === undefined) continue;

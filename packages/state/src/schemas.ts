@@ -97,6 +97,20 @@ export const CaptureRecordSchema = z.strictObject({
   status: z.enum(CAPTURE_STATUSES),
   /** The phase running now, or the one that failed. */
   phase: z.string().nullable(),
+  /**
+   * While an attempt runs: its phase, when the phase began and when this was
+   * written (both the worker's clock), and the snapshot bytes received so far
+   * (`serialize`; written at most once a second). `heapcap trigger --wait`
+   * shows it; absent once the attempt ended and in records written before it.
+   */
+  progress: z
+    .strictObject({
+      phase: z.string(),
+      phaseStartedAt: z.iso.datetime(),
+      at: z.iso.datetime(),
+      bytes: z.number().int().nonnegative(),
+    })
+    .optional(),
   error: z
     .strictObject({
       code: z.string(),

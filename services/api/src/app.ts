@@ -65,7 +65,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   // Before every route (it collects their methods) and after auth (its hook runs after auth's).
   await app.register(methods);
   await app.register(openapi, { version: HEAPCAP_VERSION });
-  await app.register(metrics, { queue: deps.queue });
+  await app.register(metrics, { queue: deps.queue, rulesFile: deps.rulesFile });
   // After auth (its key is the token name) and before any route it limits.
   await app.register(rateLimit, { max: http.rateLimitMax, timeWindowMs: http.rateLimitWindowMs });
 

@@ -61,4 +61,11 @@ export interface ApiDeps {
   slack?: SlackDeps | undefined;
   /** The built console served at /ui. Default: dist/console beside the bundle (defaultConsoleDir). */
   consoleDir?: string | undefined;
+  /** HEAPCAP_RULES_FILE's sync in this process (packages/service RulesFileSync), for /metrics; absent without the setting. */
+  rulesFile?: RulesFileHealth | undefined;
+}
+
+/** What /metrics reads of the rules file's sync. */
+export interface RulesFileHealth {
+  status(): { refused: string | undefined; refusals: number };
 }

@@ -28,7 +28,7 @@ export async function startApiPart(ctx: ServiceContext, auth: AuthMode): Promise
   const slack = await prepareSlack(ctx.config, ctx.queue, ctx.log);
   // Registered first, so it closes after the API (parts close in reverse order).
   if (slack !== undefined) ctx.onClose({ name: 'slack replies', close: () => slack.replies.close(), timeoutMs: 2_000 });
-  const api = await startApi(ctx.config, { queue: ctx.queue, sink: ctx.store, auth, logger: ctx.log, slack });
+  const api = await startApi(ctx.config, { queue: ctx.queue, sink: ctx.store, auth, logger: ctx.log, slack, rulesFile: ctx.rulesFile });
   ctx.onClose({ name: 'api', close: () => api.close(API_CLOSE_MS), timeoutMs: API_CLOSE_MS + 2_000 });
   return api;
 }

@@ -157,7 +157,12 @@ void test('hunt start --detach, then hunt show until the report; hunt TARGET sti
 void test('unauthorized and forbidden name HEAPCAP_TOKEN (a real API with a tokens file)', { timeout: 90_000 }, async (t) => {
   const token = randomBytes(32).toString('hex');
   const tokens = join(dir.path, 'tokens.yaml');
-  await writeFile(tokens, `tokens:\n  - name: reader\n    sha256: "${createHash('sha256').update(token).digest('hex')}"\n    scopes: [captures:read]\n`);
+  const writer = randomBytes(32).toString('hex');
+  await writeFile(
+    tokens,
+    `tokens:\n  - name: reader\n    sha256: "${createHash('sha256').update(token).digest('hex')}"\n    scopes: [captures:read]\n` +
+      `  - name: writer\n    sha256: "${createHash('sha256').update(writer).digest('hex')}"\n    scopes: [captures:write]\n`,
+  );
   const api = await startHeapcap(['api'], { cwd: dir.path, env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TOKENS_FILE: tokens } });
   t.after(() => api.stop());
   const anonymous = await runHeapcap(['targets', 'list'], { env: { HEAPCAP_API_URL: api.url } });
@@ -166,6 +171,12 @@ void test('unauthorized and forbidden name HEAPCAP_TOKEN (a real API with a toke
   const reader = await runHeapcap(['targets', 'add', 'x', '--inspect', '127.0.0.1:9229'], { env: { HEAPCAP_API_URL: api.url, HEAPCAP_TOKEN: token } });
   assert.equal(reader.code, 2, reader.stderr);
   assert.match(reader.stderr, /^forbidden: .*targets:admin.*\n {2}check: the token in HEAPCAP_TOKEN lacks the scope/);
+  // trigger --wait reads the record for its progress; a token that may only write captures still gets the outcome
+  // (the API's own wait, with the same key: the same capture), and its exit code. The serve's worker captures it.
+  const blind = await runHeapcap(['trigger', 'checkout-1', '--wait', '60', '--force'], { env: { HEAPCAP_API_URL: api.url, HEAPCAP_TOKEN: writer } });
+  assert.equal(blind.code, 0, `${blind.stdout}\n${blind.stderr}`);
+  assert.match(blind.stderr, /^\(no progress: the token may not read captures \(scope captures:read\)/m);
+  assert.match(blind.stdout, /^capture [0-9A-Z]{26} {2}target checkout-1 {2}succeeded\n[\s\S]*\((same request as before|done)\)\n$/);
 });
 
 void test('captures delete and targets remove; then the API unreachable and its Redis down are 7, not 1', { timeout: 120_000 }, async () => {

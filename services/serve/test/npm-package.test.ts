@@ -4,14 +4,15 @@
  * into an empty directory outside the workspace (offline: the package must need
  * nothing from a registry), and the installed command, run as users run it
  * (`npx heapcap …`), prints the package's version and captures a real Node
- * target started with --inspect.
+ * target started with --inspect, on node with bin/heapcap's V8 flags.
  */
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
 import { isBuiltin } from 'node:module';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { assertGoodArtifact, countObjects, fixturePath, heapHolderShape, readManifests, REPO_ROOT, runCommand, startNodeTarget, tmpDir, type NodeTarget, type TmpDir } from '@heapcap/testkit';
+import { assertGoodArtifact, commandEnv, countObjects, fixturePath, HEAPCAP_BIN, heapHolderShape, readManifests, REPO_ROOT, runCommand, startNodeTarget, tmpDir, waitFor, type NodeTarget, type TmpDir } from '@heapcap/testkit';
 
 const HEAP_MB = 5;
 
@@ -37,10 +38,10 @@ after(async () => {
   await work?.cleanup();
 });
 
-void test('the tarball holds the bin shim and the bundle; the installed package declares and brings no dependency', async () => {
+void test('the tarball holds the bin script and the bundle; the installed package declares and brings no dependency', async () => {
   const pkg = JSON.parse(await readFile(join(app, 'node_modules/heapcap/package.json'), 'utf8')) as { name: string; bin: Record<string, string>; dependencies?: unknown };
   assert.equal(pkg.name, 'heapcap');
-  assert.deepEqual(pkg.bin, { heapcap: 'bin/heapcap.mjs' });
+  assert.deepEqual(pkg.bin, { heapcap: 'bin/heapcap' });
   assert.equal(pkg.dependencies, undefined);
   assert.deepEqual(await readdir(join(app, 'node_modules')).then((names) => names.filter((n) => !n.startsWith('.'))), ['heapcap'], 'nothing but heapcap installed');
   const dist = join(app, 'node_modules/heapcap/dist');
@@ -70,4 +71,30 @@ void test('npx heapcap capture --node captures a real Node target into a local d
   const m = await readManifests(res.stdout);
   assert.ok(m.artifact.location.startsWith(`${out}/`), `the artifact ${m.artifact.location} is under ${out}`);
   assert.equal(countObjects(await assertGoodArtifact(m), 'Order'), heapHolderShape(HEAP_MB).orders);
+});
+
+void test('the installed command is node itself (exec, no second process) with the V8 flags bin/heapcap gives it', async () => {
+  // bin/heapcap's flags are the reference: one place says what they are.
+  const flags = [...(await readFile(HEAPCAP_BIN, 'utf8')).matchAll(/^exec node ((?:--[a-z-]+=\S+ )+)"\$bundle"/gm)].flatMap((m) => m[1]!.trim().split(' '));
+  assert.deepEqual(flags, ['--max-semi-space-size=2']);
+  // The target stopped: the capture waits on it, so its process can be looked at while it runs.
+  process.kill(target.pid, 'SIGSTOP');
+  const child = spawn(join(app, 'node_modules/.bin/heapcap'), ['capture', '--node', `127.0.0.1:${target.port}`, '--out', join(work.path, 'flags'), '--quiet'], { cwd: app, env: commandEnv(), stdio: 'ignore' });
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  let argv: string[];
+  try {
+    argv = await waitFor(
+      async () => {
+        const cmdline = (await readFile(`/proc/${child.pid}/cmdline`, 'utf8').catch(() => '')).split('\0').filter((a) => a !== '');
+        return cmdline.some((a) => a.endsWith('/dist/heapcap.mjs')) ? cmdline : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 20, what: 'the installed command running the bundle' },
+    );
+  } finally {
+    process.kill(target.pid, 'SIGCONT');
+  }
+  assert.equal(await exited, 0);
+  // The pid spawned runs node with the bundle: the shell script exec'd node, it did not start it beside itself.
+  assert.deepEqual(argv.slice(1, 1 + flags.length), flags, argv.join(' '));
+  assert.match(argv[0]!, /(^|\/)node$/);
 });

@@ -1,8 +1,9 @@
 /**
  * Issue 25, defect 4: after Redis loses its data (FLUSHALL here; a restart
  * without persistence is the same), heapcap re-creates what it owns, the
- * retention janitor's job scheduler and the targets file's entries, says
- * once what was lost, and `/readyz` carries it.
+ * retention janitor's job scheduler, the targets file's entries and the
+ * rules file's schedules and watch rules, says once what was lost, and
+ * `/readyz` carries it.
  */
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -13,7 +14,7 @@ import { freePort, startDevServe, startRedis, tmpDir, waitFor } from '@heapcap/t
 /** BullMQ keeps job schedulers in the queue's `repeat` sorted set; the janitor's id is `_janitor`. */
 const JANITOR = ['ZSCORE', 'heapcap:heapcap-schedules:repeat', '_janitor'];
 
-void test('defect 4: FLUSHALL under a running serve: the janitor scheduler and the file targets come back, one log line says what was lost, /readyz carries it', async (t) => {
+void test('defect 4: FLUSHALL under a running serve: the janitor scheduler, the file targets and the rules file\'s rules come back, one log line says what was lost, /readyz carries it', async (t) => {
   const [redis, dir] = await Promise.all([startRedis(), tmpDir('heapcap-data-loss')]);
   t.after(async () => {
     await redis.stop();
@@ -22,9 +23,12 @@ void test('defect 4: FLUSHALL under a running serve: the janitor scheduler and t
   const work = join(dir.path, 'serve');
   await mkdir(work);
   await writeFile(join(work, 'targets.yaml'), `targets:\n  - id: filed\n    kind: node\n    inspect: 127.0.0.1:${await freePort()}\n`);
-  const serve = await startDevServe(work, redis.url, { HEAPCAP_LOG_LEVEL: 'info' });
+  // Never fires here: 03:00, and a watch rule sampling a port nobody listens on.
+  await writeFile(join(work, 'rules.yaml'), 'schedules:\n  - id: nightly\n    target: filed\n    cron: "0 3 * * *"\nwatchRules:\n  - id: near-limit\n    target: filed\n    when: { metric: heapUsedRatio, above: 0.9, forSeconds: 60 }\n');
+  const serve = await startDevServe(work, redis.url, { HEAPCAP_LOG_LEVEL: 'info', HEAPCAP_RULES_FILE: join(work, 'rules.yaml') });
   t.after(() => serve.stop());
   await waitFor(async () => (await redis.cli(...JANITOR)) !== '', { timeoutMs: 30_000, what: 'the janitor scheduler at start' });
+  assert.deepEqual(await fileRules(serve.url), ['nightly:file', 'near-limit:file'], 'the rules file applied at start');
   const ready = (await (await fetch(`${serve.url}/readyz`)).json()) as { redisDataLoss?: unknown };
   assert.equal(ready.redisDataLoss, undefined, 'no loss before the FLUSHALL');
 
@@ -39,6 +43,9 @@ void test('defect 4: FLUSHALL under a running serve: the janitor scheduler and t
     },
     { timeoutMs: 30_000, what: 'the file target back' },
   );
+  // The file's text did not change: without the loss noticed, the rules would stay gone.
+  await waitFor(async () => JSON.stringify(await fileRules(serve.url)) === JSON.stringify(['nightly:file', 'near-limit:file']), { timeoutMs: 30_000, intervalMs: 200, what: "the rules file's schedule and watch rule back" });
+  assert.equal(serve.stdout.lines().filter((l) => l.includes('applying the rules file again')).length, 1);
   const lines = serve.stdout.lines().filter((l) => l.includes('"msg":"Redis lost its data'));
   assert.equal(lines.length, 1, lines.join('\n'));
   assert.match(lines[0] ?? '', /"level":50/);
@@ -54,6 +61,17 @@ void test('defect 4: FLUSHALL under a running serve: the janitor scheduler and t
   assert.ok(body.redisDataLoss.lost.includes('schedules'));
   assert.deepEqual(body.redisDataLoss.recreated, ['the retention janitor', "the targets file's entries", "the records of stored captures (from their manifests, at the janitor's next run)"]);
 });
+
+/** The schedules, then the watch rules, as `id:source`. */
+async function fileRules(url: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const what of ['schedules', 'watch-rules']) {
+    const res = await fetch(`${url}/v1/${what}`, { signal: AbortSignal.timeout(5_000) });
+    const items = ((await res.json()) as { items?: { source: string; schedule?: { id: string }; rule?: { id: string } }[] }).items ?? [];
+    out.push(...items.map((v) => `${(v.schedule ?? v.rule)!.id}:${v.source}`));
+  }
+  return out;
+}
 
 void test('defect 4: a queued capture answered 202 and lost with Redis data is named in an error line, recorded again as failed redis_data_lost, and counted in /metrics', async (t) => {
   const [redis, dir] = await Promise.all([startRedis(), tmpDir('heapcap-data-loss-queued')]);

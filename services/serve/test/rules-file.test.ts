@@ -119,12 +119,17 @@ void test('three replicas apply one rules file; the API cannot change its rules;
   assert.equal((await api(replicas[1]!, 'POST', '/v1/schedules/by-hand/pause')).status, 200);
   assert.equal(((await api(replicas[0]!, 'GET', '/v1/schedules/hourly')).json['schedule'] as { cron: string }).cron, '7 * * * *');
 
+  // Applied: /metrics says the file is valid, nothing refused yet.
+  for (const r of replicas) assert.deepEqual(await rulesMetrics(r), { valid: 1, refused: 0 });
+
   // A YAML syntax error: refused whole, with its line and column in the log; nothing changes.
   const errorsBefore = replicas.map((r) => refusals(r).length);
   await replaceRules(`schedules:\n  - id: nightly\n    target: checkout-1\n    cron: "0 3 * * *\n`);
   const syntax = await waitFor(() => refusalsAfter(errorsBefore), { timeoutMs: 20_000, intervalMs: 100, what: 'every replica refusing the syntax error' });
   for (const line of syntax) assert.match(line.msg, /rules\.yaml:\d+:\d+: not YAML or JSON/);
   await allSee(['by-hand:api', 'hourly:file', 'nightly:file'], ['near-limit:file'], 'nothing changed after a syntax error');
+  // The rules keep running, so only the metric shows it (heapcap_rules_file_valid 0: the alert's input).
+  for (const r of replicas) assert.deepEqual(await rulesMetrics(r), { valid: 0, refused: 1 });
 
   // A schema error (zod): the same, the line and column are those of the bad value.
   const before2 = replicas.map((r) => refusals(r).length);
@@ -135,11 +140,20 @@ void test('three replicas apply one rules file; the API cannot change its rules;
     assert.deepEqual([line.line, line.column], [4, 12]);
   }
   await allSee(['by-hand:api', 'hourly:file', 'nightly:file'], ['near-limit:file'], 'nothing changed after a schema error');
+  for (const r of replicas) assert.deepEqual(await rulesMetrics(r), { valid: 0, refused: 2 });
 
   // A good file again: the rules it no longer declares go (file ones only; the API's stays).
   await replaceRules(SCHEDULE_A);
   await allSee(['by-hand:api', 'nightly:file'], [], 'the removed rules gone from every replica');
+  for (const r of replicas) assert.deepEqual(await rulesMetrics(r), { valid: 1, refused: 2 });
 });
+
+/** heapcap_rules_file_valid and heapcap_rules_file_refused_total on the replica's /metrics. */
+async function rulesMetrics(r: RunningHeapcap): Promise<{ valid: number; refused: number }> {
+  const text = await (await fetch(`${r.url}/metrics`)).text();
+  const value = (name: string): number => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { valid: value('heapcap_rules_file_valid'), refused: value('heapcap_rules_file_refused_total') };
+}
 
 interface LogLine {
   msg: string;

@@ -191,12 +191,35 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   if (a.bullSignal?.aborted === true) onBullAbort();
   let phase: string | null = null;
   let phaseWrites: Promise<unknown> = Promise.resolve();
-  const setPhase = (name: string): void => {
+  let phaseStartedAt = '';
+  // The live progress (record.progress): written with each phase, and while the snapshot's bytes
+  // arrive once a second (from a timer: a stalled stream still shows its falling rate), never behind
+  // another write, so a fast stream costs Redis one small HSET a second.
+  let progressWrittenAt = 0;
+  let progressPending = false;
+  let bytesSoFar = 0;
+  const writeProgress = (name: string, bytes: number): void => {
+    const now = new Date();
+    progressWrittenAt = now.getTime();
+    progressPending = true;
+    const progress = { phase: name, phaseStartedAt, at: now.toISOString(), bytes };
+    // In order, one at a time; a failed write only costs the live phase display.
+    phaseWrites = phaseWrites
+      .then(() => queue.attempts.phase(captureId, target.id, attempt, name, progress))
+      .catch((err: unknown) => log.warn({ err }, 'could not record the phase'))
+      .finally(() => (progressPending = false));
+  };
+  const setPhase = (name: string, bytes = 0): void => {
     phase = name;
     a.lock.phase = name;
-    // In order, one at a time; a failed write only costs the live phase display.
-    phaseWrites = phaseWrites.then(() => queue.attempts.phase(captureId, target.id, attempt, name)).catch((err: unknown) => log.warn({ err }, 'could not record the phase'));
+    phaseStartedAt = new Date().toISOString();
+    bytesSoFar = bytes;
+    writeProgress(name, bytes);
   };
+  const bytesTimer = setInterval(() => {
+    if (phase !== null && bytesSoFar > 0 && !progressPending && Date.now() - progressWrittenAt >= 1000) writeProgress(phase, bytesSoFar);
+  }, 500);
+  bytesTimer.unref();
   if (attempt > 1 && a.record.startedAt !== null) {
     // An earlier attempt died mid-upload: remove whatever it left (temp file, open multipart upload). The store
     // may be what failed it: wait at most previousCleanupTimeoutMs, and not past a cancel or a lost lock.
@@ -214,9 +237,13 @@ async function runAttempt(a: AttemptInput): Promise<void> {
     const previous = await previousCost(queue, target.id, log);
     log.info('capture started');
     const onProgress = (p: CaptureProgress | SamplingProgress): void => {
-      if (p.phase === phase) return;
+      const bytes = 'bytes' in p ? p.bytes : 0;
+      if (p.phase === phase) {
+        bytesSoFar = bytes;
+        return;
+      }
       log.debug({ phase: p.phase }, 'phase');
-      setPhase(p.phase);
+      setPhase(p.phase, bytes);
     };
     const common = { ids: { captureId, targetId: target.id }, store: sink, gzip, labels: target.labels, trigger: a.record.trigger };
     const { signal } = controller;
@@ -271,6 +298,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
     }
     outcome = { kind: 'failed', error, abort: kind, settle };
   } finally {
+    clearInterval(bytesTimer);
     a.bullSignal?.removeEventListener('abort', onBullAbort);
   }
   await finishAttempt({ ...a, log, attempt, startedAt: new Date(startedAtMs).toISOString(), outcome });

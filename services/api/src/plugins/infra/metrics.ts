@@ -18,6 +18,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { DataLossCounts, FinishedMetrics, HeapcapQueue } from '@heapcap/state';
+import type { RulesFileHealth } from '../../deps.ts';
 
 /** Label values in the exposition format: backslash, quote and newline escaped. */
 function label(value: string): string {
@@ -64,6 +65,25 @@ export function renderDataLoss(c: DataLossCounts): string {
   ].join('\n');
 }
 
+/**
+ * HEAPCAP_RULES_FILE in this process: 1 while the last text read was applied,
+ * 0 while it is refused (the rules applied before it keep running, so nothing
+ * else shows it); and how many texts were refused. No samples without the setting.
+ */
+export function renderRulesFile(rules: RulesFileHealth | undefined): string {
+  // The families are always declared (alert rules and dashboards name them); samples only with a rules file.
+  const s = rules?.status();
+  return [
+    '# HELP heapcap_rules_file_valid 1 when the last read of HEAPCAP_RULES_FILE was applied, 0 while it is refused (the rules applied before keep running)',
+    '# TYPE heapcap_rules_file_valid gauge',
+    ...(s === undefined ? [] : [`heapcap_rules_file_valid ${s.refused === undefined ? 1 : 0}`]),
+    '# HELP heapcap_rules_file_refused_total Texts of HEAPCAP_RULES_FILE this process refused (syntax, schema, checks, conflicts; a missing file once)',
+    '# TYPE heapcap_rules_file_refused_total counter',
+    ...(s === undefined ? [] : [`heapcap_rules_file_refused_total ${s.refusals}`]),
+    '',
+  ].join('\n');
+}
+
 /** The API's metrics; handlers record into these. */
 export class ApiMetrics {
   readonly registry = new Registry();
@@ -74,11 +94,13 @@ export class ApiMetrics {
   readonly #lockWaits: Gauge;
   readonly #redisUp: Gauge;
   readonly #queue: HeapcapQueue;
+  readonly #rulesFile: RulesFileHealth | undefined;
   /** The last finished counters read; kept (stale) while Redis is down, so counters never go backwards. */
   #finished: FinishedMetrics = { finished: [], phases: {}, bytes: {} };
 
-  constructor(queue: HeapcapQueue) {
+  constructor(queue: HeapcapQueue, rulesFile?: RulesFileHealth) {
     this.#queue = queue;
+    this.#rulesFile = rulesFile;
     const registers = [this.registry];
     this.requests = new Counter({ name: 'heapcap_capture_requests_total', help: 'Capture requests accepted by this api process, by outcome (created, coalesced, replayed)', labelNames: ['outcome'], registers });
     this.downloads = new Counter({ name: 'heapcap_artifact_downloads_total', help: 'Artifact downloads started, by encoding (identity, gzip, redirect)', labelNames: ['encoding'], registers });
@@ -108,7 +130,7 @@ export class ApiMetrics {
   /** The exposition text. */
   async render(): Promise<{ contentType: string; body: string }> {
     await this.refresh();
-    return { contentType: this.registry.contentType, body: `${await this.registry.metrics()}${renderFinished(this.#finished)}${renderDataLoss(this.#queue.epoch.counts())}` };
+    return { contentType: this.registry.contentType, body: `${await this.registry.metrics()}${renderFinished(this.#finished)}${renderDataLoss(this.#queue.epoch.counts())}${renderRulesFile(this.#rulesFile)}` };
   }
 }
 
@@ -118,8 +140,8 @@ declare module 'fastify' {
   }
 }
 
-const metricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (app, opts) => {
-  app.decorate('metrics', new ApiMetrics(opts.queue));
+const metricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; rulesFile?: RulesFileHealth | undefined }> = async (app, opts) => {
+  app.decorate('metrics', new ApiMetrics(opts.queue, opts.rulesFile));
 };
 
 export default fp(metricsPlugin, { name: 'heapcap-metrics' });
