@@ -191,11 +191,24 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   if (a.bullSignal?.aborted === true) onBullAbort();
   let phase: string | null = null;
   let phaseWrites: Promise<unknown> = Promise.resolve();
+  // The phase a queued write will record when it starts (null: no write waiting).
+  let nextPhase: string | null = null;
   const setPhase = (name: string): void => {
     phase = name;
     a.lock.phase = name;
-    // In order, one at a time; a failed write only costs the live phase display.
-    phaseWrites = phaseWrites.then(() => queue.attempts.phase(captureId, target.id, attempt, name)).catch((err: unknown) => log.warn({ err }, 'could not record the phase'));
+    // In order, one at a time; a failed write only costs the live phase display. Phases entered while a write is
+    // waiting collapse into the newest: a phase shorter than a Redis round trip would be overwritten at once
+    // anyway, and the engine enters five in a few milliseconds on a small heap (a script call each, before).
+    const waiting = nextPhase !== null;
+    nextPhase = name;
+    if (waiting) return;
+    phaseWrites = phaseWrites
+      .then(() => {
+        const write = nextPhase as string;
+        nextPhase = null;
+        return queue.attempts.phase(captureId, target.id, attempt, write);
+      })
+      .catch((err: unknown) => log.warn({ err }, 'could not record the phase'));
   };
   if (attempt > 1 && a.record.startedAt !== null) {
     // An earlier attempt died mid-upload: remove whatever it left (temp file, open multipart upload). The store
