@@ -491,6 +491,8 @@ async function runOnce(p: Params, build: Build, checks: Checks, profile: boolean
       const hashBytes = await Promise.all(recordHashes.map((id) => q.redis.call('MEMORY', 'USAGE', q.keys.record(id), 'SAMPLES', '0') as Promise<number>));
       const stubStats = (await (await fetch(`http://127.0.0.1:${stub.port}/stats`)).json()) as { snapshots: number; unknown: Record<string, number>; overlaps: number; connections: number; methods: Record<string, number> };
 
+      // A sampled target's lease, while its holder runs (it hands it back when it stops).
+      const leaseBytes = sampling ? Number(await q.redis.call('MEMORY', 'USAGE', q.keys.watchLease(targetIds[0] as string), 'SAMPLES', '0')) : 0;
       // Stop the workers (SIGTERM: drain), then read what they recorded.
       const codes = await Promise.all(workers.map((w) => stopChild(w, 40_000)));
       const records = await readRecords(q, t0 - 1_000);
@@ -515,7 +517,6 @@ async function runOnce(p: Params, build: Build, checks: Checks, profile: boolean
       // The sampler: each sample is one Runtime.getHeapUsage at the stub (no capture runs without schedules).
       const samples = (stubStats.methods['Runtime.getHeapUsage'] ?? 0) - (stubAt1.methods['Runtime.getHeapUsage'] ?? 0);
       const sampleRate = samples / windowS;
-      const bytesPerSample = samples > 0 ? (s2.usedMemory - s1.usedMemory) / samples : NaN;
       const firstSampleBytes = (s1.usedMemory - s0.usedMemory) / p.targets;
       const errors = new Map<string, number>();
       for (const r of failed) errors.set(r.errorCode ?? '?', (errors.get(r.errorCode ?? '?') ?? 0) + 1);
@@ -537,11 +538,11 @@ async function runOnce(p: Params, build: Build, checks: Checks, profile: boolean
           ['captures finished/s in the window (sustained)', `${rate.toFixed(1)} (${succeeded.length} succeeded, ${failed.length} failed in ${windowS.toFixed(0)} s)`],
           ['queue wait p50 / p99 / max ms (timings.queued, started in the window)', `${quantile(waits, 0.5).toFixed(0)} / ${quantile(waits, 0.99).toFixed(0)} / ${(waits[waits.length - 1] ?? NaN).toFixed(0)} (n=${waits.length})`],
           ['backlog at the end: queued records, capture jobs waiting', `${s2.byStatus['queued']}, ${s2.captureJobs['waiting']}`],
-          ['Redis CPU (cores)', `${c.redis.toFixed(3)}: ${redisCpuMsPerCapture.toFixed(2)} ms per capture, ${((c.redis * 60_000) / p.targets).toFixed(2)} ms per schedule-minute`],
-          ['workers CPU (cores, all threads / main threads)', `${c.workers.toFixed(2)} / ${c.workersMain.toFixed(2)}: ${workerCpuMsPerCapture.toFixed(1)} ms per capture`],
+          ['Redis CPU (cores)', `${c.redis.toFixed(3)}: ${sampling ? '' : `${redisCpuMsPerCapture.toFixed(2)} ms per capture, `}${((c.redis * 60_000) / p.targets).toFixed(2)} ms per ${sampling ? 'target' : 'schedule'}-minute`],
+          ['workers CPU (cores, all threads / main threads)', `${c.workers.toFixed(2)} / ${c.workersMain.toFixed(2)}: ${sampling ? '(per sample below)' : `${workerCpuMsPerCapture.toFixed(1)} ms per capture`}`],
           ['workers main threads waiting for a CPU (cores)', c.workersWaitMain.toFixed(2)],
           ['workers peak RSS MB', workerHwmMb.map((m) => m.toFixed(0)).join(', ')],
-          ['stub inspector CPU (cores)', `${c.stub.toFixed(2)}: ${stubCpuMsPerCapture.toFixed(2)} ms per capture`],
+          ['stub inspector CPU (cores)', `${c.stub.toFixed(2)}: ${sampling ? '' : `${stubCpuMsPerCapture.toFixed(2)} ms per capture`}`],
           ['machine CPU busy (cores of ' + String(cpus().length) + ')', c.machine.toFixed(2)],
           ['Redis used_memory at the end', `${(s2.usedMemory / 1e6).toFixed(1)} MB`],
           ['Redis bytes per record (used_memory Δ / records Δ in the window)', `${perRecord.toFixed(0)} (incl. BullMQ's finished jobs, kept up to 10,000; record hash alone ${(hashBytes.reduce((a, b) => a + Number(b), 0) / hashBytes.length).toFixed(0)})`],
@@ -550,8 +551,20 @@ async function runOnce(p: Params, build: Build, checks: Checks, profile: boolean
         ],
       );
       if (sampling) {
-        // A target's stream keeps ceil(HEAPCAP_WATCH_RETENTION / interval) samples (24 h by default).
+        // A target's stream keeps ceil(HEAPCAP_WATCH_RETENTION / interval) samples (24 h by default). A window holds too
+        // few samples per target for used_memory to say what one costs: fill a scratch stream with `keep` samples
+        // of the fields the watcher writes (watch/store.ts addSample) and ask MEMORY USAGE.
         const keep = Math.ceil(86_400 / p.sampleIntervalS);
+        const probe = `${q.keys.prefix}:bench:stream-probe`;
+        const fill = q.redis.pipeline();
+        for (let i = 0; i < keep; i++) {
+          const t = Date.now() - (keep - i) * p.sampleIntervalS * 1000;
+          fill.xadd(probe, `${t}-0`, 't', String(t), 'used', String(40e6 + i * 1013), 'total', String(60e6 + i * 7), 'limit', String(4345298944), 'rss', String(120e6 + i * 4093));
+        }
+        await fill.exec();
+        const streamBytes = Number(await q.redis.call('MEMORY', 'USAGE', probe, 'SAMPLES', '0'));
+        await q.redis.del(probe);
+        const bytesPerSample = streamBytes / keep;
         printTable(
           ['sampler (no schedules)', 'value'],
           [
@@ -559,8 +572,8 @@ async function runOnce(p: Params, build: Build, checks: Checks, profile: boolean
             ['workers CPU per sample', `${((c.workers * 1000) / sampleRate).toFixed(3)} ms`],
             ['Redis CPU per sample', `${((c.redis * 1000) / sampleRate).toFixed(3)} ms`],
             ['Redis bytes per target after its first sample (stream, lease)', firstSampleBytes.toFixed(0)],
-            ['Redis bytes per further sample (used_memory Δ in the window)', bytesPerSample.toFixed(0)],
-            [`Redis bytes per target at 24 h retention (${keep} samples)`, `${((firstSampleBytes + bytesPerSample * (keep - 1)) / 1024).toFixed(0)} KiB`],
+            [`Redis bytes per sample (MEMORY USAGE of a stream of ${keep} samples / ${keep})`, bytesPerSample.toFixed(1)],
+            [`Redis bytes per target at 24 h retention (${keep} samples, with the lease)`, `${((streamBytes + leaseBytes) / 1024).toFixed(0)} KiB (lease ${leaseBytes} B)`],
           ],
         );
       }
