@@ -370,7 +370,7 @@ export async function scaleBench(): Promise<Check[]> {
   ] as const) {
     const a = med(old.label, f);
     const b = med(current.label, f);
-    console.log(`${what} ms per ${unit} (median): old ${a.toFixed(2)}, this build ${b.toFixed(2)}: ratio ${(b / a).toFixed(2)} (${((1 - b / a) * 100).toFixed(0)}% less)`);
+    console.log(`${what} ms per ${unit} (median): old ${a.toFixed(2)}, this build ${b.toFixed(2)}: ratio ${(b / a).toFixed(2)} (${Math.abs((1 - b / a) * 100).toFixed(0)}% ${b <= a ? 'less' : 'more'})`);
   }
   return checks.list;
 }
