@@ -31,12 +31,23 @@
  * per schedule (used_memory deltas), Redis's busiest commands (INFO
  * commandstats), and with --profile a CPU profile of worker 1's top functions.
  * --cluster runs it on a three-master Redis Cluster (CPU and memory summed over the masters).
+ *
+ * Baseline in the same run: BENCH_OLD_HEAPCAP=<an older build's bin/heapcap> (e.g. of a `git worktree add
+ * --detach /tmp/heapcap-old <commit>`; its bin/heapcap installs and builds on first use) runs the same scenario
+ * with that build's workers first, then with this build's, each on a fresh Redis and stub, and prints the
+ * control-plane CPU per capture of both and their ratio. --rounds=N repeats the pair (old, new, then new, old, …)
+ * against drift in the machine's load.
+ *
+ * The per-target memory sampler (HEAPCAP_SAMPLE_INTERVAL) is off (0) here unless --sample-interval=S sets it, so
+ * the figures are the captures' own. --sample-interval=S --no-schedules measures the sampler alone: no
+ * schedules, every target sampled every S seconds; the window starts after one interval (the first samples) and
+ * reports samples per second, worker and Redis CPU per sample, and Redis bytes per sample and per target.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createQueue, CaptureOptionsSchema, type HeapcapQueue } from '@heapcap/state';
 import { type Schedule } from '@heapcap/state/schedules';
 import { commandEnv, HEAPCAP_BIN, REPO_ROOT, runHeapcap, startRedis, startRedisCluster, waitFor } from '@heapcap/testkit';
@@ -56,6 +67,20 @@ interface Params {
   profile: boolean;
   /** --cluster: a three-master Redis Cluster (redis+cluster://) instead of one Redis. */
   cluster: boolean;
+  /** HEAPCAP_SAMPLE_INTERVAL of the workers in seconds; 0: off. */
+  sampleIntervalS: number;
+  /** --no-schedules: no schedules (measure the sampler alone). */
+  schedules: boolean;
+  /** Pairs of (old, new) runs when BENCH_OLD_HEAPCAP is set. */
+  rounds: number;
+}
+
+/** The heapcap build whose workers a run starts. */
+interface Build {
+  label: string;
+  bin: string;
+  /** Its dist/heapcap.mjs, for a worker run with node flags of our own (--cpu-prof, --max-semi-space-size). */
+  bundle: string;
 }
 
 /** `--name=value` from argv (bench/run.ts passes its arguments through), else BENCH_SCALE_NAME, else the default. */
@@ -79,6 +104,9 @@ function params(): Params {
     semiSpaceMb: process.argv.some((a) => a.startsWith('--semi-space=')) || process.env['BENCH_SCALE_SEMI_SPACE'] !== undefined ? Math.round(param('semi-space', 2)) : 0,
     profile: process.argv.includes('--profile') || process.env['BENCH_SCALE_PROFILE'] === '1',
     cluster: process.argv.includes('--cluster') || process.env['BENCH_SCALE_CLUSTER'] === '1',
+    sampleIntervalS: process.argv.some((a) => a.startsWith('--sample-interval=')) || process.env['BENCH_SCALE_SAMPLE_INTERVAL'] !== undefined ? param('sample-interval', 60) : 0,
+    schedules: !(process.argv.includes('--no-schedules') || process.env['BENCH_SCALE_NO_SCHEDULES'] === '1'),
+    rounds: Math.round(param('rounds', 1)),
   };
 }
 
@@ -280,14 +308,81 @@ async function profileTop(file: string, n: number): Promise<{ rows: string[][]; 
   return { rows, idlePct: pct('(idle)'), gcPct: pct('(garbage collector)') };
 }
 
+/** What one run measured, for the comparison of builds. */
+interface RunSummary {
+  build: string;
+  rate: number;
+  redisMs: number;
+  workersMs: number;
+  waitP99: number;
+  load: string;
+  /** With --no-schedules: samples per second in the window. */
+  sampleRate: number;
+}
+
+/** Builds `build` if its bin/heapcap finds it stale (a baseline worktree builds on first use). */
+async function ensureBuilt(build: Build): Promise<void> {
+  if (build.bin === HEAPCAP_BIN) {
+    await runHeapcap(['--help'], { timeoutMs: 300_000 });
+    return;
+  }
+  const child = spawn(build.bin, ['--help'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`${build.bin} --help exited ${code}`);
+}
+
 /** The scale bench (see the header). */
 export async function scaleBench(): Promise<Check[]> {
   const p = params();
   const checks = new Checks('scale');
-  const offered = p.targets / p.everyS;
+  const current: Build = { label: 'this build', bin: HEAPCAP_BIN, bundle: join(REPO_ROOT, 'dist/heapcap.mjs') };
+  const oldBin = process.env['BENCH_OLD_HEAPCAP'];
+  if (oldBin === undefined || oldBin === '') {
+    await runOnce(p, current, checks, p.profile);
+    return checks.list;
+  }
+  const old: Build = { label: 'old build', bin: resolve(oldBin), bundle: resolve(dirname(resolve(oldBin)), '../dist/heapcap.mjs') };
+  console.log(`baseline: ${old.bin}; ${p.rounds} round(s) of (old, this), the order alternating`);
+  const runs: RunSummary[] = [];
+  for (let r = 0; r < p.rounds; r++) {
+    for (const b of r % 2 === 0 ? [old, current] : [current, old]) {
+      console.log(`\n--- round ${r + 1}: ${b.label} ---`);
+      // Only this build's first run is profiled: its profile is the one to act on.
+      runs.push(await runOnce(p, b, checks, p.profile && b === current && !runs.some((x) => x.build === current.label)));
+    }
+  }
+  const sampling = !p.schedules;
+  const unit = sampling ? 'sample' : 'capture';
+  console.log(`\nbaseline against this build, control plane = workers + Redis CPU per ${unit}:`);
+  printTable(
+    ['run', 'build', `${unit}s/s`, `Redis ms/${unit}`, `workers ms/${unit}`, `control plane ms/${unit}`, 'p99 wait ms', 'load'],
+    runs.map((x, i) => [String(i + 1), x.build, (sampling ? x.sampleRate : x.rate).toFixed(1), x.redisMs.toFixed(2), x.workersMs.toFixed(2), (x.redisMs + x.workersMs).toFixed(2), x.waitP99.toFixed(0), x.load]),
+  );
+  const med = (label: string, f: (x: RunSummary) => number): number => {
+    const xs = runs.filter((x) => x.build === label).map(f).sort((a, b) => a - b);
+    return xs.length % 2 === 1 ? (xs[(xs.length - 1) / 2] as number) : ((xs[xs.length / 2 - 1] as number) + (xs[xs.length / 2] as number)) / 2;
+  };
+  const cp = (x: RunSummary): number => x.redisMs + x.workersMs;
+  for (const [what, f] of [
+    ['control plane', cp],
+    ['workers', (x: RunSummary) => x.workersMs],
+    ['Redis', (x: RunSummary) => x.redisMs],
+  ] as const) {
+    const a = med(old.label, f);
+    const b = med(current.label, f);
+    console.log(`${what} ms per ${unit} (median): old ${a.toFixed(2)}, this build ${b.toFixed(2)}: ratio ${(b / a).toFixed(2)} (${Math.abs((1 - b / a) * 100).toFixed(0)}% ${b <= a ? 'less' : 'more'})`);
+  }
+  return checks.list;
+}
+
+/** One run of the scenario with `build`'s workers, on a fresh Redis and stub. */
+async function runOnce(p: Params, build: Build, checks: Checks, profile: boolean): Promise<RunSummary> {
+  const offered = p.schedules ? p.targets / p.everyS : 0;
+  const sampling = !p.schedules;
   console.log(
-    `scale: ${p.targets} targets every ${p.everyS} s (${offered.toFixed(1)} captures/s offered), ${p.workers} workers × concurrency ${p.concurrency}, ` +
-      `window ${p.seconds} s after a ${p.everyS} s ramp${p.semiSpaceMb > 0 ? `, workers with --max-semi-space-size=${p.semiSpaceMb}` : ''}; ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+    `scale: ${p.targets} targets ${p.schedules ? `every ${p.everyS} s (${offered.toFixed(1)} captures/s offered)` : 'without schedules'}${p.sampleIntervalS > 0 ? `, sampled every ${p.sampleIntervalS} s` : ''}, ` +
+      `${p.workers} workers × concurrency ${p.concurrency} (${build.label}), ` +
+      `window ${p.seconds} s after a ${sampling ? p.sampleIntervalS : p.everyS} s ramp${p.semiSpaceMb > 0 ? `, workers with --max-semi-space-size=${p.semiSpaceMb}` : ''}; ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
   );
   return withScratchDir('scale', async (dir) => {
     // --cluster: three masters; heapcap's keys all hash to one of them (docs/scaling.md#redis-cluster).
@@ -311,16 +406,16 @@ export async function scaleBench(): Promise<Check[]> {
         HEAPCAP_SCHEDULE_MIN_INTERVAL: `${Math.min(60, p.everyS)}s`,
         HEAPCAP_LOG_LEVEL: 'info',
         HEAPCAP_SPILL_DIR: join(dir, 'spill'),
+        HEAPCAP_SAMPLE_INTERVAL: p.sampleIntervalS > 0 ? `${p.sampleIntervalS}s` : '0',
       });
       // bin/heapcap builds the bundle when a source is newer; the profiled worker runs the bundle itself
       // (node refuses --cpu-prof in NODE_OPTIONS), with bin/heapcap's flags.
-      await runHeapcap(['--help'], { timeoutMs: 300_000 });
-      const bundle = join(REPO_ROOT, 'dist/heapcap.mjs');
+      await ensureBuilt(build);
       for (let i = 0; i < p.workers; i++) {
         const log = createWriteStream(join(dir, `worker-${i}.log`));
-        const profiled = p.profile && i === 0;
+        const profiled = profile && i === 0;
         const flags = [`--max-semi-space-size=${p.semiSpaceMb || 2}`, ...(profiled ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])];
-        const [cmd, args] = profiled || p.semiSpaceMb > 0 ? [process.execPath, [...flags, bundle, 'worker']] : [HEAPCAP_BIN, ['worker']];
+        const [cmd, args] = profiled || p.semiSpaceMb > 0 ? [process.execPath, [...flags, build.bundle, 'worker']] : [build.bin, ['worker']];
         const child = track(spawn(cmd, args, { cwd: dir, env: commandEnv(env()), stdio: ['ignore', 'pipe', 'pipe'] }));
         child.stdout!.pipe(log);
         child.stderr!.pipe(log);
@@ -339,9 +434,11 @@ export async function scaleBench(): Promise<Check[]> {
       const t0 = Date.now();
 
       // Ramp: one schedule per target, created at an even pace over one interval.
+      // Without schedules: one sample interval, in which every target gets its first sample (and its stream).
       const rampMs = p.everyS * 1000;
       let created = 0;
-      while (created < p.targets) {
+      if (sampling) await new Promise((r) => setTimeout(r, p.sampleIntervalS * 1000));
+      while (p.schedules && created < p.targets) {
         const due = Math.min(p.targets, Math.ceil(((Date.now() - t0) / rampMs) * p.targets) + 1);
         const batch: Promise<unknown>[] = [];
         for (; created < due; created++) batch.push(q.schedules.put(scheduleFor(`s-${targetIds[created]}`, targetIds[created] as string, p.everyS)));
@@ -351,9 +448,10 @@ export async function scaleBench(): Promise<Check[]> {
       const rampS = (Date.now() - t0) / 1000;
       const s1 = await sample(q, workerPids, stub.pid);
       const turns1 = await q.schedules.runCounts();
+      const stubAt1 = (await (await fetch(`http://127.0.0.1:${stub.port}/stats`)).json()) as { methods: Record<string, number> };
       await Promise.all(servers(q).map((r) => r.call('CONFIG', 'RESETSTAT')));
       const w0 = Date.now();
-      console.log(`ramp: ${p.targets} schedules in ${rampS.toFixed(1)} s; window starts`);
+      console.log(sampling ? `first samples: ${stubAt1.methods['Runtime.getHeapUsage'] ?? 0} in ${rampS.toFixed(1)} s; window starts` : `ramp: ${p.targets} schedules in ${rampS.toFixed(1)} s; window starts`);
 
       // The window, with a progress line every 10 s.
       const series: Sample[] = [s1];
@@ -391,8 +489,10 @@ export async function scaleBench(): Promise<Check[]> {
       const workerHwmMb = await Promise.all(workerPids.map(async (pid) => Number(/VmHWM:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024));
       const recordHashes = await q.redis.zrange(q.keys.indexAll(), -50, -1);
       const hashBytes = await Promise.all(recordHashes.map((id) => q.redis.call('MEMORY', 'USAGE', q.keys.record(id), 'SAMPLES', '0') as Promise<number>));
-      const stubStats = (await (await fetch(`http://127.0.0.1:${stub.port}/stats`)).json()) as { snapshots: number; unknown: Record<string, number>; overlaps: number; connections: number };
+      const stubStats = (await (await fetch(`http://127.0.0.1:${stub.port}/stats`)).json()) as { snapshots: number; unknown: Record<string, number>; overlaps: number; connections: number; methods: Record<string, number> };
 
+      // A sampled target's lease, while its holder runs (it hands it back when it stops).
+      const leaseBytes = sampling ? Number(await q.redis.call('MEMORY', 'USAGE', q.keys.watchLease(targetIds[0] as string), 'SAMPLES', '0')) : 0;
       // Stop the workers (SIGTERM: drain), then read what they recorded.
       const codes = await Promise.all(workers.map((w) => stopChild(w, 40_000)));
       const records = await readRecords(q, t0 - 1_000);
@@ -414,6 +514,10 @@ export async function scaleBench(): Promise<Check[]> {
       const dRecords = s2.records - s1.records;
       const perRecord = dRecords > 0 ? (s2.usedMemory - s1.usedMemory) / dRecords : NaN;
       const perSchedule = (s1.usedMemory - s0.usedMemory - s1.records * perRecord) / p.targets;
+      // The sampler: each sample is one Runtime.getHeapUsage at the stub (no capture runs without schedules).
+      const samples = (stubStats.methods['Runtime.getHeapUsage'] ?? 0) - (stubAt1.methods['Runtime.getHeapUsage'] ?? 0);
+      const sampleRate = samples / windowS;
+      const firstSampleBytes = (s1.usedMemory - s0.usedMemory) / p.targets;
       const errors = new Map<string, number>();
       for (const r of failed) errors.set(r.errorCode ?? '?', (errors.get(r.errorCode ?? '?') ?? 0) + 1);
 
@@ -434,11 +538,11 @@ export async function scaleBench(): Promise<Check[]> {
           ['captures finished/s in the window (sustained)', `${rate.toFixed(1)} (${succeeded.length} succeeded, ${failed.length} failed in ${windowS.toFixed(0)} s)`],
           ['queue wait p50 / p99 / max ms (timings.queued, started in the window)', `${quantile(waits, 0.5).toFixed(0)} / ${quantile(waits, 0.99).toFixed(0)} / ${(waits[waits.length - 1] ?? NaN).toFixed(0)} (n=${waits.length})`],
           ['backlog at the end: queued records, capture jobs waiting', `${s2.byStatus['queued']}, ${s2.captureJobs['waiting']}`],
-          ['Redis CPU (cores)', `${c.redis.toFixed(3)}: ${redisCpuMsPerCapture.toFixed(2)} ms per capture, ${((c.redis * 60_000) / p.targets).toFixed(2)} ms per schedule-minute`],
-          ['workers CPU (cores, all threads / main threads)', `${c.workers.toFixed(2)} / ${c.workersMain.toFixed(2)}: ${workerCpuMsPerCapture.toFixed(1)} ms per capture`],
+          ['Redis CPU (cores)', `${c.redis.toFixed(3)}: ${sampling ? '' : `${redisCpuMsPerCapture.toFixed(2)} ms per capture, `}${((c.redis * 60_000) / p.targets).toFixed(2)} ms per ${sampling ? 'target' : 'schedule'}-minute`],
+          ['workers CPU (cores, all threads / main threads)', `${c.workers.toFixed(2)} / ${c.workersMain.toFixed(2)}: ${sampling ? '(per sample below)' : `${workerCpuMsPerCapture.toFixed(1)} ms per capture`}`],
           ['workers main threads waiting for a CPU (cores)', c.workersWaitMain.toFixed(2)],
           ['workers peak RSS MB', workerHwmMb.map((m) => m.toFixed(0)).join(', ')],
-          ['stub inspector CPU (cores)', `${c.stub.toFixed(2)}: ${stubCpuMsPerCapture.toFixed(2)} ms per capture`],
+          ['stub inspector CPU (cores)', `${c.stub.toFixed(2)}: ${sampling ? '' : `${stubCpuMsPerCapture.toFixed(2)} ms per capture`}`],
           ['machine CPU busy (cores of ' + String(cpus().length) + ')', c.machine.toFixed(2)],
           ['Redis used_memory at the end', `${(s2.usedMemory / 1e6).toFixed(1)} MB`],
           ['Redis bytes per record (used_memory Δ / records Δ in the window)', `${perRecord.toFixed(0)} (incl. BullMQ's finished jobs, kept up to 10,000; record hash alone ${(hashBytes.reduce((a, b) => a + Number(b), 0) / hashBytes.length).toFixed(0)})`],
@@ -446,6 +550,33 @@ export async function scaleBench(): Promise<Check[]> {
           ['load average (1 min) during the window', `${Math.min(...series.map((s) => s.load1)).toFixed(1)}-${Math.max(...series.map((s) => s.load1)).toFixed(1)}`],
         ],
       );
+      if (sampling) {
+        // A target's stream keeps ceil(HEAPCAP_WATCH_RETENTION / interval) samples (24 h by default). A window holds too
+        // few samples per target for used_memory to say what one costs: fill a scratch stream with `keep` samples
+        // of the fields the watcher writes (watch/store.ts addSample) and ask MEMORY USAGE.
+        const keep = Math.ceil(86_400 / p.sampleIntervalS);
+        const probe = `${q.keys.prefix}:bench:stream-probe`;
+        const fill = q.redis.pipeline();
+        for (let i = 0; i < keep; i++) {
+          const t = Date.now() - (keep - i) * p.sampleIntervalS * 1000;
+          fill.xadd(probe, `${t}-0`, 't', String(t), 'used', String(40e6 + i * 1013), 'total', String(60e6 + i * 7), 'limit', String(4345298944), 'rss', String(120e6 + i * 4093));
+        }
+        await fill.exec();
+        const streamBytes = Number(await q.redis.call('MEMORY', 'USAGE', probe, 'SAMPLES', '0'));
+        await q.redis.del(probe);
+        const bytesPerSample = streamBytes / keep;
+        printTable(
+          ['sampler (no schedules)', 'value'],
+          [
+            ['samples/s in the window (Runtime.getHeapUsage at the stub)', `${sampleRate.toFixed(1)} (offered ${(p.targets / p.sampleIntervalS).toFixed(1)}: ${p.targets} targets every ${p.sampleIntervalS} s)`],
+            ['workers CPU per sample', `${((c.workers * 1000) / sampleRate).toFixed(3)} ms`],
+            ['Redis CPU per sample', `${((c.redis * 1000) / sampleRate).toFixed(3)} ms`],
+            ['Redis bytes per target after its first sample (stream, lease)', firstSampleBytes.toFixed(0)],
+            [`Redis bytes per sample (MEMORY USAGE of a stream of ${keep} samples / ${keep})`, bytesPerSample.toFixed(1)],
+            [`Redis bytes per target at 24 h retention (${keep} samples, with the lease)`, `${((streamBytes + leaseBytes) / 1024).toFixed(0)} KiB (lease ${leaseBytes} B)`],
+          ],
+        );
+      }
       if (errors.size > 0) console.log(`failures by code: ${[...errors].map(([k, v]) => `${k} ${v}`).join(', ')}`);
 
       // Redis's busiest commands over the window.
@@ -474,8 +605,9 @@ export async function scaleBench(): Promise<Check[]> {
             : c.machine > 0.9 * ncpu
               ? `the machine's ${ncpu} cores (${c.machine.toFixed(2)} busy: workers ${c.workers.toFixed(2)}, Redis ${c.redis.toFixed(2)}, stub ${c.stub.toFixed(2)})`
               : `neither Redis nor the CPUs (workers ${c.workers.toFixed(2)} cores): concurrency or a wait inside the workers`;
-      console.log(`\nsaturates first: ${verdict}`);
-      console.log(
+      if (!sampling) console.log(`\nsaturates first: ${verdict}`);
+      if (!sampling)
+        console.log(
         `per core: a worker core finishes ~${(1000 / workerCpuMsPerCapture).toFixed(0)} captures/s of this size; one Redis core ~${(1000 / redisCpuMsPerCapture).toFixed(0)} captures/s ` +
           `(≈ ${((1000 / redisCpuMsPerCapture) * p.everyS).toFixed(0)} targets on ${p.everyS} s schedules, ≈ ${((1000 / redisCpuMsPerCapture) * 1800).toFixed(0)} on 30 min ones)`,
       );
@@ -494,9 +626,18 @@ export async function scaleBench(): Promise<Check[]> {
 
       checks.expect(Object.keys(stubStats.unknown).length === 0, 'the stub answered every method the engine sent', JSON.stringify(stubStats.unknown));
       checks.expect(stubStats.overlaps === 0, 'no target was snapshotted by two sessions at once (per-target lock)', `${stubStats.overlaps} overlaps of ${stubStats.snapshots}`);
-      checks.expect(finished.length > 0 && failed.length === 0, 'no capture failed', errors.size === 0 ? `${finished.length} finished` : [...errors].map(([k, v]) => `${k} ${v}`).join(', '));
+      if (sampling) checks.expect(samples > 0, 'the sampler sampled the targets', `${samples} samples in the window`);
+      else checks.expect(finished.length > 0 && failed.length === 0, 'no capture failed', errors.size === 0 ? `${finished.length} finished` : [...errors].map(([k, v]) => `${k} ${v}`).join(', '));
       checks.expect(codes.every((code) => code === 0), 'every worker drained and exited 0 on SIGTERM', codes.join(', '));
-      return checks.list;
+      return {
+        build: build.label,
+        rate,
+        redisMs: (c.redis * 1000) / (sampling ? sampleRate : rate),
+        workersMs: (c.workers * 1000) / (sampling ? sampleRate : rate),
+        waitP99: quantile(waits, 0.99),
+        load: `${Math.min(...series.map((s) => s.load1)).toFixed(1)}-${Math.max(...series.map((s) => s.load1)).toFixed(1)}`,
+        sampleRate,
+      };
     } finally {
       for (const w of workers) await stopChild(w, 5_000);
       await stopChild(stub.child, 5_000);

@@ -31,6 +31,14 @@ const EnvSchema = z.object({
       }
     })
     .default('redis://127.0.0.1:6379'),
+  /**
+   * A partition of the fleet in its own keys: prefix `heapcap-<name>` instead of `heapcap` (`{heapcap-<name>}` on a
+   * cluster: its own slot, so partitions spread over the masters). Unset: the one deployment, as always.
+   */
+  HEAPCAP_REDIS_PARTITION: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'lowercase letters, digits and dashes, up to 32, e.g. eu-1')
+    .optional(),
   /** Where artifacts go: file://DIR (or a plain path) or s3://BUCKET/PREFIX. */
   HEAPCAP_STORAGE: z.string().min(1).default('file://./data/captures'),
   /** S3-compatible endpoint, e.g. http://127.0.0.1:9000 for MinIO; unset = AWS. */
@@ -174,6 +182,8 @@ const EnvSchema = z.object({
 /** The parsed configuration. */
 export interface HeapcapConfig {
   redisUrl: string;
+  /** HEAPCAP_REDIS_PARTITION: the Redis key prefix of this partition (`heapcap-<name>`); undefined: `heapcap`. */
+  redisPrefix: string | undefined;
   storage: StorageConfig;
   /** The HEAPCAP_S3_* settings, also for an s3:// URL given elsewhere (`heapcap capture --out`). */
   s3: S3Settings;
@@ -308,6 +318,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
   }
   return {
     redisUrl: e.HEAPCAP_REDIS_URL,
+    redisPrefix: e.HEAPCAP_REDIS_PARTITION === undefined ? undefined : `heapcap-${e.HEAPCAP_REDIS_PARTITION}`,
     storage,
     s3,
     targetsFile: e.HEAPCAP_TARGETS_FILE,

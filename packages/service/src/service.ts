@@ -122,7 +122,7 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
   const log = createLogger(config.logLevel, { service: def.name });
   let queue: HeapcapQueue;
   try {
-    queue = await connectQueue({ redisUrl: config.redisUrl });
+    queue = await connectQueue({ redisUrl: config.redisUrl, prefix: config.redisPrefix });
   } catch (err) {
     if (!(err instanceof RedisUnreachableError)) throw err;
     stderr.write(`${err.message}\n`);

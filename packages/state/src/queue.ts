@@ -14,7 +14,7 @@ import { CaptureEvents } from './events.ts';
 import { effectivePrefix, Keys } from './keys.ts';
 import { RedisEpoch } from './redis-epoch.ts';
 import { TargetLocks } from './locks.ts';
-import { getCapture, listCaptures, type CapturePage, type ListCapturesFilter } from './records.ts';
+import { getCapture, listCaptures, previousSummary, type CapturePage, type ListCapturesFilter } from './records.ts';
 import { TargetRegistry } from './registry.ts';
 import { requestCapture, type RequestCaptureInput, type RequestCaptureResult } from './requests.ts';
 import { CAPTURE_QUEUE, CAPTURE_STATUSES, type CaptureJob, type CaptureRecord, type CaptureStatus } from './schemas.ts';
@@ -194,6 +194,11 @@ export class HeapcapQueue {
   /** A page of records, newest first. Throws QueueError invalid_cursor / invalid_input. */
   listCaptures(filter?: ListCapturesFilter): Promise<CapturePage> {
     return listCaptures(this.#ctx, filter);
+  }
+
+  /** The newest earlier succeeded capture of a target with a summary, for growth (records.ts previousSummary). */
+  previousSummary(targetId: string, beforeMs: number, excludeId: string, lookBack: number): Promise<{ id: string; summaryKey: string } | null> {
+    return previousSummary(this.#ctx, targetId, beforeMs, excludeId, lookBack);
   }
 
   /** Cancel a queued or running capture. */

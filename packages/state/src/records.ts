@@ -113,3 +113,38 @@ function matches(r: CaptureRecord, f: ListCapturesFilter): boolean {
     (f.triggerKind === undefined || r.trigger.kind === f.triggerKind)
   );
 }
+
+/** Records read per round trip by {@link previousSummary}: the one sought is almost always the first or second. */
+const SUMMARY_PAGE = 8;
+
+/**
+ * The newest succeeded capture of `targetId` created before `beforeMs`, other than `excludeId`, whose artifact
+ * has a summary (its id and summary key), among the target's newest `lookBack` succeeded records: what
+ * `listCaptures({ targetId, status: 'succeeded', limit: lookBack, to })` then a search of its items finds, but
+ * reading three fields of a few records instead of decoding up to a hundred whole ones (a scheduled capture asks
+ * this each time, for its growth).
+ */
+export async function previousSummary(ctx: QueueContext, targetId: string, beforeMs: number, excludeId: string, lookBack: number): Promise<{ id: string; summaryKey: string } | null> {
+  const { keys } = ctx;
+  let succeeded = 0;
+  let scanned = 0;
+  for (let offset = 0; ; offset += SUMMARY_PAGE) {
+    const ids = await withRedisDeadline(ctx.redis.zrange(keys.indexTarget(targetId), `(${beforeMs}`, '-inf', 'BYSCORE', 'REV', 'LIMIT', offset, SUMMARY_PAGE), ctx.settings.redisTimeoutMs, 'previousSummary');
+    if (ids.length === 0) return null;
+    const pipeline = ctx.redis.pipeline();
+    for (const id of ids) pipeline.hmget(keys.record(id), 'id', 'status', 'artifact');
+    const replies = (await withRedisDeadline(pipeline.exec(), ctx.settings.redisTimeoutMs, 'previousSummary')) ?? [];
+    for (const [err, fields] of replies) {
+      if (err) throw err;
+      scanned++;
+      const [id, status, artifact] = fields as (string | null)[];
+      // A record gone since the index was read is skipped, as listCaptures skips it.
+      if (id === null || id === undefined || status !== 'succeeded') continue;
+      succeeded++;
+      const summaryKey = artifact === null || artifact === undefined || artifact === '' ? undefined : (JSON.parse(artifact) as { summaryKey?: unknown }).summaryKey;
+      if (id !== excludeId && typeof summaryKey === 'string') return { id, summaryKey };
+      if (succeeded >= lookBack || scanned >= MAX_SCAN) return null;
+    }
+    if (ids.length < SUMMARY_PAGE) return null;
+  }
+}

@@ -4,7 +4,9 @@
  * `redis+cluster://…`, MinIO storage and a real Node target. Captures through
  * the API and the queue, a schedule run once across both replicas with
  * keep-last retention, a watch rule that fires once, and a restart of the
- * master that holds heapcap's slot, after which all of it carries on.
+ * master that holds heapcap's slot, after which all of it carries on; a
+ * second deployment with HEAPCAP_REDIS_PARTITION keeps its keys on another
+ * master.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -196,6 +198,34 @@ void test('the master holding heapcap\'s slot restarts: the data is back, captur
   // Both replicas are still up.
   assert.equal(a.child.exitCode, null);
   assert.equal(b.child.exitCode, null);
+});
+
+void test('HEAPCAP_REDIS_PARTITION: a second deployment on the cluster keeps its keys in its own slot, on another master', async () => {
+  // A partition name whose hash tag lands on a master other than heapcap's (three masters: the first few suffice).
+  let partition: string | undefined;
+  let master = -1;
+  for (let i = 1; partition === undefined; i++) {
+    master = cluster.ports.indexOf(await cluster.masterOf(`{heapcap-p${i}}`));
+    if (master !== home) partition = `p${i}`;
+  }
+  const p = await startDevServe(dir.path, cluster.url, { ...heapcapS3Env(minio, 's3://heapcap/cluster-partition'), HEAPCAP_REDIS_PARTITION: partition });
+  try {
+    const res = await api<{ capture: CaptureRecord }>(p, 'POST', '/v1/captures?wait=90', { target: 'app', reason: 'partition', force: true });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.capture.status, 'succeeded', JSON.stringify(res.body));
+    // Every key of the partition, ours and BullMQ's, is in its slot on its master; heapcap's master holds only heapcap's.
+    const slot = await cluster.cli(master, 'CLUSTER', 'KEYSLOT', `{heapcap-${partition}}`);
+    const keys = Number(await cluster.cli(master, 'DBSIZE'));
+    assert.ok(keys > 10, `master ${master} holds ${keys} keys`);
+    assert.equal(await cluster.cli(master, 'CLUSTER', 'COUNTKEYSINSLOT', slot), String(keys), `master ${master} holds keys outside the partition's slot: ${await cluster.cli(master, '--scan')}`);
+    const homeSlot = await cluster.cli(home, 'CLUSTER', 'KEYSLOT', '{heapcap}');
+    assert.equal(await cluster.cli(home, 'CLUSTER', 'COUNTKEYSINSLOT', homeSlot), await cluster.cli(home, 'DBSIZE'));
+    // The deployments do not see each other's records.
+    assert.equal((await api(b, 'GET', `/v1/captures/${res.body.capture.id}`)).status, 404);
+    assert.equal((await api(p, 'GET', `/v1/captures/${res.body.capture.id}`)).status, 200);
+  } finally {
+    await p.stop();
+  }
 });
 
 void test('serve with an unreachable cluster says so, with the cluster URL and its password masked', async () => {

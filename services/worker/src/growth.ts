@@ -16,10 +16,9 @@ export const GROWTH_CLASSES = 5;
 /** Records of the target examined for the previous summary (newest first). */
 const LOOK_BACK = 20;
 
-/** The newest succeeded capture of `targetId` created before `createdAt` that has a summary, other than `captureId`. */
-export async function previousWithSummary(queue: HeapcapQueue, targetId: string, captureId: string, createdAt: string): Promise<CaptureRecord | null> {
-  const page = await queue.listCaptures({ targetId, status: 'succeeded', limit: LOOK_BACK, to: new Date(Date.parse(createdAt) + 1) });
-  return page.items.find((r) => r.id !== captureId && r.artifact?.summaryKey !== undefined) ?? null;
+/** The newest succeeded capture of `targetId` created at or before `createdAt` that has a summary, other than `captureId`. */
+export function previousWithSummary(queue: HeapcapQueue, targetId: string, captureId: string, createdAt: string): Promise<{ id: string; summaryKey: string } | null> {
+  return queue.previousSummary(targetId, Date.parse(createdAt) + 1, captureId, LOOK_BACK);
 }
 
 /** Reads and checks a stored summary; null when the object is gone. */
@@ -32,7 +31,7 @@ export async function readSummary(sink: ArtifactStore, key: string): Promise<Sum
 export async function recordGrowth(deps: { queue: HeapcapQueue; sink: ArtifactStore; log: Logger }, record: CaptureRecord, summary: Summary): Promise<Growth | null> {
   try {
     const previous = await previousWithSummary(deps.queue, record.targetId, record.id, record.createdAt);
-    const base = previous?.artifact?.summaryKey === undefined ? null : await readSummary(deps.sink, previous.artifact.summaryKey);
+    const base = previous === null ? null : await readSummary(deps.sink, previous.summaryKey);
     const growth = previous === null || base === null ? { since: null, classes: [] } : growthSince(previous.id, record.id, base, summary);
     await deps.queue.analyses.setGrowth(record.id, growth);
     deps.log.info(

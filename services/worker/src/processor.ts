@@ -198,16 +198,26 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   let progressWrittenAt = 0;
   let progressPending = false;
   let bytesSoFar = 0;
+  // The progress a queued write will record when it starts (null: no write waiting).
+  let nextProgress: { phase: string; phaseStartedAt: string; at: string; bytes: number } | null = null;
   const writeProgress = (name: string, bytes: number): void => {
     const now = new Date();
     progressWrittenAt = now.getTime();
     progressPending = true;
-    const progress = { phase: name, phaseStartedAt, at: now.toISOString(), bytes };
-    // In order, one at a time; a failed write only costs the live phase display.
+    // In order, one at a time; a failed write only costs the live phase display. Phases entered while a write is
+    // waiting collapse into the newest: a phase shorter than a Redis round trip would be overwritten at once
+    // anyway, and the engine enters five in a few milliseconds on a small heap (a script call each, before).
+    const waiting = nextProgress !== null;
+    nextProgress = { phase: name, phaseStartedAt, at: now.toISOString(), bytes };
+    if (waiting) return;
     phaseWrites = phaseWrites
-      .then(() => queue.attempts.phase(captureId, target.id, attempt, name, progress))
+      .then(() => {
+        const write = nextProgress as NonNullable<typeof nextProgress>;
+        nextProgress = null;
+        return queue.attempts.phase(captureId, target.id, attempt, write.phase, write);
+      })
       .catch((err: unknown) => log.warn({ err }, 'could not record the phase'))
-      .finally(() => (progressPending = false));
+      .finally(() => (progressPending = nextProgress !== null));
   };
   const setPhase = (name: string, bytes = 0): void => {
     phase = name;

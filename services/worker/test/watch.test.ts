@@ -4,6 +4,8 @@
  * one capture per episode, the cooldown and the daily cap; exactly one of two
  * serve processes samples a target (counted from the target's side through a
  * CDP proxy), and the other takes over within two intervals of a SIGKILL;
+ * across rolling restarts (SIGTERM) a target's samples stay one interval
+ * apart, neither doubled nor missing at a handover;
  * samples survive a restart and the stream is capped; bad rules are refused
  * with the field and nothing is created; when the headroom gate refuses the
  * snapshot (a real cgroup limit), the rule takes a sampling profile instead.
@@ -216,6 +218,38 @@ void test('two serve processes: one samples the target, the rule fires once; SIG
     await proxy.close();
     await target.request('release', 'RELEASED');
   }
+});
+
+void test('one sampler per target across rolling restarts: a handover adds no sample within an interval and leaves no interval without one', async () => {
+  const target = await growable();
+  await writeFile(join(dir.path, 'targets.yaml'), `targets:\n  - id: rolling\n    kind: node\n    ws: ${target.wsUrl}\n`);
+  // Sampled for its curve (no rule): HEAPCAP_SAMPLE_INTERVAL; the lease lasts a watch interval, renewed every quarter.
+  const intervalMs = 4_000;
+  const env = { HEAPCAP_SAMPLE_INTERVAL: '4s', HEAPCAP_WATCH_INTERVAL: '4s' };
+  const since = Date.now();
+  const running = await Promise.all([serve(env), serve(env)]);
+  const stored = async (): Promise<number[]> => (await queue.watch.samples('rolling', since, Date.now() + 60_000, 1_000)).map((s) => s.sample.t);
+  const moreSamples = async (n: number, what: string): Promise<void> => {
+    const have = (await stored()).length;
+    await until(async () => (await stored()).length >= have + n, what, 60_000);
+  };
+  await moreSamples(2, 'the first samples');
+  for (let restart = 1; restart <= 2; restart++) {
+    // Right after a sample, so the other process takes the target over early in the interval: sampling it at once
+    // there would put two samples a fraction of an interval apart.
+    await moreSamples(1, `a sample before restart ${restart}`);
+    const lease = await queue.watch.leaseOf('rolling');
+    const holder = running.find((s) => lease?.holder.includes(`-${s.pid}-`) === true);
+    assert.ok(holder !== undefined, `the sampler ${lease?.holder} is one of the serve processes (${running.map((s) => s.pid).join(', ')})`);
+    await holder.stop();
+    running.splice(running.indexOf(holder), 1, await serve(env));
+    await moreSamples(2, `two samples after restart ${restart}`);
+  }
+  const t = await stored();
+  const gaps = t.slice(1).map((x, i) => x - (t[i] as number));
+  assert.ok(gaps.every((g) => g >= intervalMs * 0.95), `no two samples within one interval (${intervalMs} ms): gaps ${gaps.join(', ')} ms`);
+  assert.ok(gaps.every((g) => g <= 2 * intervalMs), `no interval without a sample: gaps ${gaps.join(', ')} ms`);
+  await Promise.all(running.map((s) => s.stop()));
 });
 
 void test('samples survive a serve restart, the stream is capped, a moved target is followed, and bad rules are refused with the field', async () => {

@@ -224,6 +224,24 @@ export class WatchStore {
     return out;
   }
 
+  /**
+   * When each of `targetIds` was last sampled (its stream's newest sample, ms), by whichever process held it; a
+   * target without samples is left out. One round trip for all of them.
+   */
+  async lastSampleTimes(targetIds: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (targetIds.length === 0) return out;
+    const pipeline = this.#ctx.redis.pipeline();
+    for (const id of targetIds) pipeline.xrevrange(this.#keys.watchSamples(id), '+', '-', 'COUNT', 1);
+    const replies = (await this.#deadline(pipeline.exec(), 'watch last samples')) ?? [];
+    replies.forEach(([err, entries], i) => {
+      if (err) throw err;
+      const newest = (entries as [string, string[]][])[0];
+      if (newest !== undefined) out.set(targetIds[i] as string, decodeSample(newest[1]).t);
+    });
+    return out;
+  }
+
   /** Samples stored for `targetId` now. */
   sampleCount(targetId: string): Promise<number> {
     return this.#deadline(this.#ctx.redis.xlen(this.#keys.watchSamples(targetId)), 'watch samples count');

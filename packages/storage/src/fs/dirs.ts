@@ -71,8 +71,18 @@ export async function mkdirp(dir: string, mode = DIR_MODE): Promise<string | und
   return top;
 }
 
-/** `mkdir -p dir`, then create `file` in it ('wx'); retried when a concurrent prune removed the directory in between. */
+/**
+ * Create `file` in `dir` ('wx'), making `dir` (`mkdir -p`) when it is missing; retried when a concurrent prune
+ * removed the directory in between. The directory usually exists (a target's day directory gets every capture of
+ * the day), so the open comes first: a `stat` per directory level for every file written was most of the sink's
+ * system calls.
+ */
 export async function openInDir(dir: string, file: string, mode: number, created: CreatedDirs): Promise<FileHandle> {
+  try {
+    return await open(file, 'wx', mode);
+  } catch (err) {
+    if (errnoCode(err) !== 'ENOENT') throw err;
+  }
   for (let attempt = 1; ; attempt++) {
     try {
       created.note(await mkdirp(dir));

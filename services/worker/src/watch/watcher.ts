@@ -5,7 +5,9 @@
  * sample a given target. The holder renews its leases at every tick (a
  * quarter of the interval) for one interval; when it dies, another watcher
  * takes the target over at its next tick after the lease ran out, so within
- * 1.25 intervals. A watcher started with placements samples only the targets
+ * 1.25 intervals (at once when the holder stopped and handed its leases back).
+ * The new holder samples the target one interval after its last stored
+ * sample, so a handover neither doubles a sample nor skips one. A watcher started with placements samples only the targets
  * of those placements (and targets without one), like the capture worker:
  * an inspector port is reachable from its own node only.
  *
@@ -140,6 +142,13 @@ export class Watcher {
       }
       this.#held = await queue.watch.lease([...watched.keys()], this.id, settings.intervalMs);
       for (const id of watched.keys()) if (!this.#held.has(id) && this.#samplers.has(id)) await this.#forget(id);
+      // A target taken over (from a process that stopped or restarted, or at this one's start) is next sampled
+      // one interval after its last stored sample, not at once: a handover adds no sample in between.
+      // Asked once per takeover: a target without samples is due at once (0), and is not asked about again while it
+      // waits for its first sample (10,000 targets sampled late asked 20,000 times a minute).
+      const taken = [...this.#held].filter((id) => !this.#lastSampled.has(id));
+      const last = await queue.watch.lastSampleTimes(taken);
+      for (const id of taken) this.#lastSampled.set(id, last.get(id) ?? 0);
       const now = Date.now();
       for (const id of this.#held) {
         if (this.#busy.has(id)) continue;
