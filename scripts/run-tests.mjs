@@ -1,13 +1,15 @@
 // Runs the static checks, then every *.test.ts of the workspace with Node's
-// test runner (TypeScript through tsx). Two files at a time (HEAPCAP_TEST_JOBS,
-// default 2): most of a file's time is spent waiting on the real targets,
-// browsers and servers it starts (a snapshot written, an interval elapsed, a
-// process gone), so a second file fills the wait; every test waits on
-// conditions with deadlines and holds on a loaded machine, which is what a
-// second file makes. Files start longest first (scripts/test-durations.json,
-// the last full run's times; HEAPCAP_TEST_DURATIONS=write updates it), each
-// file's output is printed whole when it ends, and the run ends with every
-// failed file named. HEAPCAP_TEST_JOBS=1 runs one file at a time.
+// test runner (TypeScript through tsx), several files at once: most of a
+// file's time is spent waiting on the real targets, browsers and servers it
+// starts (a snapshot written, an interval elapsed, a process gone), so other
+// files fill the wait; every test waits on conditions with deadlines and
+// holds on a loaded machine. HEAPCAP_TEST_JOBS (default 2) files always run
+// at once; up to HEAPCAP_TEST_MAX_JOBS (default 4) while the machine's cores
+// have room for them (see the scheduler below). Files start longest first
+// (scripts/test-durations.json: the last full run's wall and CPU seconds per
+// file; HEAPCAP_TEST_DURATIONS=write updates it), each file's output is
+// printed whole when it ends, and the run ends with every failed file named.
+// HEAPCAP_TEST_JOBS=1 runs one file at a time.
 //
 // Two runtimes, as the code ships:
 // - the service's files (services/* and every package but the three below:
@@ -24,7 +26,7 @@
 // from npm's `node` package, whatever runtime the test file itself runs on.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 
 const roots = ['packages', 'services'];
@@ -94,58 +96,127 @@ if (cliFiles.length > 0) {
 }
 
 const DURATIONS = 'scripts/test-durations.json';
+/** @type {Record<string, number | { wall: number, cpu: number }>} the last full run's seconds (wall, and CPU of the file's process tree). */
 let known = {};
 try {
   known = JSON.parse(readFileSync(DURATIONS, 'utf8'));
 } catch {
   // No record yet: every file counts the same.
 }
+const wallOf = (file) => { const k = known[file]; return typeof k === 'number' ? k : (k?.wall ?? 10); };
+/** Cores a file kept busy on average in the last full run (its CPU seconds over its wall seconds); unknown files count as busy. */
+const loadOf = (file) => { const k = known[file]; return typeof k === 'object' && k.wall > 0 ? Math.min(2, k.cpu / k.wall) : 1; };
+
+// How many files run at once. HEAPCAP_TEST_JOBS (default 2) files always may,
+// whatever they cost: the suite's floor, as before. Most files spend most of
+// their wall time waiting on the processes they start (a snapshot written, an
+// interval elapsed, a grace period), so up to HEAPCAP_TEST_MAX_JOBS (default
+// 4) run while there is CPU for them: a further file starts only when the
+// recorded loads of the running files plus its own fit in the machine's
+// cores, and the machine was idle enough over the last second for its load
+// (a CPU hog beside the suite closes that door, and the suite falls back to
+// the floor). HEAPCAP_TEST_JOBS=1 runs one file at a time (and no more).
 const jobs = Math.max(1, Number(process.env.HEAPCAP_TEST_JOBS ?? 2) || 1);
+const maxJobs = process.env.HEAPCAP_TEST_JOBS === '1' ? 1 : Math.max(jobs, Number(process.env.HEAPCAP_TEST_MAX_JOBS ?? 4) || jobs);
+const cores = availableParallelism();
 const queue = runtimes
-  .flatMap((r) => r.files.map((file) => ({ file, runtime: r })))
-  .sort((a, b) => (known[b.file] ?? 10) - (known[a.file] ?? 10) || a.file.localeCompare(b.file));
+  .flatMap((r) => r.files.map((file) => ({ file, runtime: r, load: loadOf(file) })))
+  .sort((a, b) => wallOf(b.file) - wallOf(a.file) || a.file.localeCompare(b.file));
 for (const r of runtimes) {
   const version = execFileSync(r.bin, ['--version'], { encoding: 'utf8' }).trim();
   r.version = version;
   console.log(`run-tests: ${r.files.length} file(s) on Node ${version}, ${r.what}: ${r.bin}`);
 }
-console.log(`run-tests: ${queue.length} file(s), ${jobs} at a time`);
+console.log(`run-tests: ${queue.length} file(s), ${jobs} at a time, up to ${maxJobs} while ${cores} core(s) have room`);
 
-/** Runs one test file in its own runner; resolves with its exit status, output and seconds. */
+/** Runs one test file in its own runner; resolves with its exit status, output, wall seconds and the CPU seconds of its process tree. */
 function runFile({ file, runtime }) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(runtime.bin, ['--import', 'tsx', '--test', '--test-reporter=spec', file], { env: runtime.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // bash's `times` prints the CPU its reaped children used (the test process and every process it
+    // started and waited for): the file's cost, which the next run's scheduling uses.
+    const child = spawn('bash', ['-c', '"$@"; rc=$?; times >&3; exit $rc', 'run-tests', runtime.bin, '--import', 'tsx', '--test', '--test-reporter=spec', file], {
+      env: runtime.env,
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
     const out = [];
+    const times = [];
     child.stdout.on('data', (b) => out.push(b));
     child.stderr.on('data', (b) => out.push(b));
-    child.on('close', (code, signal) => resolve({ file, runtime, status: code ?? (signal === null ? 1 : 128), output: Buffer.concat(out).toString('utf8'), seconds: (Date.now() - started) / 1000 }));
+    child.stdio[3].on('data', (b) => times.push(b));
+    child.on('close', (code, signal) => {
+      const children = Buffer.concat(times).toString('utf8').trim().split('\n').at(-1) ?? '';
+      const cpu = [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce((t, m) => t + Number(m[1]) * 60 + Number(m[2]), 0);
+      resolve({ file, runtime, status: code ?? (signal === null ? 1 : 128), output: Buffer.concat(out).toString('utf8'), seconds: (Date.now() - started) / 1000, cpu });
+    });
   });
+}
+
+/** The share of the machine's CPU time that was idle since the previous call (from /proc/stat; 1 where it cannot be read). */
+let lastStat;
+function idleShare() {
+  let fields;
+  try {
+    fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  } catch {
+    return 1;
+  }
+  const idle = fields[3] + (fields[4] ?? 0);
+  const total = fields.reduce((a, b) => a + b, 0);
+  const prev = lastStat;
+  lastStat = { idle, total };
+  return prev === undefined || total === prev.total ? 1 : (idle - prev.idle) / (total - prev.total);
 }
 
 const started = Date.now();
 const results = [];
-let next = 0;
-async function lane() {
-  while (next < queue.length) {
-    const job = queue[next++];
-    const r = await runFile(job);
+const running = new Set();
+let peak = 0;
+await new Promise((done) => {
+  const report = (r) => {
     results.push(r);
-    process.stdout.write(`\n── ${r.file} (Node ${r.runtime.version}): ${r.status === 0 ? 'passed' : 'FAILED'} in ${r.seconds.toFixed(1)} s\n${r.output}`);
-  }
-}
-await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, lane));
+    process.stdout.write(`\n── ${r.file} (Node ${r.runtime.version}): ${r.status === 0 ? 'passed' : 'FAILED'} in ${r.seconds.toFixed(1)} s (${r.cpu.toFixed(1)} CPU-s)\n${r.output}`);
+  };
+  const start = (job) => {
+    queue.splice(queue.indexOf(job), 1);
+    running.add(job);
+    peak = Math.max(peak, running.size);
+    void runFile(job).then((r) => {
+      running.delete(job);
+      report(r);
+      fill(false);
+    });
+  };
+  const fill = (tick) => {
+    while (queue.length > 0 && running.size < jobs) start(queue[0]);
+    // Beyond the floor only on the once-a-second tick, so the idle share is measured over a second.
+    if (tick && queue.length > 0 && running.size < maxJobs) {
+      const idleCores = idleShare() * cores;
+      const busy = [...running].reduce((t, j) => t + j.load, 0);
+      // Longest first, but a lighter file may go ahead of one that does not fit.
+      const job = queue.find((j) => busy + j.load <= cores && j.load <= idleCores - 0.25);
+      if (job !== undefined) start(job);
+    }
+    if (queue.length === 0 && running.size === 0) {
+      clearInterval(timer);
+      done();
+    }
+  };
+  const timer = setInterval(() => fill(true), 1000);
+  idleShare();
+  fill(false);
+});
 
 const failed = results.filter((r) => r.status !== 0);
 const total = Math.round((Date.now() - started) / 1000);
-console.log(`\nrun-tests: ${results.length - failed.length} of ${results.length} file(s) passed in ${total} s (${jobs} at a time; ${Math.round(results.reduce((t, r) => t + r.seconds, 0))} s of files)`);
+console.log(`\nrun-tests: ${results.length - failed.length} of ${results.length} file(s) passed in ${total} s (${jobs} to ${peak} at a time; ${Math.round(results.reduce((t, r) => t + r.seconds, 0))} s of files, ${Math.round(results.reduce((t, r) => t + r.cpu, 0))} CPU-s)`);
 for (const r of results.filter((x) => x.seconds >= 20).sort((a, b) => b.seconds - a.seconds)) console.log(`  ${r.seconds.toFixed(0).padStart(4)} s  ${r.file}`);
 if (failed.length > 0) {
   console.log(`run-tests: FAILED: ${failed.length} file(s)`);
   for (const r of failed) console.log(`  ${r.file} (exit ${r.status})`);
 }
 if (process.env.HEAPCAP_TEST_DURATIONS === 'write' && only.length === 0) {
-  const record = Object.fromEntries(results.map((r) => [r.file, Math.round(r.seconds * 10) / 10]).sort((a, b) => a[0].localeCompare(b[0])));
+  const record = Object.fromEntries(results.map((r) => [r.file, { wall: Math.round(r.seconds * 10) / 10, cpu: Math.round(r.cpu * 10) / 10 }]).sort((a, b) => a[0].localeCompare(b[0])));
   writeFileSync(DURATIONS, `${JSON.stringify(record, null, 1)}\n`);
   console.log(`run-tests: wrote ${DURATIONS}`);
 }

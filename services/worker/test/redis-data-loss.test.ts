@@ -46,7 +46,7 @@ async function recordWhen(h: Awaited<ReturnType<typeof createHarness>>, id: stri
 }
 
 /**
- * A worker with `tuning` capturing a 150 MB target: once its snapshot was asked
+ * A worker with `tuning` capturing an 80 MB target: once its snapshot was asked
  * for, the target is frozen and Redis flushed (and with `lockTakenBy`, the
  * target's lock taken by that holder in the same transaction). Everything is
  * closed after `t`.
@@ -59,10 +59,10 @@ async function lossMidSnapshot(t: TestContext, tuning: Partial<WorkerTuning>, lo
     await h.cleanup();
     await redis.stop();
   });
-  const target = await h.addTarget('big', 150);
+  // 80 MB: a snapshot of a second or two, long enough for the freeze (polled every 5 ms) to land inside it.
+  const target = await h.addTarget('big', 80);
   await h.startWorker(tuning);
   const { record } = await h.queue.requestCapture({ targetId: target.id, trigger: { kind: 'rest', who: 'oncall' } });
-  // A 150 MB heap takes seconds to snapshot: polled every 5 ms, the freeze lands inside it.
   await waitFor(() => target.proxy.snapshotCalls() === 1, { timeoutMs: 60_000, intervalMs: 5, what: 'takeHeapSnapshot sent' });
   process.kill(target.node.pid, 'SIGSTOP');
   assert.equal(target.proxy.snapshotsCompleted(), 0, 'the snapshot was still running when the target froze');
