@@ -15,6 +15,7 @@ export const TRIGGER_USAGE = `heapcap trigger TARGET [options]: ask the heapcap 
   --reason TEXT     why (audit log, manifest)
   --wait SECONDS    block until the capture ends (max 600); exit code reflects its outcome;
                     shows the phase, its seconds and the bytes/s on stderr while it runs
+  --quiet           no progress output on stderr while --wait runs (errors still go there)
   --force           a new capture even if one of TARGET is queued or running
   --sampling DURATION  an allocation sampling profile over DURATION (1s-600s, e.g. 30s)
                     instead of a heap snapshot (options.kind "sampling")
@@ -43,15 +44,17 @@ export interface TriggerArgs {
   samplingSeconds: number | undefined;
   /** `--idempotency-key KEY`: the Idempotency-Key header. */
   idempotencyKey: string | undefined;
+  /** `--quiet`: no progress display while `--wait` runs. */
+  quiet: boolean;
 }
 
 /** The options `heapcap trigger` takes. */
-export const TRIGGER_FLAGS = { reason: { type: 'string' }, wait: { type: 'string' }, sampling: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' }, 'idempotency-key': { type: 'string' } } as const;
+export const TRIGGER_FLAGS = { reason: { type: 'string' }, wait: { type: 'string' }, sampling: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' }, quiet: { type: 'boolean' }, 'idempotency-key': { type: 'string' } } as const;
 
 /** Parse arguments; throws Error with a usage message. */
 export function parseTriggerArgs(argv: string[]): TriggerArgs {
   const { values, positionals } = parseFlags(argv, TRIGGER_FLAGS, 1);
-  const out: TriggerArgs = { target: positionals[0] ?? '', reason: lastValue(values.reason), waitSeconds: undefined, force: values.force === true, json: values.json === true, samplingSeconds: undefined, idempotencyKey: lastValue(values['idempotency-key']) };
+  const out: TriggerArgs = { target: positionals[0] ?? '', reason: lastValue(values.reason), waitSeconds: undefined, force: values.force === true, json: values.json === true, samplingSeconds: undefined, idempotencyKey: lastValue(values['idempotency-key']), quiet: values.quiet === true };
   // The API's rule (1-255 printable ASCII), said before a request is made.
   if (out.idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(out.idempotencyKey)) throw new Error(`--idempotency-key takes 1-255 printable ASCII characters without spaces, got "${out.idempotencyKey}"`);
   const wait = lastValue(values.wait);
@@ -97,14 +100,15 @@ async function follow(
   record: CaptureBody['capture'],
   waitSeconds: number,
   post: (wait: number) => Promise<{ data: CaptureBody }>,
+  quiet: boolean,
 ): Promise<{ record: CaptureBody['capture'] }> {
   const deadline = Date.now() + waitSeconds * 1000;
   const stderr = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
-  const display = new ProgressDisplay(io.stderr, stderr.isTTY === true);
+  const display = quiet ? undefined : new ProgressDisplay(io.stderr, stderr.isTTY === true);
   const live = new RecordProgress();
   const show = (r: CaptureBody['capture']): void => {
     const state = live.state(r);
-    if (state !== undefined) display.set(state);
+    if (state !== undefined) display?.set(state);
   };
   let last = record;
   try {
@@ -118,8 +122,8 @@ async function follow(
       } catch (err) {
         if (!(err instanceof RestError)) throw err;
         if (err.status === 403) {
-          display.stop();
-          io.stderr.write(`(no progress: the token may not read captures (scope captures:read); waiting for the API's answer)\n`);
+          display?.stop();
+          if (!quiet) io.stderr.write(`(no progress: the token may not read captures (scope captures:read); waiting for the API's answer)\n`);
           const rest = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
           return { record: (await post(rest)).data.capture };
         }
@@ -128,7 +132,7 @@ async function follow(
     }
     return { record: last };
   } finally {
-    display.stop();
+    display?.stop();
   }
 }
 
@@ -167,7 +171,7 @@ export async function triggerMain(argv: string[], env: Record<string, string | u
     const data = { ...first.data };
     let status = first.status;
     if (waitSeconds > 0 && !isFinal(data.capture)) {
-      const followed = await follow(api, io, data.capture, waitSeconds, post);
+      const followed = await follow(api, io, data.capture, waitSeconds, post, args.quiet);
       data.capture = followed.record;
       status = isFinal(followed.record) ? 200 : 202;
     }

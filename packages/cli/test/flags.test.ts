@@ -28,7 +28,7 @@ void test('parseFlags: both spellings of a value, repeats kept in order, the off
 });
 
 void test('trigger: flags in any order, the last repeat wins, the same refusals', () => {
-  assert.deepEqual(parseTriggerArgs(['--idempotency-key', 'first', '--wait', '60', 'demo', '--reason', 'a', '--reason', 'e2e', '--force', '--json', '--sampling', '30s', '--idempotency-key', 'incident-4711']), {
+  assert.deepEqual(parseTriggerArgs(['--idempotency-key', 'first', '--wait', '60', 'demo', '--reason', 'a', '--reason', 'e2e', '--force', '--json', '--sampling', '30s', '--idempotency-key', 'incident-4711', '--quiet']), {
     target: 'demo',
     reason: 'e2e',
     waitSeconds: 60,
@@ -36,7 +36,9 @@ void test('trigger: flags in any order, the last repeat wins, the same refusals'
     json: true,
     samplingSeconds: 30,
     idempotencyKey: 'incident-4711',
+    quiet: true,
   });
+  assert.equal(parseTriggerArgs(['demo']).quiet, false);
   assert.equal(parseTriggerArgs(['demo']).idempotencyKey, undefined);
   assert.throws(() => parseTriggerArgs(['demo', '--idempotency-key', 'has space']), /^\w*Error: --idempotency-key takes 1-255 printable ASCII characters without spaces, got "has space"$/);
   assert.throws(() => parseTriggerArgs(['demo', '--wait', '601']), /^\w*Error: --wait takes whole seconds 0\.\.600, got "601"$/);

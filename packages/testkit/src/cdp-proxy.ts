@@ -43,6 +43,11 @@ interface Frame {
 export interface CdpProxyOptions {
   /** Drop the connection (both ends) when a request of this method arrives, instead of forwarding it: the target "closed" mid-call. */
   closeOn?: string;
+  /**
+   * Called with each request's method just before it is forwarded: a test can act at that exact point
+   * (e.g. SIGSTOP the target as its takeHeapSnapshot goes out, so the capturer sits in `generate`).
+   */
+  onRequest?: (method: string) => void;
 }
 
 /** Start a proxy to `upstreamWsUrl` on 127.0.0.1 (a free port). */
@@ -83,6 +88,7 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
         end();
         return;
       }
+      if (frame.method !== undefined) options.onRequest?.(frame.method);
       if (frame.method === SNAPSHOT && frame.id !== undefined) {
         pending.add(frame.id);
         inFlight++;

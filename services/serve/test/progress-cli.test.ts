@@ -9,10 +9,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { commandEnv, fixturePath, HEAPCAP_BIN, runHeapcap, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { commandEnv, fixturePath, HEAPCAP_BIN, runHeapcap, startCdpProxy, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let target: NodeTarget;
@@ -170,12 +170,25 @@ void test('capture on a terminal: the phase and its seconds redrawn while the ta
 
 void test('capture off a terminal: plain lines from 5 s on, one every 5 s in a long phase, no escape codes', { timeout: 240_000 }, async () => {
   const out = join(dir.path, 'plain');
-  // Over CDP the sink opens the artifact's temp file right after the engine asked for the snapshot (generate);
-  // through the pipe (the default for a local target) only when the target's bytes arrive.
-  const run = offTerminal(['capture', '--node', `127.0.0.1:${target.port}`, '--out', out, '--transport', 'cdp']);
-  const tmpFile = async (): Promise<boolean> => (await readdir(out, { recursive: true }).catch(() => [] as string[])).some((f) => f.endsWith('.tmp'));
-  await assertPlainProgress(run, () => waitFor(async () => (await tmpFile()) || undefined, { timeoutMs: 120_000, intervalMs: 10, what: 'the temp file' }).then(() => undefined), true);
-  assert.match(run.stdout(), /^captured node 127\.0\.0\.1:/);
+  // Through a CDP proxy that stops the target as the snapshot request goes out: `capture` is then in
+  // generate however fast this machine would have built a 28 MB snapshot (waiting for a sign of generate
+  // and stopping the target after it lost the race on a quiet machine: the snapshot was already streaming).
+  let stopped = false;
+  const proxy = await startCdpProxy(target.wsUrl ?? '', {
+    onRequest: (method) => {
+      if (method !== 'HeapProfiler.takeHeapSnapshot' || stopped) return;
+      process.kill(target.pid, 'SIGSTOP');
+      stopped = true;
+    },
+  });
+  try {
+    const run = offTerminal(['capture', '--ws', proxy.url, '--out', out, '--transport', 'cdp']);
+    await assertPlainProgress(run, () => waitFor(() => stopped || undefined, { timeoutMs: 120_000, intervalMs: 10, what: 'the snapshot request' }).then(() => undefined), true);
+    assert.match(run.stdout(), /^captured /);
+  } finally {
+    if (stopped) process.kill(target.pid, 'SIGCONT');
+    await proxy.close();
+  }
 });
 
 void test('trigger --wait on a terminal: the worker’s phase, seconds and MiB/s from the record', { timeout: 240_000 }, async () => {
@@ -184,6 +197,21 @@ void test('trigger --wait on a terminal: the worker’s phase, seconds and MiB/s
   const body = JSON.parse(await readFile(join(dir.path, 'trigger.json'), 'utf8')) as { capture: { status: string; progress?: unknown } };
   assert.equal(body.capture.status, 'succeeded');
   assert.equal(body.capture.progress, undefined, 'a finished record has no live progress');
+});
+
+void test('trigger --wait --quiet: nothing on stderr through a long generate, the same outcome on stdout', { timeout: 240_000 }, async () => {
+  const run = offTerminal(['trigger', 'paused-1', '--wait', '300', '--quiet']);
+  try {
+    await waitFor(async () => (await runningPhase()) === 'generate' || undefined, { timeoutMs: 120_000, intervalMs: 20, what: 'the record in generate' });
+    // Past the 5 s after which a plain progress line would be printed, and past one more every-5-s line.
+    const started = Date.now();
+    await pausedUntil('11 s of generate', () => Date.now() - started >= 11_000);
+    assert.equal(await run.done, 0, run.output());
+  } finally {
+    run.child.kill('SIGKILL');
+  }
+  assert.equal(run.output(), '', 'no progress lines');
+  assert.match(run.stdout(), /succeeded[\s\S]*\(done\)/);
 });
 
 void test('trigger --wait off a terminal: plain lines, no escape codes, the exit code of the outcome', { timeout: 240_000 }, async () => {
