@@ -157,8 +157,8 @@ export class Watcher {
       for (const id of watched.keys()) if (!this.#held.has(id) && this.#samplers.has(id)) await this.#forget(id);
       // A target taken over (from a process that stopped or restarted, or at this one's start) is next sampled
       // one interval after its last stored sample, not at once: a handover adds no sample in between.
-      // Asked once per takeover: a target without samples is due at once (0), and is not asked about again while it
-      // waits for its first sample (10,000 targets sampled late asked 20,000 times a minute).
+      // Asked once per takeover: a target without samples is not asked about again while it waits for its first
+      // sample (10,000 targets sampled late asked 20,000 times a minute).
       const taken = [...this.#held].filter((id) => !this.#lastSampled.has(id));
       const last = await queue.watch.lastSampleTimes(taken);
       const now = Date.now();
