@@ -41,7 +41,8 @@
  * The per-target memory sampler (HEAPCAP_SAMPLE_INTERVAL) is off (0) here unless --sample-interval=S sets it, so
  * the figures are the captures' own. --sample-interval=S --no-schedules measures the sampler alone: no
  * schedules, every target sampled every S seconds; the window starts after one interval (the first samples) and
- * reports samples per second, worker and Redis CPU per sample, and Redis bytes per sample and per target.
+ * reports samples per second, worker and Redis CPU per sample, the time from the workers' start to each target's
+ * first sample, and Redis bytes per sample and per target.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -411,6 +412,7 @@ async function runOnce(p: Params, build: Build, checks: Checks, profile: boolean
       // bin/heapcap builds the bundle when a source is newer; the profiled worker runs the bundle itself
       // (node refuses --cpu-prof in NODE_OPTIONS), with bin/heapcap's flags.
       await ensureBuilt(build);
+      const workersStartedAt = Date.now();
       for (let i = 0; i < p.workers; i++) {
         const log = createWriteStream(join(dir, `worker-${i}.log`));
         const profiled = profile && i === 0;
@@ -495,6 +497,17 @@ async function runOnce(p: Params, build: Build, checks: Checks, profile: boolean
       const leaseBytes = sampling ? Number(await q.redis.call('MEMORY', 'USAGE', q.keys.watchLease(targetIds[0] as string), 'SAMPLES', '0')) : 0;
       // Stop the workers (SIGTERM: drain), then read what they recorded.
       const codes = await Promise.all(workers.map((w) => stopChild(w, 40_000)));
+      // Time from the workers' start to each target's first stored sample (its stream's oldest entry id is its time).
+      const firstSampleS: number[] = [];
+      if (sampling) {
+        const pipeline = q.redis.pipeline();
+        for (const id of targetIds) pipeline.xrange(q.keys.watchSamples(id), '-', '+', 'COUNT', 1);
+        for (const [, entries] of (await pipeline.exec()) ?? []) {
+          const first = (entries as [string, string[]][] | null)?.[0];
+          if (first !== undefined) firstSampleS.push((Number(first[0].split('-')[0]) - workersStartedAt) / 1000);
+        }
+        firstSampleS.sort((a, b) => a - b);
+      }
       const records = await readRecords(q, t0 - 1_000);
 
       const inWindow = (ms: number): boolean => ms >= w0 && ms < w1;
@@ -571,6 +584,10 @@ async function runOnce(p: Params, build: Build, checks: Checks, profile: boolean
             ['samples/s in the window (Runtime.getHeapUsage at the stub)', `${sampleRate.toFixed(1)} (offered ${(p.targets / p.sampleIntervalS).toFixed(1)}: ${p.targets} targets every ${p.sampleIntervalS} s)`],
             ['workers CPU per sample', `${((c.workers * 1000) / sampleRate).toFixed(3)} ms`],
             ['Redis CPU per sample', `${((c.redis * 1000) / sampleRate).toFixed(3)} ms`],
+            [
+              "first sample after the workers' start (targets sampled; p50 / p99 / last)",
+              `${firstSampleS.length} of ${p.targets}; ${[0.5, 0.99, 1].map((f) => (firstSampleS[Math.min(firstSampleS.length - 1, Math.floor(f * firstSampleS.length))] ?? NaN).toFixed(1)).join(' / ')} s`,
+            ],
             ['Redis bytes per target after its first sample (stream, lease)', firstSampleBytes.toFixed(0)],
             [`Redis bytes per sample (MEMORY USAGE of a stream of ${keep} samples / ${keep})`, bytesPerSample.toFixed(1)],
             [`Redis bytes per target at 24 h retention (${keep} samples, with the lease)`, `${((streamBytes + leaseBytes) / 1024).toFixed(0)} KiB (lease ${leaseBytes} B)`],

@@ -7,7 +7,9 @@
  * takes the target over at its next tick after the lease ran out, so within
  * 1.25 intervals (at once when the holder stopped and handed its leases back).
  * The new holder samples the target one interval after its last stored
- * sample, so a handover neither doubles a sample nor skips one. A watcher started with placements samples only the targets
+ * sample, so a handover neither doubles a sample nor skips one; a target
+ * without samples is first sampled at its own offset inside the interval
+ * (a hash of its id), so a watcher never connects to all its targets at once. A watcher started with placements samples only the targets
  * of those placements (and targets without one), like the capture worker:
  * an inspector port is reachable from its own node only.
  *
@@ -46,6 +48,17 @@ export interface WatcherDeps {
   id: string;
   /** How the sampler holds its connection (default persistent; the bench compares both). */
   sessionMode?: SessionMode | undefined;
+}
+
+/**
+ * When a target without samples is first due: the next instant at or after `now` that falls at the target's own
+ * offset inside the interval (a hash of its id), so a watcher's first samples spread evenly over one interval.
+ */
+export function firstDue(targetId: string, now: number, everyMs: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < targetId.length; i++) h = Math.imul(h ^ targetId.charCodeAt(i), 0x01000193) >>> 0;
+  const offset = h % everyMs;
+  return now + ((offset - (now % everyMs) + everyMs) % everyMs);
 }
 
 /** The window of samples a watch capture links to: the minutes that led to it. */
@@ -144,12 +157,18 @@ export class Watcher {
       for (const id of watched.keys()) if (!this.#held.has(id) && this.#samplers.has(id)) await this.#forget(id);
       // A target taken over (from a process that stopped or restarted, or at this one's start) is next sampled
       // one interval after its last stored sample, not at once: a handover adds no sample in between.
-      // Asked once per takeover: a target without samples is due at once (0), and is not asked about again while it
-      // waits for its first sample (10,000 targets sampled late asked 20,000 times a minute).
+      // Asked once per takeover: a target without samples is not asked about again while it waits for its first
+      // sample (10,000 targets sampled late asked 20,000 times a minute).
       const taken = [...this.#held].filter((id) => !this.#lastSampled.has(id));
       const last = await queue.watch.lastSampleTimes(taken);
-      for (const id of taken) this.#lastSampled.set(id, last.get(id) ?? 0);
       const now = Date.now();
+      // A target without samples is due at its own offset inside the interval, not at once: 10,000 new targets due
+      // together made every session connect on the same tick (5 s connect timeout), and no sample landed in the first
+      // minute. Its next samples follow one interval after each, so they keep that offset, across takeovers too.
+      for (const id of taken) {
+        const every = this.#every(watched.get(id)!);
+        this.#lastSampled.set(id, last.get(id) ?? firstDue(id, now, every) - every);
+      }
       for (const id of this.#held) {
         if (this.#busy.has(id)) continue;
         const w = watched.get(id)!;
