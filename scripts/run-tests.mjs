@@ -214,6 +214,13 @@ for (const r of results.filter((x) => x.seconds >= 20).sort((a, b) => b.seconds 
 if (failed.length > 0) {
   console.log(`run-tests: FAILED: ${failed.length} file(s)`);
   for (const r of failed) console.log(`  ${r.file} (exit ${r.status})`);
+  // CI keeps only the end of the log: repeat each failed file's output here, its tail if long.
+  for (const r of failed) {
+    const lines = r.output.trimEnd().split('\n');
+    console.log(`\n── again, the output of ${r.file} (FAILED)${lines.length > 150 ? `, its last 150 of ${lines.length} lines` : ''}:`);
+    console.log(lines.slice(-150).join('\n'));
+  }
+  console.log(`run-tests: FAILED: ${failed.map((r) => r.file).join(', ')}`);
 }
 if (process.env.HEAPCAP_TEST_DURATIONS === 'write' && only.length === 0) {
   const record = Object.fromEntries(results.map((r) => [r.file, { wall: Math.round(r.seconds * 10) / 10, cpu: Math.round(r.cpu * 10) / 10 }]).sort((a, b) => a[0].localeCompare(b[0])));

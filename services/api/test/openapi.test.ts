@@ -71,4 +71,40 @@ void describe('OpenAPI document', () => {
     const body = doc['paths']['/v1/captures/{id}/pin']['post']['requestBody'] as Json | undefined;
     assert.notEqual(body?.['required'], true, JSON.stringify(body));
   });
+  void it('no allOf joins a closed object (additionalProperties: false) with a property it forbids: no response could match', () => {
+    const resolve = (v: Json): Json => {
+      let at: Json = v;
+      for (let i = 0; i < 20 && typeof at['$ref'] === 'string'; i++) {
+        let r: unknown = doc;
+        for (const p of (at['$ref'] as string).replace(/^#\//, '').split('/')) r = (r as Json)[p];
+        at = r as Json;
+      }
+      return at;
+    };
+    // The object shapes a member can take: itself, or each object branch of its anyOf/oneOf.
+    const shapes = (member: Json): Json[] => {
+      const m = resolve(member);
+      const branches = (m['anyOf'] ?? m['oneOf']) as Json[] | undefined;
+      return branches === undefined ? [m] : branches.map(resolve).filter((b) => b['type'] !== 'null');
+    };
+    const bad: string[] = [];
+    const walk = (v: unknown, at: string): void => {
+      if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${at}/${i}`));
+      else if (v !== null && typeof v === 'object') {
+        const all = (v as Json)['allOf'] as Json[] | undefined;
+        if (all !== undefined) {
+          const members = all.map(shapes);
+          members.forEach((closed, i) => {
+            if (closed.length === 0 || !closed.every((s) => s['additionalProperties'] === false)) return;
+            const others = members.filter((_, j) => j !== i).flat().flatMap((s) => Object.keys((s['properties'] ?? {}) as Json));
+            const forbidden = others.filter((p) => closed.every((s) => !Object.hasOwn((s['properties'] ?? {}) as Json, p)));
+            if (forbidden.length > 0) bad.push(`${at}: ${forbidden.join(', ')}`);
+          });
+        }
+        for (const [k, x] of Object.entries(v)) walk(x, `${at}/${k}`);
+      }
+    };
+    walk(doc, '#');
+    assert.deepEqual(bad, []);
+  });
 });

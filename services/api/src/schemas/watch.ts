@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { RULE_SOURCES } from '@heapcap/state';
 import { ID_PATTERN, IdSchema } from '@heapcap/config';
-import { WatchRuleSchema, WatchRuleSpecSchema, WatchSampleSchema, WatchTargetStateSchema } from '@heapcap/state/watch';
+import { FiringSchema, WatchRuleSchema, WatchRuleSpecSchema, WatchSampleSchema, WatchTargetStateSchema } from '@heapcap/state/watch';
 
 export const WatchRuleParamsSchema = z.strictObject({ id: IdSchema });
 
@@ -21,7 +21,9 @@ export const WatchRuleViewSchema = z
     /** Its state for each target it watches now: ok | pending | firing | cooling, the last value and firing. */
     targets: z.array(WatchTargetStateSchema.extend({ sampler: z.string().nullable().describe('the watcher (worker id) sampling this target now; null: none') })),
     /** Its most recent firing over every target (with the outcome: captured, refused_headroom, sampled, suppressed_cooldown, suppressed_cap, failed). */
-    lastFiring: WatchTargetStateSchema.shape.lastFiring.and(z.object({ targetId: z.string() }).partial()).nullable(),
+    // One strict object: `FiringSchema.and({targetId})` became an allOf of a closed object and
+    // another property, which no response can satisfy (schemathesis found it when a rule had fired).
+    lastFiring: FiringSchema.extend({ targetId: z.string() }).nullable(),
   })
   .describe('WatchRuleView');
 
