@@ -71,7 +71,7 @@ export class RulesFileSync {
    */
   resync(): Promise<RulesSyncOutcome> {
     this.#lastText = undefined;
-    this.#log.warn('applying the rules file again: Redis lost its data, and the rules with it');
+    this.#log.warn(`applying the rules file ${this.#path} again: Redis lost its data, and the rules with it`);
     return this.sync();
   }
 

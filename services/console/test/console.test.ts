@@ -216,6 +216,12 @@ void describe('console', () => {
     assert.match(values['heap used'] ?? '', /^\d+(\.\d)? (KB|MB)$/, JSON.stringify(values));
     assert.match(values['heap limit'] ?? '', /^\d+(\.\d)? (MB|GB)$/, JSON.stringify(values));
     assert.match(values['time'] ?? '', /^newest, \d\d:\d\d:\d\d$/, JSON.stringify(values));
+    // The y axis fits the heap, not its limit (a few MB under a limit of GB drew a flat line at the bottom).
+    const samples = ((await (await fetch(`${serve.url}/v1/targets/shapes/samples`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { items: { heapUsedBytes: number; heapTotalBytes: number; heapLimitBytes: number; rssBytes: number | null }[] }).items;
+    const yMax = Number(await page.$eval('[data-testid=memory-chart]', (e) => (e as unknown as { dataset: Record<string, string> }).dataset['yMax']));
+    const peak = Math.max(...samples.map((x) => Math.max(x.heapUsedBytes, x.heapTotalBytes, x.rssBytes ?? 0)));
+    // (samples read after the chart was drawn: a later one may be a little higher)
+    assert.ok(yMax >= peak / 2 && yMax < samples[0]!.heapLimitBytes / 2, `y axis up to ${yMax}: peak ${peak}, limit ${samples[0]!.heapLimitBytes}`);
     // The service started a minute ago: the 1 h range is fitted to where the data starts, and the page says so.
     assert.match((await page.$eval('[data-testid=data-starts]', (e) => e.textContent)) ?? '', /^The data starts at .+: the chart shows from there, not the whole 1 h\.$/);
     await shot(page, 'target');

@@ -72,3 +72,15 @@ void test('HEAPCAP_SAMPLE_INTERVAL=0: only the targets a watch rule watches are 
     await serve.stop('SIGTERM');
   }
 });
+
+void test('new targets get their first sample within seconds, not at an offset of up to one interval (HEAPCAP_SAMPLE_INTERVAL=10m)', { timeout: 120_000 }, async () => {
+  // A Redis without samples: both targets are new. Spread over the whole 10 minutes (as before), the first
+  // samples of two targets would both land within the 30 s below about once in 400 starts.
+  assert.equal(await redis.cli('FLUSHALL'), 'OK');
+  const serve = await startDevServe(await workDir('new'), redis.url, { HEAPCAP_SAMPLE_INTERVAL: '10m' });
+  try {
+    await waitFor(async () => (await samples(serve.url, 'a')) >= 1 && (await samples(serve.url, 'b')) >= 1, { timeoutMs: 30_000, intervalMs: 250, what: 'a first sample of each new target' });
+  } finally {
+    await serve.stop('SIGTERM');
+  }
+});

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { firstDue } from '../src/watch/watcher.ts';
+import { firstDue, firstSampleWindow } from '../src/watch/watcher.ts';
 
 void test('first samples fall inside one interval, at an offset that depends only on the target', () => {
   const every = 60_000;
@@ -29,4 +29,15 @@ void test('10,000 targets spread evenly over the interval: no tenth of it holds 
   }
   assert.ok(Math.max(...buckets) <= 1_200, `first samples per tenth of the interval: ${buckets.join(', ')}`);
   assert.ok(Math.min(...buckets) >= 800, `first samples per tenth of the interval: ${buckets.join(', ')}`);
+});
+
+void test('a few new targets are first sampled within a second; thousands over the whole interval', () => {
+  const every = 60_000;
+  const now = 1_764_200_000_000;
+  const window = firstSampleWindow(3, every);
+  assert.ok(window <= 1_000, `3 new targets spread over ${window} ms`);
+  for (const id of ['a', 'b', 'c']) assert.ok(firstDue(id, now, window) - now < 1_000, id);
+  assert.equal(firstSampleWindow(10_000, every), every, '10,000 new targets: the whole interval');
+  assert.equal(firstSampleWindow(1_000, every), 50_000);
+  assert.ok(firstSampleWindow(0, every) >= 1);
 });

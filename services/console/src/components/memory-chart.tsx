@@ -79,11 +79,18 @@ export function MemoryChart({ samples, captures, from, to }: MemoryChartProps) {
       const t = idx === null ? newest(0) : v;
       return t === null ? '–' : idx === null ? `newest, ${clock(t)}` : clock(t);
     };
+    // The y axis fits what the heap does, not the heap limit: a 50 MB heap under a 4 GB limit would be a
+    // flat line at the bottom. The limit line is drawn once the heap comes within half of it (when it
+    // matters: an OOM ahead); its value is in the legend either way.
+    const peak = Math.max(0, ...[1, 2, 4].flatMap((i) => data[i]!.map((v) => v ?? 0)));
+    const limit = Math.max(0, ...data[3]!.map((v) => v ?? 0));
+    const top = limit > 0 && limit <= peak * 2 ? limit * 1.05 : peak * 1.15;
+    el.dataset['yMax'] = String(Math.round(top));
     const plot = new uPlot(
       {
         width: Math.max(320, el.clientWidth),
         height: 280,
-        scales: { x: { time: true, range: () => [from, to] } },
+        scales: { x: { time: true, range: () => [from, to] }, y: { range: () => [0, top > 0 ? top : 1] } },
         axes: [{}, { values: (_u, vals) => vals.map((v) => bytes(v)), size: 70 }],
         series: [
           { label: 'time', value: at },

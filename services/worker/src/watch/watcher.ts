@@ -52,13 +52,25 @@ export interface WatcherDeps {
 
 /**
  * When a target without samples is first due: the next instant at or after `now` that falls at the target's own
- * offset inside the interval (a hash of its id), so a watcher's first samples spread evenly over one interval.
+ * offset inside a window (a hash of its id), so a watcher's first samples spread evenly over the window.
  */
-export function firstDue(targetId: string, now: number, everyMs: number): number {
+export function firstDue(targetId: string, now: number, windowMs: number): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < targetId.length; i++) h = Math.imul(h ^ targetId.charCodeAt(i), 0x01000193) >>> 0;
-  const offset = h % everyMs;
-  return now + ((offset - (now % everyMs) + everyMs) % everyMs);
+  const offset = h % windowMs;
+  return now + ((offset - (now % windowMs) + windowMs) % windowMs);
+}
+
+/** The spacing of first samples: 1,000 new targets take 50 s to be first sampled, 3 new targets 150 ms. */
+export const FIRST_SAMPLE_SPACING_MS = 50;
+
+/**
+ * The window over which `count` targets without samples get their first sample: wide enough that they do not
+ * all connect on one tick, never wider than the interval, and short for a few targets (a console opened on a
+ * new deployment shows a curve within seconds, not after up to one interval).
+ */
+export function firstSampleWindow(count: number, everyMs: number): number {
+  return Math.max(1, Math.min(everyMs, count * FIRST_SAMPLE_SPACING_MS));
 }
 
 /** The window of samples a watch capture links to: the minutes that led to it. */
@@ -162,12 +174,14 @@ export class Watcher {
       const taken = [...this.#held].filter((id) => !this.#lastSampled.has(id));
       const last = await queue.watch.lastSampleTimes(taken);
       const now = Date.now();
-      // A target without samples is due at its own offset inside the interval, not at once: 10,000 new targets due
+      // A target without samples is due at its own offset inside a window, not at once: 10,000 new targets due
       // together made every session connect on the same tick (5 s connect timeout), and no sample landed in the first
-      // minute. Its next samples follow one interval after each, so they keep that offset, across takeovers too.
+      // minute. The window grows with the number of new targets (up to the interval), so a few new targets are
+      // sampled within a second. Its next samples follow one interval after each, so they keep that offset.
+      const fresh = taken.filter((id) => !last.has(id)).length;
       for (const id of taken) {
         const every = this.#every(watched.get(id)!);
-        this.#lastSampled.set(id, last.get(id) ?? firstDue(id, now, every) - every);
+        this.#lastSampled.set(id, last.get(id) ?? firstDue(id, now, firstSampleWindow(fresh, every)) - every);
       }
       for (const id of this.#held) {
         if (this.#busy.has(id)) continue;
