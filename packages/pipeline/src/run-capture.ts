@@ -66,7 +66,7 @@ async function runSnapshotCapture(input: RunSnapshotInput): Promise<RunCaptureOu
     summary,
     redaction: redactor?.redaction,
   });
-  const manifestObject = await storeManifest(store, ref, manifest);
+  const manifestObject = await storeManifest(store, ref, manifest, 'summary');
   return { kind: 'snapshot', manifest, manifestObject, stored, result, summary };
 }
 

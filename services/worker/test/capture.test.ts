@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
 import { createGunzip } from 'node:zlib';
+import { CaptureError } from '@heapcap/errors';
 import type { ArtifactStore } from '@heapcap/storage';
 import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
 import { createHarness, type Harness } from './helpers/harness.ts';
@@ -107,6 +108,28 @@ void test('the record says sink while the store finishes the upload, then summar
   const final = await h.queue.waitForCapture(record.id, 60_000);
   assert.equal(final?.status, 'succeeded', JSON.stringify(final?.error));
   assert.equal(final?.phase, null);
+});
+
+void test('a manifest the store refuses fails the capture in summary, the phase its record showed, and leaves nothing', async () => {
+  h = await createHarness(redis.url);
+  await h.addTarget('app', 5);
+  // The world's file store with its manifest write refused, as a store that fails for good would (not retried).
+  const store = h.store;
+  const refusing = new Proxy(store, {
+    get(t, name): unknown {
+      if (name === 'putManifest') return async () => Promise.reject(new CaptureError('storage_failed', 'the store refused the manifest'));
+      const v: unknown = Reflect.get(t, name);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+  await h.startWorker({}, { sink: refusing });
+  const { record } = await h.queue.requestCapture({ targetId: 'app', trigger: { kind: 'rest', who: 'oncall', reason: 'test' } });
+  const final = await h.queue.waitForCapture(record.id, 60_000);
+  assert.equal(final?.status, 'failed');
+  assert.equal(final?.error?.code, 'storage_failed');
+  assert.equal(final?.error?.phase, 'summary', JSON.stringify(final?.error));
+  assert.equal(final?.phase, 'summary');
+  assert.deepEqual(await h.storedFiles(), [], 'the artifact and its summary removed with the manifest that failed');
 });
 
 void test('two workers, six forced captures of one target: never two snapshots in flight at the target', async () => {
