@@ -315,7 +315,12 @@ async function streamSnapshot<T>(
         if (first) clock.enter('serialize', at);
         progress({ phase: 'serialize', bytes: stats.bytes, chunks: stats.chunks, spilledBytes: stats.spilledBytes });
       },
-      onComplete: (lastChunkAt) => clock.enter('sink', lastChunkAt),
+      // Said to the caller too: from the last chunk on, the capture waits for the store to finish the upload,
+      // and a live phase still reading `serialize` then would be stale.
+      onComplete: (lastChunkAt) => {
+        clock.enter('sink', lastChunkAt);
+        progress({ phase: 'sink' });
+      },
     },
     route.pipe === undefined
       ? undefined

@@ -53,6 +53,7 @@ async function runSnapshotCapture(input: RunSnapshotInput): Promise<RunCaptureOu
     (snapshot: Readable, _facts, release) => store.put(ref, tee === undefined ? snapshot : through(snapshot, tee), { release, signal }),
   );
   const stored = result.consumed;
+  input.onSummary?.();
   const summary = tee === undefined ? ({ kind: 'off' } as const) : await storeSummary(store, ref, tee);
   const manifest = buildManifest({
     captureId: ids.captureId,
@@ -65,7 +66,7 @@ async function runSnapshotCapture(input: RunSnapshotInput): Promise<RunCaptureOu
     summary,
     redaction: redactor?.redaction,
   });
-  const manifestObject = await storeManifest(store, ref, manifest);
+  const manifestObject = await storeManifest(store, ref, manifest, 'summary');
   return { kind: 'snapshot', manifest, manifestObject, stored, result, summary };
 }
 

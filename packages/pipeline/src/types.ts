@@ -34,6 +34,11 @@ export interface RunSnapshotInput extends RunCaptureCommon {
    * buffer, the summary and the store see a byte (default `none`).
    */
   redact?: RedactMode | undefined;
+  /**
+   * Called once the artifact is stored, as the pipeline writes its summary and
+   * then its manifest: the engine's last phase (`sink`) is over by then.
+   */
+  onSummary?: (() => void) | undefined;
 }
 
 /** An allocation sampling profile (run-sampling.ts). */

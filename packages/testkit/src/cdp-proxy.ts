@@ -7,7 +7,7 @@
  * `calls('Runtime.getHeapUsage')`: how often a watcher sampled it.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 
 const SNAPSHOT = 'HeapProfiler.takeHeapSnapshot';
@@ -30,6 +30,16 @@ export interface CdpProxy {
   connections(): number;
   /** Requests of `method` forwarded so far, per connection (in the order they opened). */
   callsPerConnection(method: string): number[];
+  /**
+   * From now on, hold what `what` names until release(): `connect`, each new connection's WebSocket
+   * handshake (the capturer sits in its `connect` phase); else a CDP method, each request of it
+   * (e.g. `Debugger.enable`: the capturer sits in `warm`). A slow inspector, not an error: nothing is dropped.
+   */
+  hold(what: 'connect' | (string & {})): void;
+  /** How many handshakes or requests wait on hold now. */
+  held(): number;
+  /** Stop holding and let everything held through, in order. */
+  release(): void;
   /** Close every connection and the server. Idempotent. */
   close(): Promise<void>;
 }
@@ -53,7 +63,17 @@ export interface CdpProxyOptions {
 /** Start a proxy to `upstreamWsUrl` on 127.0.0.1 (a free port). */
 export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOptions = {}): Promise<CdpProxy> {
   const http: Server = createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocket.Server({ server: http });
+  let holding: string | undefined;
+  const waiting: (() => void)[] = [];
+  const wss = new WebSocket.Server({
+    server: http,
+    verifyClient: (_info, accept: (ok: boolean, code?: number) => void) => {
+      // A target that is gone refuses the handshake, as its own inspector port would refuse the connection.
+      const answer = (): void => void upstreamListening(upstreamWsUrl).then((up) => accept(up, up ? undefined : 502));
+      if (holding === 'connect') waiting.push(answer);
+      else answer();
+    },
+  });
   const calls = new Map<string, number>();
   let opened = 0;
   let completed = 0;
@@ -88,6 +108,13 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
         end();
         return;
       }
+      if (frame.method !== undefined && frame.method === holding) {
+        waiting.push(() => forward(frame, text));
+        return;
+      }
+      forward(frame, text);
+    });
+    const forward = (frame: Frame, text: string): void => {
       if (frame.method !== undefined) options.onRequest?.(frame.method);
       if (frame.method === SNAPSHOT && frame.id !== undefined) {
         pending.add(frame.id);
@@ -96,7 +123,7 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
       }
       if (upstream.readyState === WebSocket.OPEN) upstream.send(text);
       else queued.push(text);
-    });
+    };
     upstream.on('open', () => {
       for (const q of queued.splice(0)) upstream.send(q);
     });
@@ -129,11 +156,31 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
     inFlight: () => inFlight,
     connections: () => opened,
     callsPerConnection: (method) => perConnection.map((m) => m.get(method) ?? 0),
+    hold: (what) => void (holding = what),
+    held: () => waiting.length,
+    release: () => {
+      holding = undefined;
+      for (const go of waiting.splice(0)) go();
+    },
     close: () =>
       (closing ??= (async () => {
+        holding = undefined;
+        waiting.length = 0;
         for (const s of sockets) s.terminate();
         await new Promise<void>((resolve) => wss.close(() => resolve()));
         await new Promise<void>((resolve) => http.close(() => resolve()));
       })()),
   };
+}
+
+/** Whether the upstream inspector's port takes a connection now. */
+function upstreamListening(wsUrl: string): Promise<boolean> {
+  const { hostname, port } = new URL(wsUrl);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
 }

@@ -23,6 +23,7 @@ export type { PrometheusServer, PrometheusScrape } from './prometheus.ts';
 export type { MinioServer, MinioOptions } from './minio.ts';
 export { heapcapS3Env } from './minio.ts';
 export { startCdpProxy, type CdpProxy, type CdpProxyOptions } from './cdp-proxy.ts';
+export { startHttpHoldProxy, type HoldPredicate, type HttpHoldProxy } from './http-hold-proxy.ts';
 export { startPersistentRedis, type PersistentRedis } from './persistent-redis.ts';
 export { createTestWorld, type TestWorld, type WorldTarget } from './world.ts';
 export { sampleManifest } from './manifest.ts';

@@ -287,6 +287,8 @@ async function runAttempt(a: AttemptInput): Promise<void> {
             },
             summary: (deps.summaryLargestStrings ?? 0) > 0 ? { largestStrings: deps.summaryLargestStrings } : {},
             redact: resolveRedaction(options.redact, target.redact, deps.redact ?? 'none'),
+            // Writing the summary and the manifest: a phase of the record, not of the engine (no timing).
+            onSummary: () => setPhase('summary'),
           },
     );
     await phaseWrites;

@@ -3,7 +3,9 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
 import { createGunzip } from 'node:zlib';
-import { startRedis, type RedisServer } from '@heapcap/testkit';
+import { CaptureError } from '@heapcap/errors';
+import type { ArtifactStore } from '@heapcap/storage';
+import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
 import { createHarness, type Harness } from './helpers/harness.ts';
 
 let redis: RedisServer;
@@ -57,6 +59,77 @@ void test('a requested capture runs: record succeeded with phase timings, artifa
   assert.ok(snapshot.snapshot.node_count > 10_000);
   assert.ok(artifact.summaryKey !== undefined, artifact.summaryError);
   assert.deepEqual(await h.storedFiles(), [artifact.key, artifact.manifestKey, artifact.summaryKey].sort());
+});
+
+void test('the record says sink while the store finishes the upload, then summary while the summary and manifest are written', async () => {
+  h = await createHarness(redis.url);
+  await h.addTarget('app', 5);
+  // The world's file store, each of the two steps held until the test saw its phase: a slow store, not a fake one.
+  const store = h.store;
+  const gate = (): { open(): void; opened: Promise<void> } => {
+    let open = (): void => undefined;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    return { open, opened };
+  };
+  const uploaded = gate();
+  const summarized = gate();
+  const slow = new Proxy(store, {
+    get(t, name): unknown {
+      if (name === 'put') {
+        return async (...args: Parameters<ArtifactStore['put']>) => {
+          const out = await t.put(...args);
+          await uploaded.opened;
+          return out;
+        };
+      }
+      if (name === 'putDocument') {
+        return async (...args: Parameters<ArtifactStore['putDocument']>) => {
+          if (args[1] === 'summary') await summarized.opened;
+          return t.putDocument(...args);
+        };
+      }
+      const v: unknown = Reflect.get(t, name);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+  await h.startWorker({}, { sink: slow });
+  const { record } = await h.queue.requestCapture({ targetId: 'app', trigger: { kind: 'rest', who: 'oncall', reason: 'test' } });
+  const phase = async (): Promise<string | null | undefined> => (await h!.queue.getCapture(record.id))?.phase;
+  try {
+    await waitFor(async () => (await phase()) === 'sink', { timeoutMs: 60_000, intervalMs: 20, what: 'the record in sink' });
+    uploaded.open();
+    await waitFor(async () => (await phase()) === 'summary', { timeoutMs: 30_000, intervalMs: 20, what: 'the record in summary' });
+    assert.deepEqual(await h.storedFiles().then((f) => f.filter((k) => k.endsWith('.json'))), [], 'no summary or manifest before the summary phase ends');
+  } finally {
+    // A failed wait must not leave the worker's capture held: cleanup would wait for it.
+    uploaded.open();
+    summarized.open();
+  }
+  const final = await h.queue.waitForCapture(record.id, 60_000);
+  assert.equal(final?.status, 'succeeded', JSON.stringify(final?.error));
+  assert.equal(final?.phase, null);
+});
+
+void test('a manifest the store refuses fails the capture in summary, the phase its record showed, and leaves nothing', async () => {
+  h = await createHarness(redis.url);
+  await h.addTarget('app', 5);
+  // The world's file store with its manifest write refused, as a store that fails for good would (not retried).
+  const store = h.store;
+  const refusing = new Proxy(store, {
+    get(t, name): unknown {
+      if (name === 'putManifest') return async () => Promise.reject(new CaptureError('storage_failed', 'the store refused the manifest'));
+      const v: unknown = Reflect.get(t, name);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+  await h.startWorker({}, { sink: refusing });
+  const { record } = await h.queue.requestCapture({ targetId: 'app', trigger: { kind: 'rest', who: 'oncall', reason: 'test' } });
+  const final = await h.queue.waitForCapture(record.id, 60_000);
+  assert.equal(final?.status, 'failed');
+  assert.equal(final?.error?.code, 'storage_failed');
+  assert.equal(final?.error?.phase, 'summary', JSON.stringify(final?.error));
+  assert.equal(final?.phase, 'summary');
+  assert.deepEqual(await h.storedFiles(), [], 'the artifact and its summary removed with the manifest that failed');
 });
 
 void test('two workers, six forced captures of one target: never two snapshots in flight at the target', async () => {

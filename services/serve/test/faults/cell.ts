@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { fixturePath, heapcapS3Env, startDevServe, startNodeTarget, waitFor, type MinioServer, type NodeTarget, type PersistentRedis } from '@heapcap/testkit';
+import { fixturePath, heapcapS3Env, startCdpProxy, startDevServe, startHttpHoldProxy, startNodeTarget, waitFor, type MinioServer, type NodeTarget, type PersistentRedis } from '@heapcap/testkit';
 
 const run = promisify(execFile);
 
 export const FAULTS = ['redis-down', 'redis-paused', 'redis-emptied', 'minio-down', 'minio-paused', 'target-killed', 'target-frozen', 'serve-killed'] as const;
-export const PHASES = ['queued', 'generate', 'serialize'] as const;
+export const PHASES = ['queued', 'connect', 'warm', 'generate', 'serialize', 'upload', 'summary'] as const;
 export type Fault = (typeof FAULTS)[number];
 export type CellPhase = (typeof PHASES)[number];
 
@@ -119,6 +119,26 @@ async function inject(rig: Rig, fault: Fault, parts: CellParts): Promise<() => P
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
 
+/** The record's live phase that is the cell's phase (`upload`: the engine's `sink`, the store finishing the upload). */
+const RECORD_PHASE: Record<Exclude<CellPhase, 'queued'>, string> = { connect: 'connect', warm: 'warm', generate: 'generate', serialize: 'serialize', upload: 'sink', summary: 'summary' };
+
+/**
+ * A short phase held open until the fault is in place, by slowing what the capture waits on, never by failing
+ * it: the target's inspector behind a CDP proxy that holds the WebSocket handshake (`connect`) or the warm
+ * step's `Debugger.enable` (`warm`, forced with `warm: always`: the V8 of the Node targets here caches line ends
+ * itself, so `auto` skips it); MinIO behind an HTTP proxy that holds the request ending the artifact's upload
+ * (`upload`) or the summary's PUT (`summary`). The hold is let go right after the fault is injected, so the
+ * held call meets the fault. `generate` and `serialize` last long enough on their own (80 MB heap).
+ */
+type Hold = { kind: 'cdp'; what: 'connect' | 'Debugger.enable' } | { kind: 's3'; when: (method: string, url: string) => boolean };
+const HOLDS: Partial<Record<CellPhase, Hold>> = {
+  connect: { kind: 'cdp', what: 'connect' },
+  warm: { kind: 'cdp', what: 'Debugger.enable' },
+  // CompleteMultipartUpload, or the one PUT of an artifact small enough for a single part.
+  upload: { kind: 's3', when: (method, url) => (method === 'POST' && url.includes('uploadId=')) || (method === 'PUT' && /\.heapsnapshot(\.gz)?(\?|$)/.test(url) && !url.includes('partNumber=')) },
+  summary: { kind: 's3', when: (method, url) => method === 'PUT' && /\.summary\.json(\?|$)/.test(url) },
+};
+
 /** Run one cell; `n` names its target, storage prefix and work directory. */
 export async function runCell(rig: Rig, fault: Fault, phase: CellPhase, n: number): Promise<CellResult> {
   const started = performance.now();
@@ -129,21 +149,28 @@ export async function runCell(rig: Rig, fault: Fault, phase: CellPhase, n: numbe
   const target = await startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: String(HEAP_MB) } });
   const stops: (() => Promise<unknown>)[] = [() => target.kill('SIGKILL')];
   try {
-    await writeFile(
-      join(work, 'targets.yaml'),
-      `targets:\n  - id: ${id}\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n  - id: spare\n    kind: node\n    inspect: 127.0.0.1:${rig.spare.port}\n`,
-    );
-    const env = { ...heapcapS3Env(rig.minio, `s3://${rig.bucket}/${prefix}`), HEAPCAP_LOG_LEVEL: 'info' };
+    const hold = HOLDS[phase];
+    const cdp = hold?.kind === 'cdp' ? await startCdpProxy(target.wsUrl ?? '') : undefined;
+    const s3 = hold?.kind === 's3' ? await startHttpHoldProxy(rig.minio.endpoint) : undefined;
+    if (cdp !== undefined) stops.push(() => cdp.close());
+    if (s3 !== undefined) stops.push(() => s3.close());
+    const address = cdp === undefined ? `inspect: 127.0.0.1:${target.port}` : `ws: ${cdp.url}`;
+    await writeFile(join(work, 'targets.yaml'), `targets:\n  - id: ${id}\n    kind: node\n    ${address}\n  - id: spare\n    kind: node\n    inspect: 127.0.0.1:${rig.spare.port}\n`);
+    const env = { ...heapcapS3Env(rig.minio, `s3://${rig.bucket}/${prefix}`), ...(s3 === undefined ? {} : { HEAPCAP_S3_ENDPOINT: s3.endpoint }), HEAPCAP_LOG_LEVEL: 'info' };
+    if (hold?.kind === 'cdp') cdp?.hold(hold.what);
+    if (hold?.kind === 's3') s3?.hold(hold.when);
+    const held = (): number => cdp?.held() ?? s3?.held() ?? 1;
     let serve = await startDevServe(work, rig.redis.url, env);
     stops.unshift(() => serve.stop('SIGTERM'));
     const lockKey = `heapcap:hc:lock:${id}`;
     // Queued: another capture holds the target, so this one waits in the queue through the fault.
     if (phase === 'queued') await redisCli(rig.redis, 'SET', lockKey, 'fault-matrix', 'PX', '120000');
-    const res = await fetch(`${serve.url}/v1/captures`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: id }) });
+    const res = await fetch(`${serve.url}/v1/captures`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: id, ...(phase === 'warm' ? { options: { warm: 'always' } } : {}) }) });
     if (res.status !== 202) throw new Error(`capture request: ${res.status} ${await res.text()}`);
     const captureId = ((await res.json()) as { capture: { id: string } }).capture.id;
     if (phase !== 'queued') {
-      await waitFor(async () => (await record(serve.url, captureId))?.phase === phase, { timeoutMs: 60_000, intervalMs: 10, what: `capture ${captureId} in ${phase}` });
+      const live = RECORD_PHASE[phase];
+      await waitFor(async () => held() > 0 && (await record(serve.url, captureId))?.phase === live, { timeoutMs: 60_000, intervalMs: 10, what: `capture ${captureId} in ${live}` });
     }
     const clear = await inject(rig, fault, {
       target,
@@ -152,6 +179,8 @@ export async function runCell(rig: Rig, fault: Fault, phase: CellPhase, n: numbe
         serve = await startDevServe(work, rig.redis.url, env);
       },
     });
+    cdp?.release();
+    s3?.release();
     await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
     await clear();
     if (phase === 'queued') await waitFor(async () => (await redisCli(rig.redis, 'DEL', lockKey)) !== '', { timeoutMs: 30_000, what: 'the test lock released' });

@@ -25,8 +25,8 @@ export type TestTarget = WorldTarget;
 export interface Harness extends TestWorld {
   log: Logger;
   /** Start an in-process worker on its own queue connections. */
-  /** `deps`: what else the worker is given (e.g. `redact`, HEAPCAP_REDACT). */
-  startWorker(tuning?: Partial<WorkerTuning>, deps?: Pick<CaptureWorkerDeps, 'redact'>): Promise<CaptureWorker>;
+  /** `deps`: what else the worker is given (e.g. `redact`, HEAPCAP_REDACT; `sink`, in place of the world's file store). */
+  startWorker(tuning?: Partial<WorkerTuning>, deps?: Partial<Pick<CaptureWorkerDeps, 'redact' | 'sink'>>): Promise<CaptureWorker>;
 }
 
 /** A new harness on `redisUrl`. */
@@ -36,7 +36,7 @@ export async function createHarness(redisUrl: string, queueOptions: Partial<Queu
     ...world,
     log,
     async startWorker(tuning = {}, deps = {}) {
-      const w = new CaptureWorker({ ...deps, queue: world.newQueue(), sink: world.store, log, tuning: { concurrency: 2, ...FAST_TUNING, ...tuning } });
+      const w = new CaptureWorker({ sink: world.store, ...deps, queue: world.newQueue(), log, tuning: { concurrency: 2, ...FAST_TUNING, ...tuning } });
       world.onCleanup(() => w.close(2_000));
       await w.start();
       return w;
