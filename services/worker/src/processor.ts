@@ -61,7 +61,11 @@ async function processCapture(deps: ProcessorDeps, job: Job<unknown>, token: str
   const log = deps.log.child({ captureId, targetId, jobId: job.id });
   const lockToken = `${captureId}:${token}`;
   // One round trip: the record, the target, its lock, the start of the attempt, the headroom history.
-  const begun = await queue.attempts.begin(captureId, targetId, lockToken, tuning.targetLeaseMs, deps.workerId);
+  const begun = await queue.attempts.begin(captureId, targetId, lockToken, tuning.targetLeaseMs, deps.workerId).catch(async (err: unknown) => {
+    // A record that does not decode is found after the lock was taken: give it back (only if it is ours).
+    await queue.locks.release(targetId, lockToken).catch(() => undefined);
+    throw err;
+  });
   if (begun.kind === 'missing') {
     // A job without its record: Redis lost its data between the two (the job is all that is left; the process
     // that accepted the capture writes its record again when it notices the loss).
