@@ -188,7 +188,7 @@ export async function captureHeapSnapshot<T>(
     throwIfAborted(signal);
 
     const flags = snapshotFlags(options, facts);
-    const route = await chooseTransport(session, facts, flags, options);
+    const route = await chooseTransport(session, facts, flags, options, endpoint.wsUrl);
     const { stats, finishedAtMs, consumed, transport } = await streamSnapshot(session, flags, timeouts.snapshotMs, clock, progress, options, consume, facts, route);
 
     clock.stop(finishedAtMs);
@@ -266,10 +266,10 @@ function snapshotFlags(options: SnapshotFlags, facts: RuntimeFacts): SnapshotFla
 type Route = { pipe: PipeSetup; requested: SnapshotTransport } | { pipe: undefined; report: TransportReport };
 
 /** Decide the transport before the snapshot; `pipe` required but impossible is an error that says why. */
-async function chooseTransport(session: CdpSession, facts: RuntimeFacts, flags: SnapshotFlags, options: CaptureOptions): Promise<Route> {
+async function chooseTransport(session: CdpSession, facts: RuntimeFacts, flags: SnapshotFlags, options: CaptureOptions, target: string): Promise<Route> {
   const requested = options.transport ?? 'cdp';
   if (requested === 'cdp') return { pipe: undefined, report: { requested, used: 'cdp', reason: 'cdp was requested' } };
-  const setup = flags.treatGlobalObjectsAsRoots !== undefined ? { skip: 'treatGlobalObjectsAsRoots exists only over CDP' } : await preparePipe(session, facts, options.pipeDir);
+  const setup = flags.treatGlobalObjectsAsRoots !== undefined ? { skip: 'treatGlobalObjectsAsRoots exists only over CDP' } : await preparePipe(session, facts, options.pipeDir, target);
   if ('skip' in setup) {
     if (requested === 'pipe') {
       throw new CaptureError('invalid_input', `the pipe transport is not possible for this target: ${setup.skip}`, {

@@ -91,10 +91,15 @@ async function evaluate<T>(session: CdpSession, expression: string, timeoutMs: n
 
 /**
  * Set up the FIFO when this target can use it; otherwise say why not (the
- * caller then uses CDP, or fails when `pipe` was required).
+ * caller then uses CDP, or fails when `pipe` was required). `target` (its
+ * inspector URL) lets a target that does not see `baseDir` be remembered for
+ * NOT_SHARED_MEMORY_MS instead of probed again at each capture.
  */
-export async function preparePipe(session: CdpSession, facts: RuntimeFacts, baseDir: string = tmpdir()): Promise<PipeSetup | { skip: string }> {
+export async function preparePipe(session: CdpSession, facts: RuntimeFacts, baseDir: string = tmpdir(), target?: string): Promise<PipeSetup | { skip: string }> {
   if (facts.product !== 'node') return { skip: 'the pipe needs a Node.js target (browsers have no writeHeapSnapshot)' };
+  const key = target === undefined ? undefined : `${baseDir}\n${target}\n${facts.pid ?? ''}`;
+  const known = key === undefined ? undefined : notShared.get(key);
+  if (known !== undefined && Date.now() < known.until) return { skip: known.why };
   let dir: string | undefined;
   try {
     // Named after this process: a restart sweeps what a killed one left (sweepOrphanPipes).
@@ -103,9 +108,9 @@ export async function preparePipe(session: CdpSession, facts: RuntimeFacts, base
     const seen = await evaluate<{ ok: boolean; why?: string; uid?: number | null; dev?: string; ino?: string }>(session, seeDirExpression(dir), undefined);
     // Not there at all, or another directory at the same path: not the same filesystem.
     if ((!seen.ok && seen.why === 'ENOENT') || (seen.ok && (seen.dev !== String(ours.dev) || seen.ino !== String(ours.ino)))) {
-      return await skip(dir, `the target does not share ${baseDir} with heapcap (another host, container or mount namespace; set HEAPCAP_PIPE_DIR to a directory both see)`);
+      return await skip(dir, remember(key, `the target does not share ${baseDir} with heapcap (another host, container or mount namespace; set HEAPCAP_PIPE_DIR to a directory both see)`));
     }
-    if (!seen.ok) return await skip(dir, `the target cannot see ${baseDir}: ${seen.why ?? 'unknown'}`);
+    if (!seen.ok) return await skip(dir, remember(key, `the target cannot see ${baseDir}: ${seen.why ?? 'unknown'}`));
     const path = join(dir, 'snapshot.fifo');
     await run('mkfifo', ['-m', '600', path]);
     const me = typeof process.getuid === 'function' ? process.getuid() : undefined;
@@ -124,6 +129,26 @@ export async function preparePipe(session: CdpSession, facts: RuntimeFacts, base
     }
     return skip(dir, `the pipe could not be set up: ${(err as Error).message}`);
   }
+}
+
+/**
+ * How long a target process found not to see the pipe directory is taken at its word. The probe (a directory
+ * made, stat-ed and removed here, a stat evaluated in the target) ran before every capture: a worker capturing
+ * remote targets on a short schedule paid it each time for the same answer. A target moves to another host or
+ * mount namespace only by restarting, which gives it another inspector URL or pid (part of the key).
+ */
+export const NOT_SHARED_MEMORY_MS = 60_000;
+/** At most this many targets remembered; the oldest go first. */
+const NOT_SHARED_MAX = 10_000;
+/** `<baseDir>\n<target>\n<pid>` → why the pipe is not possible, until when. */
+const notShared = new Map<string, { why: string; until: number }>();
+
+function remember(key: string | undefined, why: string): string {
+  if (key === undefined) return why;
+  notShared.delete(key);
+  notShared.set(key, { why, until: Date.now() + NOT_SHARED_MEMORY_MS });
+  if (notShared.size > NOT_SHARED_MAX) notShared.delete(notShared.keys().next().value as string);
+  return why;
 }
 
 async function skip(dir: string | undefined, why: string): Promise<{ skip: string }> {

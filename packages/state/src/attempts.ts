@@ -7,9 +7,13 @@
 import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
 import { finishedIncrements, incrementArgs } from './finished-metrics.ts';
-import { RESTORE_SCRIPT, TRANSITION_SCRIPT } from './lua-captures.ts';
-import { encodeRecord, encodeUpdate } from './record-codec.ts';
+import { parseHeadroomSample, type HeadroomSample } from './headroom-history.ts';
+import { BEGIN_SCRIPT, RESTORE_SCRIPT, TRANSITION_SCRIPT } from './lua-captures.ts';
+import { decodeRecord, encodeRecord, encodeUpdate } from './record-codec.ts';
 import { getCapture } from './records.ts';
+import type { QueueError } from './errors.ts';
+import { decodeEntry, type RegisteredTarget } from './registry.ts';
+import { hashFromReply } from './reply.ts';
 import { replyStrings } from './script.ts';
 import type { CaptureRecord, CaptureStatus } from './schemas.ts';
 
@@ -21,6 +25,26 @@ export type TransitionResult =
 export type CaptureErrorInfo = NonNullable<CaptureRecord['error']>;
 export type CaptureArtifactInfo = NonNullable<CaptureRecord['artifact']>;
 export type CaptureProgressInfo = NonNullable<CaptureRecord['progress']>;
+
+/** What {@link AttemptRecorder.begin} found, and whether the attempt started. */
+export type BeginResult =
+  | { kind: 'missing' }
+  | { kind: 'terminal'; status: CaptureStatus }
+  | { kind: 'no_target'; status: CaptureStatus }
+  | { kind: 'busy'; status: CaptureStatus }
+  | {
+      kind: 'started';
+      /** The new attempt's number. */
+      attempt: number;
+      /** The record as it was before this attempt started. */
+      record: CaptureRecord;
+      /** Whether a cancel was requested (a flag left while an earlier attempt ran). */
+      cancelRequested: boolean;
+      /** The registry entry, or the QueueError of one that no longer validates. */
+      entry: RegisteredTarget | QueueError;
+      /** The target's last measured snapshot cost (null: none, or one that does not parse). */
+      headroom: HeadroomSample | null;
+    };
 
 /** Worker-side record transitions (see the module comment). */
 export class AttemptRecorder {
@@ -34,6 +58,38 @@ export class AttemptRecorder {
   start(captureId: string, targetId: string, workerId?: string): Promise<TransitionResult> {
     const now = new Date().toISOString();
     return this.#transition(captureId, targetId, 'running', ['queued', 'running'], undefined, true, { startedAt: now, phase: null, progress: null, error: null, worker: workerId });
+  }
+
+  /**
+   * The worker's first round trip for a capture job (it was six: record, registry, lock, start, cancel flag,
+   * headroom): in one script, read the record, find the target, take its lock with `leaseMs`, and move the
+   * record to running with one more attempt. Nothing changes unless the attempt starts. A registry entry that
+   * no longer validates is found after the start (the lock is taken then): the caller ends the attempt.
+   */
+  async begin(captureId: string, targetId: string, lockToken: string, leaseMs: number, workerId?: string): Promise<BeginResult> {
+    const { keys, redis, settings } = this.#ctx;
+    const now = new Date().toISOString();
+    const reply = replyStrings(
+      await withRedisDeadline(
+        BEGIN_SCRIPT.run(
+          redis,
+          [keys.record(captureId), keys.active(targetId), ...keys.statusIndexes(), keys.finishedMetrics(), keys.targets(), keys.targetLock(targetId), keys.headroom(targetId)],
+          [targetId, lockToken, String(leaseMs), now, ...encodeUpdate({ startedAt: now, phase: null, progress: null, error: null, worker: workerId })],
+        ),
+        settings.redisTimeoutMs,
+        'begin attempt',
+      ),
+    );
+    const [word, status] = reply;
+    if (word === 'missing') return { kind: 'missing' };
+    if (word === 'terminal' || word === 'no_target' || word === 'busy') return { kind: word, status: status as CaptureStatus };
+    if (word !== 'started') throw new Error(`begin attempt: unexpected reply ${JSON.stringify(reply)}`);
+    const n = Number(reply[3]);
+    const hash = hashFromReply(reply.slice(4 + n));
+    const record = decodeRecord(hash);
+    if (record === null) throw new Error(`begin attempt: the record of ${captureId} was read empty`);
+    const entry = decodeEntry(targetId, reply[2]!);
+    return { kind: 'started', attempt: Number(reply[1]), record, cancelRequested: hash['cancelRequested'] === '1', entry, headroom: parseHeadroomSample(hashFromReply(reply.slice(4, 4 + n))) };
   }
 
   /** Record the phase running now, and (optionally) its live progress. */

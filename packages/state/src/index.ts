@@ -103,7 +103,7 @@ export {
   type AnalysisState,
   type AnalysisJob,
 } from './analysis-schema.ts';
-export { AttemptRecorder, type TransitionResult, type CaptureErrorInfo, type CaptureArtifactInfo, type CaptureProgressInfo } from './attempts.ts';
+export { AttemptRecorder, type TransitionResult, type BeginResult, type CaptureErrorInfo, type CaptureArtifactInfo, type CaptureProgressInfo } from './attempts.ts';
 export { CaptureEvents } from './events.ts';
 export { HeadroomHistory, type HeadroomSample } from './headroom-history.ts';
 export { PHASE_BUCKETS_SECONDS, type FinishedMetrics, type PhaseHistogram } from './finished-metrics.ts';

@@ -115,6 +115,42 @@ return {'ok', to, attempts}
 `);
 
 /**
+ * Begin a worker's attempt in one round trip: read the record, find the target
+ * in the registry, take the target's lock, move the record to running (one
+ * more attempt) and read the target's last measured snapshot cost. Each step
+ * answers before the next changes anything: a missing record, a finished one,
+ * a target no longer registered or a lock held elsewhere change nothing.
+ * KEYS: 1 record, 2 active set of the target, 3..8 status indexes, 9 finished-metrics hash (unused: the
+ *       status helpers' layout), 10 target registry hash, 11 the target's lock, 12 its headroom hash.
+ * ARGV: 1 target id, 2 lock token, 3 lease ms, 4 now ISO, 5.. fields to set on start.
+ * Reply: {'missing'} | {'terminal', status} | {'no_target', status} | {'busy', status}
+ *        | {'started', attempts, registry entry JSON, N, ...N headroom field/value strings, ...HGETALL of the record before the start}.
+ */
+export const BEGIN_SCRIPT = new LuaScript(`${STATUS_HELPERS}
+local cur = redis.call('HMGET', KEYS[1], 'status', 'createdAtMs', 'id')
+local st = cur[1]
+if not st then return {'missing'} end
+if isTerminal(st) then return {'terminal', st} end
+local entry = redis.call('HGET', KEYS[10], ARGV[1])
+if not entry then return {'no_target', st} end
+if not redis.call('SET', KEYS[11], ARGV[2], 'PX', ARGV[3], 'NX') then return {'busy', st} end
+local before = redis.call('HGETALL', KEYS[1])
+local attempts = tostring(redis.call('HINCRBY', KEYS[1], 'attempts', 1))
+local fields = {'status', 'running', 'updatedAt', ARGV[4]}
+for i = 5, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('HSET', KEYS[1], unpack(fields))
+if st ~= 'running' then
+  redis.call('ZREM', statusIndex(st, 3), cur[3])
+  redis.call('ZADD', statusIndex('running', 3), cur[2], cur[3])
+end
+local headroom = redis.call('HGETALL', KEYS[12])
+local out = {'started', attempts, entry, tostring(#headroom)}
+for _, v in ipairs(headroom) do out[#out + 1] = v end
+for _, v in ipairs(before) do out[#out + 1] = v end
+return out
+`);
+
+/**
  * Cancel: a queued capture becomes cancelled here; a running one is flagged and
  * its worker told over pub/sub (the flag also reaches a worker that missed the message).
  * KEYS: 1 record, 2 active set, 3..8 status indexes, 9 finished-metrics hash.

@@ -123,7 +123,8 @@ export class TargetRegistry {
   }
 }
 
-function decodeEntry(id: string, json: string): RegisteredTarget | QueueError {
+/** A registry entry as stored (its JSON), or the QueueError `invalid_input` of one that no longer validates. */
+export function decodeEntry(id: string, json: string): RegisteredTarget | QueueError {
   const v = JSON.parse(json) as { target: unknown; source: 'file' | 'api'; updatedAt: string };
   const parsed = TargetSchema.safeParse(v.target);
   if (!parsed.success) {

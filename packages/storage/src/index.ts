@@ -10,6 +10,7 @@ export { CaptureManifestSchema, SamplingManifestSchema, parseArtifactManifest, t
 export { SnapshotDigest, parseSnapshotHeader } from './digest.ts';
 export { createFileSink, type FileSinkOptions } from './fs/sink.ts';
 export { createS3Sink, type S3SinkOptions } from './s3/sink.ts';
+export { rememberCheck, REMEMBER_CHECK_MS } from './remember-check.ts';
 export type { S3SinkConfig, S3SinkConfigInput } from './s3/config.ts';
 
 /** The store selected by configuration. */

@@ -11,7 +11,7 @@ import type { CaptureProgress, SamplingProgress } from '@heapcap/capture';
 import { runCapture, type RunCaptureOutput, type RunSamplingOutput } from '@heapcap/pipeline';
 import { toCaptureError, type CaptureError } from '@heapcap/errors';
 import { resolveRedaction, type RedactMode } from '@heapcap/config';
-import { CaptureJobSchema, isQueueError, isTerminal, type CaptureRecord, type HeapcapQueue, type Target, type TransitionResult } from '@heapcap/state';
+import { CaptureJobSchema, isQueueError, type CaptureRecord, type BeginResult, type HeapcapQueue, type Target, type TransitionResult } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { startLease } from './lease.ts';
 import type { WorkerTuning } from './options.ts';
@@ -39,6 +39,9 @@ export interface ProcessorDeps {
   workerId?: string | undefined;
 }
 
+/** How long a phase runs before the record shows it (a shorter one is never written: the next, or the outcome, follows). */
+const PHASE_WRITE_DELAY_MS = 250;
+
 /** Phases during which the target may still be producing a snapshot we abandoned. */
 const SNAPSHOT_PHASES = new Set(['generate', 'serialize', 'sink']);
 
@@ -56,26 +59,29 @@ async function processCapture(deps: ProcessorDeps, job: Job<unknown>, token: str
   }
   const { captureId, targetId } = parsed.data;
   const log = deps.log.child({ captureId, targetId, jobId: job.id });
-  const before = await queue.attempts.get(captureId);
-  if (before === null) {
+  const lockToken = `${captureId}:${token}`;
+  // One round trip: the record, the target, its lock, the start of the attempt, the headroom history.
+  const begun = await queue.attempts.begin(captureId, targetId, lockToken, tuning.targetLeaseMs, deps.workerId).catch(async (err: unknown) => {
+    // A record that does not decode is found after the lock was taken: give it back (only if it is ours).
+    await queue.locks.release(targetId, lockToken).catch(() => undefined);
+    throw err;
+  });
+  if (begun.kind === 'missing') {
     // A job without its record: Redis lost its data between the two (the job is all that is left; the process
     // that accepted the capture writes its record again when it notices the loss).
     log.error({ code: 'redis_data_lost' }, 'capture job without a record (Redis lost its data?): not run');
     throw new UnrecoverableError(`invalid_input: no capture record ${captureId}`);
   }
-  if (isTerminal(before)) {
-    log.info({ status: before.status }, 'capture already finished; nothing to do');
+  if (begun.kind === 'terminal') {
+    log.info({ status: begun.status }, 'capture already finished; nothing to do');
     return;
   }
-  const entry = await queue.targets.get(targetId);
-  if (entry === null) {
+  if (begun.kind === 'no_target') {
     await queue.attempts.abandon(captureId, targetId, { code: 'target_not_found', message: `target "${targetId}" is no longer registered` });
     log.warn('target removed from the registry; capture failed');
     throw new UnrecoverableError('target_not_found');
   }
-
-  const lockToken = `${captureId}:${token}`;
-  if (!(await queue.locks.acquire(targetId, lockToken, tuning.targetLeaseMs))) {
+  if (begun.kind === 'busy') {
     // Another capture holds the target: come back later without spending an attempt.
     await queue.increment('lock_waits').catch(() => undefined);
     const delay = Math.round(tuning.lockRetryMs * (1 + Math.random() * 0.5));
@@ -83,6 +89,17 @@ async function processCapture(deps: ProcessorDeps, job: Job<unknown>, token: str
     await job.moveToDelayed(Date.now() + delay, token);
     throw new DelayedError();
   }
+  const before = begun.record;
+  if (begun.entry instanceof Error) {
+    // Stored before a validation rule was added, and failing it now: the capture cannot run until the entry is
+    // replaced; end this attempt with the registry's message rather than retrying it.
+    const { code, message } = begun.entry;
+    await queue.attempts.fail(captureId, targetId, begun.attempt, { code, message }, null, false).catch((err: unknown) => log.warn({ err }, 'could not record the outcome of the attempt'));
+    await queue.locks.release(targetId, lockToken).catch(() => undefined);
+    log.warn({ outcome: 'failed', code }, 'the target’s registry entry no longer validates; capture failed');
+    throw new UnrecoverableError(`${code}: ${message}`);
+  }
+  const entry = begun.entry;
   // The lease is renewed for everything done under the lock, from here to its release: the previous attempt's
   // cleanup, the capture, settling the target, writing the outcome (issue 25: a cleanup of 34 s with the store
   // down outlived an unrenewed 30 s lease, and the target was free for another worker meanwhile).
@@ -122,7 +139,7 @@ async function processCapture(deps: ProcessorDeps, job: Job<unknown>, token: str
     },
   });
   try {
-    await runAttempt({ deps, job, token, bullSignal, log, target: entry.target, captureId, record: before, controller, lock });
+    await runAttempt({ deps, job, token, bullSignal, log, target: entry.target, captureId, record: before, controller, lock, begun });
   } finally {
     lease.stop();
     await queue.locks.release(targetId, lockToken).catch((err: unknown) => log.warn({ err }, 'could not release the target lock; its lease will expire'));
@@ -142,6 +159,8 @@ interface AttemptInput {
   /** Aborted on cancel, shutdown or a lost lock (its reason: the AbortKind). */
   controller: AbortController;
   lock: LockWatch;
+  /** What the attempt's first round trip found: its number, the cancel flag, the headroom history. */
+  begun: Extract<BeginResult, { kind: 'started' }>;
 }
 
 /** The attempt's live phase, and the phase it was in when the lease found the lock gone (undefined: not lost). */
@@ -171,12 +190,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   const { deps, captureId, target } = a;
   const { queue, tuning } = deps;
   const sink = deps.sink;
-  const started = await queue.attempts.start(captureId, target.id, deps.workerId);
-  if (!started.ok) {
-    a.log.info({ reason: started.reason, status: started.status }, 'capture not startable; skipping');
-    return;
-  }
-  const attempt = started.attempts;
+  const attempt = a.begun.attempt;
   const startedAtMs = Date.now();
   a.lock.attempt = { attempt, startedAt: new Date(startedAtMs).toISOString() };
   const log = a.log.child({ attempt });
@@ -200,24 +214,46 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   let bytesSoFar = 0;
   // The progress a queued write will record when it starts (null: no write waiting).
   let nextProgress: { phase: string; phaseStartedAt: string; at: string; bytes: number } | null = null;
-  const writeProgress = (name: string, bytes: number): void => {
-    const now = new Date();
-    progressWrittenAt = now.getTime();
-    progressPending = true;
-    // In order, one at a time; a failed write only costs the live phase display. Phases entered while a write is
-    // waiting collapse into the newest: a phase shorter than a Redis round trip would be overwritten at once
-    // anyway, and the engine enters five in a few milliseconds on a small heap (a script call each, before).
-    const waiting = nextProgress !== null;
-    nextProgress = { phase: name, phaseStartedAt, at: now.toISOString(), bytes };
-    if (waiting) return;
+  // Written PHASE_WRITE_DELAY_MS after it is entered, not at once: a capture of a small heap runs all its phases
+  // (connect … sink) in a few tens of milliseconds and its outcome overwrites them, so writing each cost Redis round
+  // trips no one could read (the largest share of the worker's own Redis writes in a profile of bench/scale.ts).
+  let phaseTimer: NodeJS.Timeout | undefined;
+  const sendProgress = (): void => {
+    clearTimeout(phaseTimer);
+    phaseTimer = undefined;
     phaseWrites = phaseWrites
       .then(() => {
-        const write = nextProgress as NonNullable<typeof nextProgress>;
+        const write = nextProgress;
+        if (write === null) return;
         nextProgress = null;
         return queue.attempts.phase(captureId, target.id, attempt, write.phase, write);
       })
       .catch((err: unknown) => log.warn({ err }, 'could not record the phase'))
       .finally(() => (progressPending = nextProgress !== null));
+  };
+  /** The phase writes done; `pending`: `send` the one still waiting for its delay now, or `drop` it (the outcome follows). */
+  const phaseWritesDone = (pending: 'send' | 'drop'): Promise<unknown> => {
+    if (phaseTimer !== undefined) {
+      if (pending === 'send') sendProgress();
+      else {
+        clearTimeout(phaseTimer);
+        phaseTimer = undefined;
+        nextProgress = null;
+        progressPending = false;
+      }
+    }
+    return phaseWrites;
+  };
+  const writeProgress = (name: string, bytes: number): void => {
+    const now = new Date();
+    progressWrittenAt = now.getTime();
+    progressPending = true;
+    // In order, one at a time; a failed write only costs the live phase display. Phases entered while a write is
+    // waiting collapse into the newest: a phase shorter than the delay would be overwritten at once anyway.
+    const waiting = nextProgress !== null;
+    nextProgress = { phase: name, phaseStartedAt, at: now.toISOString(), bytes };
+    if (waiting) return;
+    phaseTimer = setTimeout(sendProgress, PHASE_WRITE_DELAY_MS);
   };
   const setPhase = (name: string, bytes = 0): void => {
     phase = name;
@@ -230,11 +266,13 @@ async function runAttempt(a: AttemptInput): Promise<void> {
     if (phase !== null && bytesSoFar > 0 && !progressPending && Date.now() - progressWrittenAt >= 1000) writeProgress(phase, bytesSoFar);
   }, 500);
   bytesTimer.unref();
-  if (attempt > 1 && a.record.startedAt !== null) {
+  const previousStart = attempt > 1 ? a.record.startedAt : null;
+  const cleanedUp = previousStart !== null;
+  if (previousStart !== null) {
     // An earlier attempt died mid-upload: remove whatever it left (temp file, open multipart upload). The store
     // may be what failed it: wait at most previousCleanupTimeoutMs, and not past a cancel or a lost lock.
     setPhase('cleanup');
-    const removing = sink.remove({ captureId, targetId: target.id, startedAt: new Date(a.record.startedAt), gzip }).catch((err: unknown) => log.warn({ err }, 'could not clean up the previous attempt'));
+    const removing = sink.remove({ captureId, targetId: target.id, startedAt: new Date(previousStart), gzip }).catch((err: unknown) => log.warn({ err }, 'could not clean up the previous attempt'));
     const stopped = new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
     if (!(await within(Promise.race([removing, stopped]), tuning.previousCleanupTimeoutMs))) {
       log.warn({ timeoutMs: tuning.previousCleanupTimeoutMs }, 'the previous attempt’s cleanup did not finish in time; going on without it');
@@ -243,8 +281,11 @@ async function runAttempt(a: AttemptInput): Promise<void> {
   const endpoint = targetToEndpoint(target);
   let outcome: AttemptOutcome;
   try {
-    if (await queue.attempts.cancelRequested(captureId)) abort('cancel');
-    const previous = await previousCost(queue, target.id, log);
+    // The flag as the attempt's start read it; after a cleanup of the previous attempt (which may have taken
+    // long) read it again, in case the pub/sub message of a cancel meanwhile was missed.
+    if (a.begun.cancelRequested || (cleanedUp && (await queue.attempts.cancelRequested(captureId)))) abort('cancel');
+    const headroom = a.begun.headroom;
+    const previous = headroom === null ? null : { heapUsedBytes: headroom.heapUsedBytes, extraBytes: headroom.extraBytes };
     log.info('capture started');
     const onProgress = (p: CaptureProgress | SamplingProgress): void => {
       const bytes = 'bytes' in p ? p.bytes : 0;
@@ -291,12 +332,12 @@ async function runAttempt(a: AttemptInput): Promise<void> {
             onSummary: () => setPhase('summary'),
           },
     );
-    await phaseWrites;
+    await phaseWritesDone('drop');
     if (out.kind === 'snapshot') await recordCost(queue, target.id, out.result, log);
     const timings = { queued: Math.max(0, startedAtMs - Date.parse(a.record.createdAt)), ...out.result.timings };
     outcome = { kind: 'succeeded', timings, out };
   } catch (err) {
-    await phaseWrites;
+    await phaseWritesDone('drop');
     const error = toCaptureError(err);
     const kind = controller.signal.aborted ? (controller.signal.reason as AbortKind) : undefined;
     // The target may still be busy with what we asked of it (a snapshot, a GC, an enable): keep its lock
@@ -304,27 +345,18 @@ async function runAttempt(a: AttemptInput): Promise<void> {
     let settle: SettleResult | undefined;
     if (kind !== 'shutdown' && mayLeaveTargetBusy(error)) {
       setPhase('settle');
-      await phaseWrites;
+      await phaseWritesDone('send');
       settle = await settleTarget(endpoint, tuning.settleTimeoutMs);
       log.info({ settle }, 'waited for the target to finish what the failed attempt asked of it');
     }
     outcome = { kind: 'failed', error, abort: kind, settle };
   } finally {
     clearInterval(bytesTimer);
+    // A progress write the byte timer queued after the last phase write: the outcome follows and overwrites it.
+    void phaseWritesDone('drop');
     a.bullSignal?.removeEventListener('abort', onBullAbort);
   }
   await finishAttempt({ ...a, log, attempt, startedAt: new Date(startedAtMs).toISOString(), outcome });
-}
-
-/** The target's last measured snapshot cost, for the headroom gate; null when none (or Redis cannot say: the model decides then). */
-async function previousCost(queue: HeapcapQueue, targetId: string, log: Logger): Promise<{ heapUsedBytes: number; extraBytes: number } | null> {
-  try {
-    const s = await queue.headroom.get(targetId);
-    return s === null ? null : { heapUsedBytes: s.heapUsedBytes, extraBytes: s.extraBytes };
-  } catch (err) {
-    log.warn({ err }, 'could not read the target’s previous snapshot cost; the headroom model alone decides');
-    return null;
-  }
 }
 
 /** Remember what this capture cost the target when its peak was measured; best effort. */

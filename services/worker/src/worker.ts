@@ -18,7 +18,7 @@ import { Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { CAPTURE_QUEUE, captureQueueName, closeWorker, duplicateRedis, leakHuntQueueName, reconcileCaptures, type HeapcapQueue, type WorkerInfo } from '@heapcap/state';
 import { HEAPCAP_VERSION, type HeapcapConfig, type RedactMode } from '@heapcap/config';
-import type { ArtifactStore } from '@heapcap/storage';
+import { rememberCheck, type ArtifactStore } from '@heapcap/storage';
 import { DEFAULT_TUNING, type WorkerTuning } from './options.ts';
 import { createProcessor } from './processor.ts';
 import { analysisConsumer } from './analysis.ts';
@@ -114,7 +114,8 @@ export class CaptureWorker {
     this.#connection = duplicateRedis(queue.redis, { maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:worker` });
     this.#connection.on('error', () => {});
     const t = this.tuning;
-    const run = createProcessor({ ...this.#deps, tuning: t, workerId: this.id });
+    // The storage check before each capture stands for a while (a failed write forgets it): remember-check.ts.
+    const run = createProcessor({ ...this.#deps, sink: rememberCheck(this.#deps.sink), tuning: t, workerId: this.id });
     this.#processor = async (job, token, signal) => {
       this.#inFlight += 1;
       try {
