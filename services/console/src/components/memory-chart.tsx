@@ -82,8 +82,8 @@ export function MemoryChart({ samples, captures, from, to }: MemoryChartProps) {
     // The y axis fits what the heap does, not the heap limit: a 50 MB heap under a 4 GB limit would be a
     // flat line at the bottom. The limit line is drawn once the heap comes within half of it (when it
     // matters: an OOM ahead); its value is in the legend either way.
-    const peak = Math.max(0, ...[1, 2, 4].flatMap((i) => data[i]!.map((v) => v ?? 0)));
-    const limit = Math.max(0, ...data[3]!.map((v) => v ?? 0));
+    const peak = samples.reduce((m, s) => Math.max(m, s.heapUsedBytes, s.heapTotalBytes, s.rssBytes ?? 0), 0);
+    const limit = samples.reduce((m, s) => Math.max(m, s.heapLimitBytes ?? 0), 0);
     const top = limit > 0 && limit <= peak * 2 ? limit * 1.05 : peak * 1.15;
     el.dataset['yMax'] = String(Math.round(top));
     const plot = new uPlot(
