@@ -114,6 +114,27 @@ async function captureThroughApi(): Promise<CaptureRecord> {
   return capture;
 }
 
+/**
+ * Every key on master `i` is in `slot`. Two reads of a live keyspace (samplers, leases, expiries) can straddle
+ * a change, so the counts must agree on some pair of reads; a key outside the slot keeps them apart until the
+ * deadline, and the error lists the master's keys.
+ */
+async function onlySlot(i: number, slot: string): Promise<void> {
+  try {
+    await waitFor(
+      async () => {
+        const inSlot = await cluster.cli(i, 'CLUSTER', 'COUNTKEYSINSLOT', slot);
+        const total = await cluster.cli(i, 'DBSIZE');
+        const again = await cluster.cli(i, 'CLUSTER', 'COUNTKEYSINSLOT', slot);
+        return inSlot === total && total === again ? true : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 100, what: `every key on master ${i} in slot ${slot}` },
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; its keys: ${await cluster.cli(i, '--scan')}`);
+  }
+}
+
 void test('every heapcap key, ours and BullMQ\'s, is in one slot on one master; the other masters hold none', async () => {
   await captureThroughApi();
   for (let i = 0; i < cluster.ports.length; i++) {
@@ -122,17 +143,7 @@ void test('every heapcap key, ours and BullMQ\'s, is in one slot on one master; 
     else assert.equal(keys, 0, `master ${i} holds keys: ${await cluster.cli(i, '--scan')}`);
   }
   const slot = await cluster.cli(home, 'CLUSTER', 'KEYSLOT', '{heapcap}');
-  // Two reads of a live keyspace (samplers, leases, expiries) can straddle a change: the counts must
-  // agree on some pair of reads; a key outside the slot would keep them apart until the deadline.
-  await waitFor(
-    async () => {
-      const inSlot = await cluster.cli(home, 'CLUSTER', 'COUNTKEYSINSLOT', slot);
-      const total = await cluster.cli(home, 'DBSIZE');
-      const again = await cluster.cli(home, 'CLUSTER', 'COUNTKEYSINSLOT', slot);
-      return inSlot === total && total === again ? true : undefined;
-    },
-    { timeoutMs: 10_000, intervalMs: 100, what: `every key on master ${home} in slot ${slot}` },
-  );
+  await onlySlot(home, slot);
   const page = await list('rest');
   assert.ok(page.some((r) => r.status === 'succeeded' && r.targetId === 'app'));
 });
@@ -200,10 +211,16 @@ void test('the master holding heapcap\'s slot restarts: the data is back, captur
   await captureThroughApi();
   // The paused schedule resumes and runs again on the restarted master.
   assert.equal((await api(b, 'POST', '/v1/schedules/twice/resume')).status, 200);
-  await waitFor(
-    async () => (await list('schedule')).some((r) => r.trigger.scheduleId === 'twice' && r.status === 'succeeded' && Date.parse(r.createdAt) > restartedAt),
-    { timeoutMs: 60_000, intervalMs: 250, what: 'a scheduled capture after the restart' },
-  );
+  try {
+    await waitFor(
+      async () => (await list('schedule')).some((r) => r.trigger.scheduleId === 'twice' && r.status === 'succeeded' && Date.parse(r.createdAt) > restartedAt),
+      { timeoutMs: 60_000, intervalMs: 250, what: 'a scheduled capture after the restart' },
+    );
+  } catch (err) {
+    const since = (await list('schedule')).filter((r) => Date.parse(r.createdAt) > restartedAt).map((r) => `${r.createdAt} ${r.status} ${JSON.stringify(r.error)}`);
+    const said = (x: RunningHeapcap): string => x.stdout.lines().filter((l) => !l.includes('"level":30')).slice(-40).join('\n');
+    throw new Error(`${(err as Error).message}; scheduled since the restart: ${since.join(' | ') || 'none'};\nschedule: ${JSON.stringify((await api(a, 'GET', '/v1/schedules/twice')).body)}\nserve a:\n${said(a)}\nserve b:\n${said(b)}`);
+  }
   assert.equal((await api(a, 'POST', '/v1/schedules/twice/pause')).status, 200);
   // Both replicas are still up.
   assert.equal(a.child.exitCode, null);
@@ -227,9 +244,8 @@ void test('HEAPCAP_REDIS_PARTITION: a second deployment on the cluster keeps its
     const slot = await cluster.cli(master, 'CLUSTER', 'KEYSLOT', `{heapcap-${partition}}`);
     const keys = Number(await cluster.cli(master, 'DBSIZE'));
     assert.ok(keys > 10, `master ${master} holds ${keys} keys`);
-    assert.equal(await cluster.cli(master, 'CLUSTER', 'COUNTKEYSINSLOT', slot), String(keys), `master ${master} holds keys outside the partition's slot: ${await cluster.cli(master, '--scan')}`);
-    const homeSlot = await cluster.cli(home, 'CLUSTER', 'KEYSLOT', '{heapcap}');
-    assert.equal(await cluster.cli(home, 'CLUSTER', 'COUNTKEYSINSLOT', homeSlot), await cluster.cli(home, 'DBSIZE'));
+    await onlySlot(master, slot);
+    await onlySlot(home, await cluster.cli(home, 'CLUSTER', 'KEYSLOT', '{heapcap}'));
     // The deployments do not see each other's records.
     assert.equal((await api(b, 'GET', `/v1/captures/${res.body.capture.id}`)).status, 404);
     assert.equal((await api(p, 'GET', `/v1/captures/${res.body.capture.id}`)).status, 200);
