@@ -160,7 +160,8 @@ export async function takeSnapshotVia<T>(session: CdpSession, consume: SnapshotC
     const truncated = truncation(ends.head, ends.tail, firstChunkAt !== undefined);
     if (truncated !== undefined) throw truncated;
     if (transformError !== undefined) throw transformError;
-    transform?.end();
+    // A transform on a thread of its own emits its last bytes only now.
+    await transform?.end();
     options.onComplete?.(lastChunkAt);
     stream.finish();
     const consumed = await withDeadline(consuming, timeoutMs, () => new CaptureError('storage_failed', `the sink did not complete within ${timeoutMs} ms after the last chunk`), options.signal);
@@ -174,6 +175,7 @@ export async function takeSnapshotVia<T>(session: CdpSession, consume: SnapshotC
   } finally {
     offChunk();
     offProgress();
+    transform?.close?.();
     if (lateChunks > 0) stream.destroy();
   }
 }
