@@ -154,6 +154,7 @@ export async function takeSnapshotVia<T>(session: CdpSession, consume: SnapshotC
     await Promise.race([snapshot, consumerFailed]);
   };
   try {
+    transform?.open?.();
     if (produce === undefined) await overCdp();
     else await produce({ push: onChunk, overCdp, consumerFailed, gotChunks: () => firstChunkAt !== undefined, consumerError: () => consumeError });
     responded = true;

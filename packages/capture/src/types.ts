@@ -18,6 +18,8 @@ export interface SnapshotFlags {
  * on a thread of its own and emits later, in order).
  */
 export interface SnapshotTransform {
+  /** Just before the snapshot is asked for (e.g. to start a thread while the target generates it). */
+  open?(): void;
   /**
    * One chunk in (the caller may reuse it once this returns); the bytes to keep
    * go to `emit`, during this call or later (in order, until `end` settles),

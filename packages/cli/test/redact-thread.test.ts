@@ -18,12 +18,12 @@ import { tmpDir, tokensIn, type TmpDir } from '@heapcap/testkit';
 async function through(redactor: RedactorThread, bytes: Buffer, sizes: number[]): Promise<Buffer> {
   const out: Buffer[] = [];
   const emit = (b: Buffer): void => void out.push(Buffer.from(b));
-  for (let at = 0, k = 0; at < bytes.length; k++) {
-    const n = sizes[k % sizes.length] as number;
-    redactor.write(bytes.subarray(at, at + n), emit);
-    at += n;
-  }
   try {
+    for (let at = 0, k = 0; at < bytes.length; k++) {
+      const n = sizes[k % sizes.length] as number;
+      redactor.write(bytes.subarray(at, at + n), emit);
+      at += n;
+    }
     await redactor.end();
   } finally {
     redactor.close();

@@ -13,8 +13,9 @@
  * was redacted; a snapshot the redactor refuses fails with its error
  * (`snapshot_invalid`), from the next write or from `end`.
  *
- * The thread starts with the first chunk (a capture that fails before its
- * snapshot never starts it) and goes with `close` (the engine calls it in any case).
+ * The thread starts when the engine is about to ask for the snapshot (`open`:
+ * it loads while the target generates; a capture that fails before never
+ * starts it) and goes with `close` (the engine calls it in any case).
  */
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
@@ -69,14 +70,20 @@ export class RedactorThread implements SnapshotTransform {
     }
   }
 
+  /** Starts the thread before the snapshot is asked for: it loads while the target generates it. */
+  open(): void {
+    this.#start();
+  }
+
   /** Resolves once the thread redacted and gave back every byte; rejects with its error. */
   end(): Promise<void> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
     this.#start();
     this.#send();
     const ended = new Promise<void>((resolve, reject) => (this.#ended = { resolve, reject }));
+    this.#port?.ref();
     this.#command({ kind: 'end' });
-    return ended;
+    return ended.finally(() => this.#port?.unref());
   }
 
   close(): void {
@@ -92,12 +99,20 @@ export class RedactorThread implements SnapshotTransform {
     const { port1, port2 } = new MessageChannel();
     const data: RedactThreadData = { port: port2, posted: this.#posted };
     const source = (): string => fileURLToPath(import.meta.resolve('@heapcap/analysis/redact-thread'));
-    this.#worker = startModuleThread('redact-thread', source, data, { transferList: [port2], stdout: false, stderr: false });
+    this.#worker = startModuleThread('redact-thread', source, data, {
+      transferList: [port2],
+      // Small young generation, as bin/heapcap gives the main thread: little lives long here.
+      resourceLimits: { maxYoungGenerationSizeMb: 4 },
+      stdout: false,
+      stderr: false,
+    });
     this.#worker.on('error', (err) => this.#fail(new CaptureError('internal', `the redaction thread failed: ${err.message}`)));
     this.#worker.on('exit', () => this.#fail(new CaptureError('internal', 'the redaction thread exited before the end of the snapshot')));
     this.#worker.unref();
     this.#port = port1;
     port1.on('message', (m: RedactMessage) => this.#handle(m));
+    // Only a pending `end` keeps the process alive (a caller that never closes it must not hang the process).
+    port1.unref();
   }
 
   #command(m: RedactCommand, transfer: ArrayBuffer[] = []): void {
@@ -135,8 +150,17 @@ export class RedactorThread implements SnapshotTransform {
   #handle(m: RedactMessage): void {
     this.#received++;
     if (m.kind === 'done') {
+      const spare: ArrayBuffer[] = [];
+      for (const piece of m.out) {
+        if ('start' in piece) this.#emit(Buffer.from(m.block, piece.start, piece.end - piece.start));
+        else {
+          this.#emit(Buffer.from(piece.buffer, 0, piece.length));
+          spare.push(piece.buffer);
+        }
+      }
+      // Pushed (the spill buffer copies): the block and the output buffers can be reused.
       this.#free.push(m.block);
-      for (const out of m.out) this.#emit(Buffer.from(out));
+      if (spare.length > 0) this.#command({ kind: 'spare', buffers: spare }, spare);
     } else if (m.kind === 'ended') {
       this.#report = m.report;
       this.#ended?.resolve();
