@@ -5,9 +5,9 @@
 // commands' dependencies (Fastify, BullMQ, pino, the AWS SDK) in chunks that
 // `heapcap capture` never loads: tsx's loader thread costs ~50 MB of RSS and
 // the service stack more, on a host whose process is already short of memory.
-// The pipe transport's reading thread and the redaction thread are entries of their own,
-// dist/fifo-reader-thread.mjs and dist/redact-thread.mjs: a worker_threads Worker loads a
-// module by URL, and module-thread.ts asks for it beside its own chunk.
+// The pipe transport's reading thread is a second entry, dist/fifo-reader-thread.mjs:
+// a worker_threads Worker loads a module by URL, and pipe-transport.ts asks for
+// it beside its own chunk.
 import { build } from 'esbuild';
 import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -31,7 +31,6 @@ await build({
   entryPoints: {
     heapcap: join(ROOT, 'services/serve/src/heapcap.ts'),
     'fifo-reader-thread': join(ROOT, 'packages/capture/src/fifo-reader-thread.ts'),
-    'redact-thread': join(ROOT, 'packages/analysis/src/redact-thread.ts'),
   },
   outdir: OUT,
   outExtension: { '.js': '.mjs' },
@@ -84,11 +83,11 @@ await vite.build({
 });
 
 if (args.out !== undefined) {
-  console.log(`built ${OUT}/heapcap.mjs, ${OUT}/fifo-reader-thread.mjs and ${OUT}/redact-thread.mjs`);
+  console.log(`built ${OUT}/heapcap.mjs and ${OUT}/fifo-reader-thread.mjs`);
   process.exit(0);
 }
 const old = join(ROOT, `.dist-old-${process.pid}`);
 if (existsSync(DIST)) renameSync(DIST, old);
 renameSync(OUT, DIST);
 rmSync(old, { recursive: true, force: true });
-console.log('built dist/heapcap.mjs, dist/fifo-reader-thread.mjs and dist/redact-thread.mjs');
+console.log('built dist/heapcap.mjs and dist/fifo-reader-thread.mjs');

@@ -17,7 +17,7 @@
  *
  * Its own module, importing nothing but Node's: scripts/build.mjs bundles it as
  * dist/fifo-reader-thread.mjs beside the command's chunks; from the sources the
- * thread loads it through tsx (module-thread.ts).
+ * thread loads it through tsx (pipe-transport.ts, readerThread).
  */
 import { Socket, type ConnectOpts, type SocketConstructorOpts } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';

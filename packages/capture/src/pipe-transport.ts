@@ -25,14 +25,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import type { Worker } from 'node:worker_threads';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { CaptureError } from './errors.ts';
 import type { CdpSession } from './session.ts';
 import type { RuntimeFacts } from './runtime.ts';
 import type { SnapshotFlags } from './types.ts';
 import type { ReaderCommand, ReaderData, ReaderMessage } from './fifo-reader-thread.ts';
 import { ownerTag, sweepDeadOwners } from './owned-scratch.ts';
-import { startModuleThread } from './module-thread.ts';
 
 /** How the snapshot bytes travel: CDP messages, the local FIFO, or FIFO when possible (else CDP). */
 export type SnapshotTransport = 'cdp' | 'pipe' | 'auto';
@@ -207,6 +206,22 @@ export interface FifoReader {
 const READER_BLOCK_BYTES = 1024 * 1024;
 const READER_BLOCKS = 4;
 
+declare const HEAPCAP_BUNDLED: boolean | undefined;
+
+/**
+ * Starts the reading thread (fifo-reader-thread.ts). In the bundle
+ * (scripts/build.mjs defines HEAPCAP_BUNDLED) it is dist/fifo-reader-thread.mjs,
+ * beside every chunk. From the TypeScript sources (tests, benches) a worker
+ * does not inherit tsx's loader on Node 20, so the thread loads tsx's require
+ * hook itself and then the module.
+ */
+function startReaderThread(data: ReaderData, options: Omit<WorkerOptions, 'eval' | 'workerData'>): Worker {
+  if (typeof HEAPCAP_BUNDLED !== 'undefined' && HEAPCAP_BUNDLED) return new Worker(new URL('./fifo-reader-thread.mjs', import.meta.url), { ...options, workerData: data });
+  const file = fileURLToPath(new URL('./fifo-reader-thread.ts', import.meta.url));
+  const tsx = fileURLToPath(import.meta.resolve('tsx/cjs/api'));
+  return new Worker(`require(${JSON.stringify(tsx)}).require(${JSON.stringify(file)}, ${JSON.stringify(file)});`, { ...options, eval: true, workerData: data });
+}
+
 /**
  * Opens the FIFO at `path` for reading and feeds every byte, in order, to
  * `onBytes` on this thread; a reading thread keeps the FIFO drained meanwhile
@@ -221,7 +236,7 @@ export function openFifoReader(path: string, onBytes: (chunk: Buffer) => void, o
   try {
     holdFd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
     // From here the reading thread owns readFd: its pipe handle closes it.
-    worker = startModuleThread('fifo-reader-thread', () => fileURLToPath(new URL('./fifo-reader-thread.ts', import.meta.url)), { fd: readFd, blockBytes: READER_BLOCK_BYTES, blocks: Math.max(2, options.blocks ?? READER_BLOCKS), readBytes: PIPE_READ_BYTES, stats } satisfies ReaderData, {
+    worker = startReaderThread({ fd: readFd, blockBytes: READER_BLOCK_BYTES, blocks: Math.max(2, options.blocks ?? READER_BLOCKS), readBytes: PIPE_READ_BYTES, stats }, {
       // It allocates its blocks once and little else.
       resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
       stdout: false,

@@ -154,15 +154,13 @@ export async function takeSnapshotVia<T>(session: CdpSession, consume: SnapshotC
     await Promise.race([snapshot, consumerFailed]);
   };
   try {
-    transform?.open?.();
     if (produce === undefined) await overCdp();
     else await produce({ push: onChunk, overCdp, consumerFailed, gotChunks: () => firstChunkAt !== undefined, consumerError: () => consumeError });
     responded = true;
     const truncated = truncation(ends.head, ends.tail, firstChunkAt !== undefined);
     if (truncated !== undefined) throw truncated;
     if (transformError !== undefined) throw transformError;
-    // A transform on a thread of its own emits its last bytes only now.
-    await transform?.end();
+    transform?.end();
     options.onComplete?.(lastChunkAt);
     stream.finish();
     const consumed = await withDeadline(consuming, timeoutMs, () => new CaptureError('storage_failed', `the sink did not complete within ${timeoutMs} ms after the last chunk`), options.signal);
@@ -176,7 +174,6 @@ export async function takeSnapshotVia<T>(session: CdpSession, consume: SnapshotC
   } finally {
     offChunk();
     offProgress();
-    transform?.close?.();
     if (lateChunks > 0) stream.destroy();
   }
 }

@@ -14,21 +14,11 @@ export interface SnapshotFlags {
 /**
  * Rewrites the snapshot bytes before anything of heapcap's holds them (the
  * spill buffer, its file, the consumer): redaction (`SnapshotRedactor` in
- * @heapcap/analysis, or `RedactorThread` in @heapcap/pipeline, which runs it
- * on a thread of its own and emits later, in order).
+ * @heapcap/analysis). Synchronous, on the thread that receives the chunks.
  */
 export interface SnapshotTransform {
-  /** Just before the snapshot is asked for (e.g. to start a thread while the target generates it). */
-  open?(): void;
-  /**
-   * One chunk in (the caller may reuse it once this returns); the bytes to keep
-   * go to `emit`, during this call or later (in order, until `end` settles),
-   * whose buffer may be reused once it returns. Throws on bytes it cannot
-   * rewrite (or on an earlier chunk's failure, when it emits later).
-   */
+  /** One chunk in; the bytes to keep go to `emit`, whose buffer may be reused once it returns. Throws on bytes it cannot rewrite. */
   write(chunk: Buffer, emit: (bytes: Buffer) => void): void;
-  /** After the last chunk, once every byte was emitted; throws (or rejects) when the snapshot ended where the transform cannot have finished. */
+  /** After the last chunk; throws when the snapshot ended where the transform cannot have finished. */
   end(): unknown;
-  /** Frees what the transform holds (its thread) when the snapshot stops early; called in any case, after `end` or instead of it. */
-  close?(): void;
 }

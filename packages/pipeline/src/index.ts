@@ -7,4 +7,3 @@ export { runCapture, type RunCaptureOutput } from './run-capture.ts';
 export type { RunCaptureInput, RunSamplingInput, RunSnapshotInput } from './types.ts';
 export { runSamplingCapture, type RunSamplingOutput } from './run-sampling.ts';
 export { buildManifest, type CaptureManifestInput, type CaptureSummaryOutcome } from './manifest.ts';
-export { RedactorThread, createRedactorThread } from './redact-thread.ts';

@@ -5,14 +5,13 @@
  * Shared by the CLI and the worker; knows nothing of queues or records.
  */
 import { pipeline, type Readable } from 'node:stream';
-import { SummaryTee } from '@heapcap/analysis';
+import { createRedactor, SummaryTee } from '@heapcap/analysis';
 import { captureHeapSnapshot, type CaptureResult } from '@heapcap/capture';
 import { toCaptureError } from '@heapcap/errors';
 import type { ArtifactRef, ArtifactStore, CaptureManifest, StoredArtifact, StoredObject } from '@heapcap/storage';
 import { buildManifest, type CaptureSummaryOutcome } from './manifest.ts';
 import { storeManifest } from './store-manifest.ts';
 import { runSamplingCapture, type RunSamplingOutput } from './run-sampling.ts';
-import { createRedactorThread } from './redact-thread.ts';
 import type { RunCaptureInput, RunSamplingInput, RunSnapshotInput } from './types.ts';
 
 export interface RunCaptureOutput {
@@ -44,9 +43,8 @@ async function runSnapshotCapture(input: RunSnapshotInput): Promise<RunCaptureOu
   const ref: ArtifactRef = { captureId: ids.captureId, targetId: ids.targetId, startedAt: new Date(), gzip: input.gzip };
   const tee = input.summary === false ? undefined : new SummaryTee(input.summary ?? {});
   // Redaction runs in the engine, on each chunk as it arrives: before the spill buffer (and its file),
-  // the summary tee and the store, so the stored bytes and their sha256 are the redacted ones. On a
-  // thread of its own (redact-thread.ts): on this one it made the target wait.
-  const redactor = createRedactorThread(input.redact ?? 'none');
+  // the summary tee and the store, so the stored bytes and their sha256 are the redacted ones.
+  const redactor = createRedactor(input.redact ?? 'none');
   const result = await captureHeapSnapshot(
     // Prove the store can take the artifact before the target is paused for it.
     { ...capture, transform: redactor, beforeSnapshot: () => store.check(signal) },

@@ -46,7 +46,7 @@ void test('the tarball holds the bin script and the bundle; the installed packag
   assert.deepEqual(await readdir(join(app, 'node_modules')).then((names) => names.filter((n) => !n.startsWith('.'))), ['heapcap'], 'nothing but heapcap installed');
   const dist = join(app, 'node_modules/heapcap/dist');
   const files = await readdir(dist);
-  for (const f of ['heapcap.mjs', 'fifo-reader-thread.mjs', 'redact-thread.mjs']) assert.ok(files.includes(f), `dist/${f} in the package`);
+  for (const f of ['heapcap.mjs', 'fifo-reader-thread.mjs']) assert.ok(files.includes(f), `dist/${f} in the package`);
   // Every module an ES import names (static or dynamic) is a chunk beside it or a Node built-in: one that is
   // neither would fail at load with no node_modules to find it in.
   for (const f of files.filter((n) => n.endsWith('.mjs'))) {

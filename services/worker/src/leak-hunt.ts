@@ -24,11 +24,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { leakHunt } from '@heapcap/analysis';
+import { createRedactor, leakHunt } from '@heapcap/analysis';
 import { resolveRedaction, type RedactMode } from '@heapcap/config';
 import { CdpSession, resolveEndpoint, sleep, takeSnapshot } from '@heapcap/capture';
 import { CaptureError, toCaptureError, type ErrorCode } from '@heapcap/errors';
-import { createRedactorThread } from '@heapcap/pipeline';
 import { driveUrlProblem, leakHuntQueueName, LeakHuntJobSchema, type HuntDrive, type LeakHuntJob, type LeakHuntRecord, type Target } from '@heapcap/state';
 import { JobConsumer, type FollowUpDeps } from './job-consumer.ts';
 import { startLease } from './lease.ts';
@@ -53,9 +52,8 @@ const LOCK_WAIT_MS = 120_000;
  * (a full disk) is `storage_failed`; the target's failures keep their codes.
  */
 async function snapshotTo(session: CdpSession, path: string, dir: string, signal: AbortSignal, redact: RedactMode): Promise<{ bytes: number; redactedStrings: number }> {
-  // A redactor per snapshot: it rewrites the chunks before the spill file and the scratch file see them
-  // (on a thread of its own, as a capture's: the target is paused meanwhile).
-  const redactor = createRedactorThread(redact);
+  // A redactor per snapshot: it rewrites the chunks before the spill file and the scratch file see them.
+  const redactor = createRedactor(redact);
   const taken = await takeSnapshot(
     session,
     async (snapshot) => {
