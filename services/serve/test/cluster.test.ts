@@ -73,6 +73,7 @@ interface CaptureRecord {
   status: string;
   createdAt: string;
   artifact: unknown;
+  error?: { code: string; phase?: string; message: string } | null;
   trigger: { kind: string; scheduleId?: string; ruleId?: string };
 }
 
