@@ -67,9 +67,16 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
   const waiting: (() => void)[] = [];
   const wss = new WebSocket.Server({
     server: http,
-    verifyClient: (_info, accept: (ok: boolean, code?: number) => void) => {
-      // A target that is gone refuses the handshake, as its own inspector port would refuse the connection.
-      const answer = (): void => void upstreamListening(upstreamWsUrl).then((up) => accept(up, up ? undefined : 502));
+    verifyClient: (info: { req: { socket: { destroy(): void } } }, accept: (ok: boolean) => void) => {
+      // A target that is gone: this proxy stops listening, so the next connection is refused as the dead target's
+      // own port refuses it, and this one is dropped. (An HTTP 502 here read as a busy target to the worker's
+      // settle wait, which held the lock for its whole bound; a dead port reads as gone.)
+      const answer = (): void =>
+        void upstreamListening(upstreamWsUrl).then((up) => {
+          if (up) return accept(true);
+          http.close();
+          info.req.socket.destroy();
+        });
       if (holding === 'connect') waiting.push(answer);
       else answer();
     },
