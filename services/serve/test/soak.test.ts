@@ -40,9 +40,12 @@ void test(`soak (short): ${CAPTURES} captures with a schedule and watch rules ru
   // Keeping each 8 MB-heap snapshot (or its parse) would add hundreds of MB over 30 captures.
   assert.ok(last.rssMb <= Math.max(...warm.map((s) => s.rssMb).slice(0, 2)) + 64, `rss ${first.rssMb.toFixed(0)} → ${last.rssMb.toFixed(0)} MB`);
   // Redis keeps each capture's record and BullMQ job (and the schedule's, its events stream entries and
-  // index entries): a few times one capture's own keys. Growth beyond that is a leak of keys.
-  const perCapture = ((last.redisUsedMb - first.redisUsedMb) * 2 ** 20) / (last.captures - first.captures);
+  // index entries): a few times one capture's own keys. Over 20 captures `used_memory` jitters by tens of KB
+  // (allocator, client buffers): nine short runs read 2.0–14.7 KB per capture (least squares) with records of
+  // 2.5–5.3 KB, so the bound here is 8 records, which still catches a kept snapshot, chunk or summary; the
+  // full soak (`npm run bench -- soak`, 1,000 captures) checks 4 × the record and its job (docs/soak.md).
+  const perCapture = (r.slopes.redisUsedMb * 2 ** 20) / 1000;
   assert.ok(r.recordBytes > 0, 'the last capture has its record');
-  assert.ok(perCapture <= 4 * r.recordBytes, `Redis grew ${perCapture.toFixed(0)} B per capture; one record is ${r.recordBytes} B`);
+  assert.ok(perCapture <= 8 * r.recordBytes, `Redis grew ${perCapture.toFixed(0)} B per capture; one record is ${r.recordBytes} B`);
   assert.ok(Math.max(...r.samples.map((s) => s.eventLoopP99Ms)) < 1_000, `event-loop p99 ${Math.max(...r.samples.map((s) => s.eventLoopP99Ms)).toFixed(0)} ms`);
 });
