@@ -247,7 +247,9 @@ void test('one sampler per target across rolling restarts: a handover adds no sa
   }
   const t = await stored();
   const gaps = t.slice(1).map((x, i) => x - (t[i] as number));
-  assert.ok(gaps.every((g) => g >= intervalMs * 0.95), `no two samples within one interval (${intervalMs} ms): gaps ${gaps.join(', ')} ms`);
+  // A sample's time is taken when the target answers: under load that moves by a few hundred ms (a full run
+  // read 3,688 ms between two samples of one sampler). Two samplers at once land within a tick (1 s) of each other.
+  assert.ok(gaps.every((g) => g >= intervalMs * 0.85), `no two samples within one interval (${intervalMs} ms): gaps ${gaps.join(', ')} ms`);
   assert.ok(gaps.every((g) => g <= 2 * intervalMs), `no interval without a sample: gaps ${gaps.join(', ')} ms`);
   await Promise.all(running.map((s) => s.stop()));
 });
