@@ -9,9 +9,9 @@
 // a worker_threads Worker loads a module by URL, and pipe-transport.ts asks for
 // it beside its own chunk.
 import { build } from 'esbuild';
-import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -20,7 +20,7 @@ const DIST = join(ROOT, 'dist');
 // `--out DIR`: build into DIR and leave dist/ alone (scripts/pack-npm.mjs: a bundle of its own, not a copy of a
 // dist/ another build may be swapping at that moment).
 const { values: args } = parseArgs({ options: { out: { type: 'string' } } });
-// Else built beside dist/ and swapped in at the end: a command already running from dist/ keeps its files.
+// Else built beside dist/ and moved in file by file at the end (see below).
 const OUT = args.out === undefined ? join(ROOT, `.dist-build-${process.pid}`) : resolve(args.out);
 
 // ws's optional native speed-ups; it falls back to JS without them.
@@ -33,6 +33,11 @@ await build({
     'fifo-reader-thread': join(ROOT, 'packages/capture/src/fifo-reader-thread.ts'),
   },
   outdir: OUT,
+  // Paths in the output (its comments, hence the chunks' content hashes, hence their names) are relative to this:
+  // without it they followed the cwd of whoever ran the build (bin/heapcap builds from the user's directory), so
+  // two builds of the same sources named their chunks differently, and the second removed the chunks a command
+  // started from the first was about to load (ERR_MODULE_NOT_FOUND in CI).
+  absWorkingDir: ROOT,
   outExtension: { '.js': '.mjs' },
   // Flat: every chunk sits beside heapcap.mjs, so `new URL('./x', import.meta.url)` means dist/x from any of them.
   chunkNames: 'chunk-[hash]',
@@ -86,8 +91,27 @@ if (args.out !== undefined) {
   console.log(`built ${OUT}/heapcap.mjs and ${OUT}/fifo-reader-thread.mjs`);
   process.exit(0);
 }
-const old = join(ROOT, `.dist-old-${process.pid}`);
-if (existsSync(DIST)) renameSync(DIST, old);
-renameSync(OUT, DIST);
-rmSync(old, { recursive: true, force: true });
+// Into dist/ one file at a time, each by rename (atomic), the entries last: at every moment each path in dist/ is a
+// whole file, so a command starting (or loading a chunk lazily) while another build runs never finds one missing.
+// Swapping the directory left an instant with no dist/ at all, and a `serve` starting in it failed with
+// ERR_MODULE_NOT_FOUND (a test's build beside other tests' commands, in CI). Chunk names are hashes of their
+// content: a file replaced by an identical build keeps its name and bytes.
+const built = filesUnder(OUT);
+const entries = new Set(['heapcap.mjs', 'fifo-reader-thread.mjs']);
+for (const rel of [...built.filter((f) => !entries.has(f)), ...built.filter((f) => entries.has(f))]) {
+  mkdirSync(dirname(join(DIST, rel)), { recursive: true });
+  renameSync(join(OUT, rel), join(DIST, rel));
+}
+// What an older build left and this one does not carry.
+const keep = new Set(built);
+for (const rel of filesUnder(DIST)) if (!keep.has(rel)) rmSync(join(DIST, rel), { force: true });
+rmSync(OUT, { recursive: true, force: true });
 console.log('built dist/heapcap.mjs and dist/fifo-reader-thread.mjs');
+
+/** Every file under `dir`, as paths relative to it ([] when it does not exist). */
+function filesUnder(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => relative(dir, join(d.parentPath ?? d.path, d.name)));
+}

@@ -97,11 +97,26 @@ function secondsOf(draws: Draw[], phase: string): number[] {
   return [...new Set(draws.filter((d) => d.phase === phase).map((d) => d.inPhase))];
 }
 
-/** Stop the target until `until` holds (it is continued on every path). */
-async function pausedUntil(what: string, until: () => boolean): Promise<void> {
+/**
+ * Stop the target until `until` holds (it is continued on every path). A command that exits first fails at once;
+ * either failure says what the command printed and what the target's records say.
+ */
+async function pausedUntil(run: Run, what: string, until: () => boolean): Promise<void> {
+  let exited: number | null | undefined;
+  void run.done.then((code) => (exited = code));
   process.kill(target.pid, 'SIGSTOP');
   try {
-    await waitFor(() => until() || undefined, { timeoutMs: 60_000, intervalMs: 20, what });
+    await waitFor(
+      () => {
+        if (until()) return true;
+        if (exited !== undefined) throw new Error(`the command exited with ${exited} first`);
+        return undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 20, what },
+    ).catch(async (err: unknown) => {
+      const records = await fetch(`${serve.url}/v1/captures?target=paused-1`).then((r) => r.text()).catch((e: unknown) => String(e));
+      throw new Error(`${(err as Error).message}\nthe command printed: ${JSON.stringify(run.output().slice(-3000))}\nthe records: ${records.slice(0, 3000)}`);
+    });
   } finally {
     process.kill(target.pid, 'SIGCONT');
   }
@@ -115,9 +130,9 @@ async function pausedUntil(what: string, until: () => boolean): Promise<void> {
 async function assertTerminalProgress(run: Run, waitForPhase: (phase: string) => Promise<void>): Promise<void> {
   try {
     await waitForPhase('generate');
-    await pausedUntil('3 s of generate on the terminal', () => Math.max(0, ...secondsOf(redraws(run.output()), 'generate')) >= 3);
+    await pausedUntil(run, '3 s of generate on the terminal', () => Math.max(0, ...secondsOf(redraws(run.output()), 'generate')) >= 3);
     await waitForPhase('serialize');
-    await pausedUntil('a serialize line with MiB/s', () => redraws(run.output()).some((d) => d.phase === 'serialize' && /MiB +at \d+\.\d MiB\/s/.test(d.rest)));
+    await pausedUntil(run, 'a serialize line with MiB/s', () => redraws(run.output()).some((d) => d.phase === 'serialize' && /MiB +at \d+\.\d MiB\/s/.test(d.rest)));
     assert.equal(await run.done, 0, run.output());
   } finally {
     run.child.kill('SIGKILL');
@@ -137,7 +152,7 @@ async function assertTerminalProgress(run: Run, waitForPhase: (phase: string) =>
 async function assertPlainProgress(run: Run, generateStarted: () => Promise<void>, laterPhase: boolean): Promise<void> {
   try {
     await generateStarted();
-    await pausedUntil('two plain generate lines', () => plainLines(run.output()).filter((d) => d.phase === 'generate').length >= 2);
+    await pausedUntil(run, 'two plain generate lines', () => plainLines(run.output()).filter((d) => d.phase === 'generate').length >= 2);
     assert.equal(await run.done, 0, run.output());
   } finally {
     run.child.kill('SIGKILL');
@@ -205,7 +220,7 @@ void test('trigger --wait --quiet: nothing on stderr through a long generate, th
     await waitFor(async () => (await runningPhase()) === 'generate' || undefined, { timeoutMs: 120_000, intervalMs: 20, what: 'the record in generate' });
     // Past the 5 s after which a plain progress line would be printed, and past one more every-5-s line.
     const started = Date.now();
-    await pausedUntil('11 s of generate', () => Date.now() - started >= 11_000);
+    await pausedUntil(run, '11 s of generate', () => Date.now() - started >= 11_000);
     assert.equal(await run.done, 0, run.output());
   } finally {
     run.child.kill('SIGKILL');
