@@ -94,9 +94,12 @@ export class CdpSession {
       opening.then((late) => late.close(), () => undefined).catch(() => undefined);
       if (err instanceof CaptureError) throw err;
       const errno = (err as NodeJS.ErrnoException).code;
+      // An HTTP answer other than 101 to the upgrade (a proxy in front of the inspector saying its upstream is gone).
+      const httpStatus = (err as { httpStatus?: unknown }).httpStatus;
+      const details = { ...(errno === undefined ? {} : { errno }), ...(typeof httpStatus === 'number' ? { httpStatus } : {}) };
       throw new CaptureError('target_unreachable', `could not open the inspector WebSocket ${shown}: ${describe(err)}`, {
         cause: err,
-        details: errno === undefined ? undefined : { errno },
+        details: Object.keys(details).length === 0 ? undefined : details,
         hint: 'the target may have exited, or the URL is stale (inspector URLs change when the process restarts)',
       });
     }

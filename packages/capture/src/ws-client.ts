@@ -80,9 +80,12 @@ export interface WsOpenOptions {
 export class WsError extends Error {
   override readonly name = 'WsError';
   readonly code: string | undefined;
-  constructor(message: string, options: { cause?: unknown; code?: string | undefined } = {}) {
+  /** The HTTP status the server answered the upgrade with, when it answered one other than 101. */
+  readonly httpStatus: number | undefined;
+  constructor(message: string, options: { cause?: unknown; code?: string | undefined; httpStatus?: number } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = options.code;
+    this.httpStatus = options.httpStatus;
   }
 
   /** Wraps a socket error, keeping its errno in `code` and in the message. */
@@ -208,7 +211,7 @@ export class WsClient {
         }
         head = [];
         const problem = checkUpgrade(all.toString('latin1', 0, end), key);
-        if (problem !== undefined) return fail(new WsError(problem));
+        if (problem !== undefined) return fail(new WsError(problem.message, { httpStatus: problem.httpStatus }));
         settled = true;
         clearTimeout(timer);
         const opened = new WsClient(socket, options.maxPayload);
@@ -451,21 +454,21 @@ function frame(opcode: number, payload: Buffer): Buffer {
   return out;
 }
 
-/** Why the response head is not a valid upgrade, or undefined when it is. */
-function checkUpgrade(head: string, key: string): string | undefined {
+/** Why the response head is not a valid upgrade (with the HTTP status when it was not 101), or undefined when it is. */
+function checkUpgrade(head: string, key: string): { message: string; httpStatus?: number } | undefined {
   const lines = head.split('\r\n');
   const status = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '');
-  if (status === null) return `the server answered the WebSocket upgrade with something that is not HTTP: ${JSON.stringify((lines[0] ?? '').slice(0, 80))}`;
-  if (status[1] !== '101') return `Unexpected server response: ${status[1]}`;
+  if (status === null) return { message: `the server answered the WebSocket upgrade with something that is not HTTP: ${JSON.stringify((lines[0] ?? '').slice(0, 80))}` };
+  if (status[1] !== '101') return { message: `Unexpected server response: ${status[1]}`, httpStatus: Number(status[1]) };
   const fields = new Map<string, string>();
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');
     if (colon > 0) fields.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
   }
-  if (fields.get('upgrade')?.toLowerCase() !== 'websocket') return 'the server did not upgrade to websocket (Upgrade header)';
+  if (fields.get('upgrade')?.toLowerCase() !== 'websocket') return { message: 'the server did not upgrade to websocket (Upgrade header)' };
   const expected = createHash('sha1').update(key + GUID).digest('base64');
-  if (fields.get('sec-websocket-accept') !== expected) return 'the server sent a wrong Sec-WebSocket-Accept';
-  if (fields.has('sec-websocket-extensions')) return 'the server enabled a WebSocket extension that was not asked for';
+  if (fields.get('sec-websocket-accept') !== expected) return { message: 'the server sent a wrong Sec-WebSocket-Accept' };
+  if (fields.has('sec-websocket-extensions')) return { message: 'the server enabled a WebSocket extension that was not asked for' };
   return undefined;
 }
 

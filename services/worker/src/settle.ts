@@ -9,7 +9,12 @@
  * a target busy in V8 still accepts the connection and only the evaluate
  * waits. A process that is frozen altogether (SIGSTOP, swapping) answers
  * nothing, not even the HTTP request: that is busy too, not gone. Only a
- * refused connection (nobody listens any more) means the process is gone.
+ * refused connection (nobody listens any more) means the process is gone,
+ * or, with a proxy in front of the inspector (a Kubernetes port-forward, an
+ * ingress), the proxy answering the upgrade with 502 or 503: its upstream
+ * refused it or has no endpoint. A frozen process still accepts TCP (the
+ * kernel does), so a proxy before it times out instead (504, or no answer):
+ * that stays busy.
  */
 import { CdpSession, evaluateValue, releaseInspector, resolveEndpoint, type EndpointSpec, type ResolvedEndpoint } from '@heapcap/capture';
 import { isCaptureError } from '@heapcap/errors';
@@ -42,7 +47,7 @@ export async function settleTarget(endpoint: EndpointSpec, timeoutMs: number): P
       return result('idle');
     } catch (err) {
       // Refused, or the target reports it is not there: the process is gone.
-      if (isCaptureError(err, 'target_not_found') || isCaptureError(err, 'target_closed') || refused(err)) return result('gone');
+      if (isCaptureError(err, 'target_not_found') || isCaptureError(err, 'target_closed') || refused(err) || proxySaysGone(err)) return result('gone');
       // A timeout of any kind: still busy (or frozen); try again while the bound allows.
     } finally {
       await session?.close().catch(() => undefined);
@@ -60,4 +65,14 @@ function refused(err: unknown): boolean {
     if ((e as NodeJS.ErrnoException).code === 'ECONNREFUSED' || /ECONNREFUSED/.test(e.message)) return true;
   }
   return false;
+}
+
+/** HTTP statuses a proxy answers the upgrade with when nothing is behind it: bad gateway (refused), unavailable (no endpoint). */
+const GONE_BEHIND_PROXY = new Set([502, 503]);
+
+/** True when a proxy in front of the inspector answered the WebSocket upgrade with {@link GONE_BEHIND_PROXY}. */
+function proxySaysGone(err: unknown): boolean {
+  if (!isCaptureError(err, 'target_unreachable')) return false;
+  const status = err.details?.['httpStatus'];
+  return typeof status === 'number' && GONE_BEHIND_PROXY.has(status);
 }
