@@ -33,9 +33,11 @@ export interface CdpProxy {
   /**
    * From now on, hold what `what` names until release(): `connect`, each new connection's WebSocket
    * handshake (the capturer sits in its `connect` phase); else a CDP method, each request of it
-   * (e.g. `Debugger.enable`: the capturer sits in `warm`). A slow inspector, not an error: nothing is dropped.
+   * (e.g. `Debugger.enable`: the capturer sits in `warm`); with `matching`, only the requests of it whose
+   * text contains `matching` (e.g. the `Runtime.evaluate` that calls `writeHeapSnapshot`). A slow inspector,
+   * not an error: nothing is dropped.
    */
-  hold(what: 'connect' | (string & {})): void;
+  hold(what: 'connect' | (string & {}), matching?: string): void;
   /** How many handshakes or requests wait on hold now. */
   held(): number;
   /** Stop holding and let everything held through, in order. */
@@ -64,6 +66,7 @@ export interface CdpProxyOptions {
 export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOptions = {}): Promise<CdpProxy> {
   const http: Server = createServer((_req, res) => res.writeHead(404).end());
   let holding: string | undefined;
+  let holdingText: string | undefined;
   const waiting: (() => void)[] = [];
   const wss = new WebSocket.Server({
     server: http,
@@ -115,7 +118,7 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
         end();
         return;
       }
-      if (frame.method !== undefined && frame.method === holding) {
+      if (frame.method !== undefined && frame.method === holding && (holdingText === undefined || text.includes(holdingText))) {
         waiting.push(() => forward(frame, text));
         return;
       }
@@ -163,7 +166,10 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
     inFlight: () => inFlight,
     connections: () => opened,
     callsPerConnection: (method) => perConnection.map((m) => m.get(method) ?? 0),
-    hold: (what) => void (holding = what),
+    hold: (what, matching) => {
+      holding = what;
+      holdingText = matching;
+    },
     held: () => waiting.length,
     release: () => {
       holding = undefined;

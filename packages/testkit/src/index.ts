@@ -35,3 +35,4 @@ export { samplingProfilerRunning } from './sampling-probe.ts';
 export { startStubInspector, syntheticSnapshot, type StubInspector, type StubInspectorOptions, type StubInspectorStats } from './stub-inspector.ts';
 export { assembleWat } from './wat.ts';
 export { runSoak, slope, type SoakOptions, type SoakResult, type SoakSample, type SoakSeries } from './soak.ts';
+export { mountTmpfs, type Tmpfs } from './tmpfs.ts';

@@ -7,22 +7,19 @@
  * target must run on (not left paused); and once the disk has room again
  * (the tmpfs grown), the next capture must succeed without a restart.
  *
- * Needs root for the tmpfs mount (the suite runs as root: scripts/test-deps.sh
- * installs packages the same way); without it the test fails saying so.
+ * Needs root for the tmpfs mount (testkit's mountTmpfs); without it the test
+ * fails saying so.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { fixturePath, heapcapS3Env, startDevServe, startMinio, startNodeTarget, startRedis, tmpDir, waitFor, type MinioServer, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, heapcapS3Env, mountTmpfs, startDevServe, startMinio, startNodeTarget, startRedis, tmpDir, waitFor, type MinioServer, type NodeTarget, type RedisServer, type RunningHeapcap, type Tmpfs, type TmpDir } from '@heapcap/testkit';
 
-const run = promisify(execFile);
 let dir: TmpDir;
+let spillFs: Tmpfs | undefined;
 let spill: string;
-let mounted = false;
 let redis: RedisServer;
 let minio: MinioServer;
 let big: NodeTarget;
@@ -38,18 +35,14 @@ before(async () => {
     startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '4' } }),
   ]);
   await minio.createBucket('heapcap');
-  spill = join(dir.path, 'spill');
-  await mkdir(spill);
-  await run('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', spill]).catch((err: Error) => {
-    throw new Error(`this test mounts a 2 MiB tmpfs and needs root: ${err.message}`);
-  });
-  mounted = true;
+  spillFs = await mountTmpfs(join(dir.path, 'spill'), 2);
+  spill = spillFs.path;
 });
 after(async () => {
   minio?.resume();
   await serve?.stop('SIGTERM');
   await Promise.all([big?.kill('SIGKILL'), small?.kill('SIGKILL')]);
-  if (mounted) await run('umount', [spill]);
+  await spillFs?.unmount();
   await minio?.stop();
   await redis?.stop();
   await dir?.cleanup();
@@ -92,7 +85,7 @@ void test('disk full for the spill: storage_failed naming the spill directory, n
     { timeoutMs: 180_000, intervalMs: 250, what: 'the capture to end' },
   ).catch(async (err: Error) => {
     const said = serve!.stdout.lines().filter((l) => !l.includes('incoming request') && !l.includes('request completed'));
-    throw new Error(`${err.message}; record ${JSON.stringify(await record(id))}; spill dir ${JSON.stringify(await readdir(spill))}; serve said:\n${said.slice(-25).join('\n')}`);
+    throw new Error(`${err.message}; record ${JSON.stringify(await record(id))}; spill dir ${JSON.stringify(await spillFs!.files())}; serve said:\n${said.slice(-25).join('\n')}`);
   });
   minio.resume();
   assert.equal(final.status, 'failed', JSON.stringify(final));
@@ -110,11 +103,11 @@ void test('disk full for the spill: storage_failed naming the spill directory, n
     intervalMs: 250,
     what: 'no multipart upload left open',
   });
-  assert.deepEqual(await readdir(spill), [], 'the spill file was removed');
+  assert.deepEqual(await spillFs!.files(), [], 'the spill file was removed');
   // The target's main thread runs (its stdin commands are answered): not left paused.
   assert.equal(await big.request('are-you-there', 'ERR', 10_000), 'ERR are-you-there');
   // And the service goes on once the disk has room again (the operator's fix): the next capture succeeds.
-  await run('mount', ['-o', 'remount,size=256m', spill]);
+  await spillFs!.resize(256);
   const next = await request('small');
   const ok = await waitFor(
     async () => {
