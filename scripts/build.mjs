@@ -92,10 +92,9 @@ if (args.out !== undefined) {
   process.exit(0);
 }
 // Into dist/ one file at a time, each by rename (atomic), the entries last: at every moment each path in dist/ is a
-// whole file, so a command starting (or loading a chunk lazily) while another build runs never finds one missing.
-// Swapping the directory left an instant with no dist/ at all, and a `serve` starting in it failed with
-// ERR_MODULE_NOT_FOUND (a test's build beside other tests' commands, in CI). Chunk names are hashes of their
-// content: a file replaced by an identical build keeps its name and bytes.
+// whole file, so a command starting (or loading a chunk lazily) while another build runs never finds one missing
+// (swapping the directory left an instant with no dist/ at all). Chunk names are hashes of their content
+// (absWorkingDir above): a file replaced by an identical build keeps its name and bytes.
 const built = filesUnder(OUT);
 const entries = new Set(['heapcap.mjs', 'fifo-reader-thread.mjs']);
 for (const rel of [...built.filter((f) => !entries.has(f)), ...built.filter((f) => entries.has(f))]) {
