@@ -131,8 +131,6 @@ const loadOf = (file) => { const k = known[file]; return typeof k === 'object' &
 const jobs = Math.max(1, Number(process.env.HEAPCAP_TEST_JOBS ?? 2) || 1);
 const maxJobs = process.env.HEAPCAP_TEST_JOBS === '1' ? 1 : Math.max(jobs, Number(process.env.HEAPCAP_TEST_MAX_JOBS ?? 4) || jobs);
 const cores = availableParallelism();
-/** How far past the cores the running files' recorded loads may add up (see fill()). */
-const OVERCOMMIT = 0.5;
 const queue = runtimes
   .flatMap((r) => r.files.map((file) => ({ file, runtime: r, load: loadOf(file) })))
   .sort((a, b) => wallOf(b.file) - wallOf(a.file) || a.file.localeCompare(b.file));
@@ -209,9 +207,7 @@ await new Promise((done) => {
       const idleCores = idleShare() * cores;
       const busy = [...running].reduce((t, j) => t + j.load, 0);
       // Longest first, but a lighter file may go ahead of one that does not fit.
-      // The recorded loads are averages over whole files, which wait in stretches (a target snapshotting, an interval
-      // elapsing): half a core over the cores still fits, and the measured idle share keeps a busy machine closed.
-      const job = queue.find((j) => busy + j.load <= cores + OVERCOMMIT && j.load <= idleCores - 0.25);
+      const job = queue.find((j) => busy + j.load <= cores && j.load <= idleCores - 0.25);
       if (job !== undefined) start(job);
     }
     if (queue.length === 0 && running.size === 0) {

@@ -203,6 +203,8 @@ export async function startStubInspector(options: StubInspectorOptions = {}): Pr
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const m = /^\/t\/([^/?]+)$/.exec(req.url ?? '');
     if (m === null) {
+      // An upgrade's socket has no error listener of Node's: a client that resets it must not crash the stub.
+      socket.on('error', () => undefined);
       socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
       return;
     }
