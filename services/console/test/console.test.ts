@@ -16,7 +16,7 @@ import { hashToken } from '@heapcap/api';
 
 // What the functions passed to page.evaluate read in the browser (this file is typed for Node).
 declare const location: { hash: string };
-declare const document: { cookie: string; querySelectorAll(selector: string): { length: number } };
+declare const document: { cookie: string; querySelectorAll(selector: string): { length: number }; querySelector(selector: string): { value?: string } | null };
 declare const axe: {
   run(context: unknown, options: unknown): Promise<{ passes: unknown[]; violations: { id: string; impact?: string | null; help: string; nodes: { target: string[] }[] }[] }>;
 };
@@ -78,6 +78,24 @@ async function captureNow(p: Page): Promise<{ id: string; firstStatus: string | 
   // No reload from here: the page polls the record until it ends.
   await p.waitForSelector('h1 [data-status="succeeded"]', { timeout: 90_000 });
   return { id, firstStatus };
+}
+
+/**
+ * Replaces an input's text with `text` and waits until the input holds exactly
+ * that. A triple click to select the old text is not used: on a loaded machine
+ * its three clicks can land further apart than a multi-click, select nothing,
+ * and the typed text is appended ('0.81.5').
+ */
+async function fill(p: Page, selector: string, text: string): Promise<void> {
+  await p.$eval(selector, (e) => {
+    const input = e as unknown as { focus(): void; select(): void };
+    input.focus();
+    input.select();
+  });
+  await p.keyboard.press('Backspace');
+  await p.waitForFunction((s: string) => document.querySelector(s)?.value === '', { timeout: 15_000 }, selector);
+  await p.type(selector, text);
+  await p.waitForFunction((s: string, t: string) => document.querySelector(s)?.value === t, { timeout: 15_000 }, selector, text);
 }
 
 async function signIn(p: Page, token: string): Promise<void> {
@@ -276,16 +294,14 @@ void describe('console', () => {
     await page.waitForSelector('[data-testid=hunt-form]', { timeout: 15_000 });
     assert.equal(await page.$eval('#hunt-target', (e) => (e as unknown as { value: string }).value), 'shapes', 'the target page\'s target is chosen');
     // An interval of 0 s: the API refuses it, and the message shows under the interval input.
-    await page.click('#hunt-interval', { count: 3 });
-    await page.type('#hunt-interval', '0');
+    await fill(page, '#hunt-interval', '0');
     await page.click('[data-testid=create-hunt]');
     const intervalError = await page.waitForSelector('[data-field-error="interval"]', { timeout: 15_000 });
     assert.match((await intervalError!.evaluate((e) => e.textContent)) ?? '', /1/);
     assert.equal(await page.$eval('#hunt-interval', (e) => e.getAttribute('aria-invalid')), 'true');
     const listed = async () => ((await (await fetch(`${serve.url}/v1/leak-hunts?target=shapes`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { items: unknown[] }).items;
     assert.deepEqual(await listed(), [], 'nothing created');
-    await page.click('#hunt-interval', { count: 3 });
-    await page.type('#hunt-interval', '2');
+    await fill(page, '#hunt-interval', '2');
     // The drive (targets:admin): the target's own leak path, fed a line as its stdin would be, right after the baseline.
     await page.click('input[name=drive][value=evaluate]');
     await page.type('#hunt-drive-evaluate', "process.stdin.emit('data', Buffer.from('map 3000\\n'))");
@@ -346,8 +362,7 @@ void describe('console', () => {
     assert.match((await cronError!.evaluate((e) => e.textContent)) ?? '', /\S/);
     assert.equal(await page.$eval('#schedule-cron', (e) => e.getAttribute('aria-invalid')), 'true');
     assert.equal(await page.$('tr[data-schedule="shapes-nightly"]'), null, 'nothing created');
-    await page.click('#schedule-cron', { count: 3 });
-    await page.type('#schedule-cron', '15 3 * * *');
+    await fill(page, '#schedule-cron', '15 3 * * *');
     await page.type('#schedule-timezone', 'UTC');
     await page.click('[data-testid=create-schedule]');
     const row = await page.waitForSelector('tr[data-schedule="shapes-nightly"]', { timeout: 15_000 });
@@ -372,15 +387,13 @@ void describe('console', () => {
     await page.type('#rule-id', 'shapes-heap');
     await page.select('#rule-target', 'shapes');
     // heapUsedRatio is a ratio: 1.5 is refused, and the message shows under "Above".
-    await page.click('#rule-when-above', { count: 3 });
-    await page.type('#rule-when-above', '1.5');
+    await fill(page, '#rule-when-above', '1.5');
     await page.click('[data-testid=create-rule]');
     const aboveError = await page.waitForSelector('[data-field-error="when.above"]', { timeout: 15_000 });
     assert.match((await aboveError!.evaluate((e) => e.textContent)) ?? '', /ratio between 0 and 1/);
     assert.equal(await page.$eval('#rule-when-above', (e) => e.getAttribute('aria-invalid')), 'true');
     assert.equal(await page.$('tr[data-rule="shapes-heap"]'), null, 'nothing created');
-    await page.click('#rule-when-above', { count: 3 });
-    await page.type('#rule-when-above', '0.95');
+    await fill(page, '#rule-when-above', '0.95');
     await page.click('[data-testid=create-rule]');
     const row = await page.waitForSelector('tr[data-rule="shapes-heap"]', { timeout: 15_000 });
     assert.equal(await page.$('[data-field-error]'), null, 'the field message is gone');
