@@ -1,6 +1,6 @@
 /** Shared by the analysis tests: the leak target, snapshots taken by the real capture CLI, random chunking. */
 import { fileURLToPath } from 'node:url';
-import { runHeapcapSource, startNodeTarget, type NodeTarget, type NodeVersion } from '@heapcap/testkit';
+import { runHeapcapHere, startNodeTarget, type NodeTarget, type NodeVersion } from '@heapcap/testkit';
 
 /** Starts the leak fixture (packages/analysis/test/fixtures/leak-target.cjs). */
 export function startLeakTarget(node: NodeVersion = 'system'): Promise<NodeTarget> {
@@ -15,7 +15,7 @@ export async function writeSnapshot(target: NodeTarget, path: string): Promise<s
 
 /** Captures a target over CDP with `heapcap capture ARGS --out DIR --no-gzip --json`; returns the snapshot file. */
 export async function captureWithCli(args: string[], outDir: string): Promise<string> {
-  const res = await runHeapcapSource(['capture', ...args, '--out', outDir, '--no-gzip', '--json'], { timeoutMs: 300_000 });
+  const res = await runHeapcapHere(['capture', ...args, '--out', outDir, '--no-gzip', '--json'], { timeoutMs: 300_000 });
   if (res.code !== 0) throw new Error(`heapcap capture ${args.join(' ')} exited ${res.code}:\n${res.stderr}`);
   return (JSON.parse(res.stdout) as { artifact: { location: string } }).artifact.location;
 }

@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { runHeapcapSource, startChromium, tmpDir, tokensIn, type Chromium, type TmpDir } from '@heapcap/testkit';
+import { runHeapcapHere, startChromium, tmpDir, tokensIn, type Chromium, type TmpDir } from '@heapcap/testkit';
 
 const token = (prefix: string): string => `${prefix}${randomBytes(10).toString('hex')}`;
 
@@ -60,7 +60,7 @@ void describe('redaction of a Chromium page', { timeout: 300_000 }, () => {
 
   async function capture(redact: string[], sub: string): Promise<Buffer> {
     const args = ['capture', '--chromium', `127.0.0.1:${chromium.port}`, '--url-pattern', '/secrets', '--out', join(work.path, sub), '--json', ...redact];
-    const res = await runHeapcapSource(args, { timeoutMs: 240_000 });
+    const res = await runHeapcapHere(args, { timeoutMs: 240_000 });
     assert.equal(res.code, 0, res.stderr);
     const manifest = JSON.parse(res.stdout) as { artifact: { location: string } };
     return gunzipSync(await readFile(manifest.artifact.location));

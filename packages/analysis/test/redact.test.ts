@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import memlab from '@memlab/core';
-import { fixturePath, runHeapcapSource, startSecretsTarget, tmpDir, tokensIn, type NodeTarget, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, runHeapcapHere, startSecretsTarget, tmpDir, tokensIn, type NodeTarget, type TmpDir } from '@heapcap/testkit';
 import { isCaptureError } from '@heapcap/errors';
 import { analyzeSnapshotFile, REDACTED_MARKER, SnapshotRedactor, summarizeFile, type RedactionReport } from '../src/index.ts';
 import { memlabReference } from './memlab-reference.ts';
@@ -165,7 +165,7 @@ void describe('redaction of string values', { timeout: 600_000 }, () => {
       const capture = async (redact: string[], sub: string): Promise<{ manifest: CapturedManifest; artifact: Buffer }> => {
         // A 1 MiB memory ceiling: the spill file is used; TMPDIR too is under the test's eyes.
         const args = ['capture', '--node', `127.0.0.1:${target.port}`, '--out', join(out, sub), '--transport', transport, '--pipe-dir', pipes, '--memory-ceiling', '1', '--spill-dir', spill, '--json', ...redact];
-        const res = await runHeapcapSource(args, { timeoutMs: 300_000, env: { TMPDIR: tmp } });
+        const res = await runHeapcapHere(args, { timeoutMs: 300_000, env: { TMPDIR: tmp } });
         assert.equal(res.code, 0, res.stderr);
         const manifest = JSON.parse(res.stdout) as CapturedManifest;
         assert.equal(manifest.transport.used, transport);

@@ -1,9 +1,9 @@
 /** `heapcap capture ARGS` as a child process for the headroom tests, killed at the deadline. */
-import { runHeapcapSource, type HeapcapResult } from '@heapcap/testkit';
+import { runHeapcapHere, type HeapcapResult } from '@heapcap/testkit';
 
 export type CliRun = HeapcapResult;
 
-/** Run `heapcap capture ARGS` (through tsx) and collect its exit and output. */
+/** Run `heapcap capture ARGS` (the bundle on this Node) and collect its exit and output. */
 export function runCli(args: string[], timeoutMs: number): Promise<CliRun> {
-  return runHeapcapSource(['capture', ...args], { timeoutMs });
+  return runHeapcapHere(['capture', ...args], { timeoutMs });
 }

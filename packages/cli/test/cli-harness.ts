@@ -3,11 +3,10 @@ import { spawn, type SpawnOptions } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { childEnv } from '@heapcap/testkit';
+import { childEnv, heapcapOnThisNode } from '@heapcap/testkit';
 
-/** The workspace root: the CLI runs with it as cwd (tsx and the packages resolve from there). */
+/** The workspace root: the CLI runs with it as cwd. */
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const MAIN = join(REPO_ROOT, 'services/serve/src/heapcap.ts');
 
 /** What one CLI run produced. */
 export interface CliResult {
@@ -48,7 +47,7 @@ export interface CliRun {
   kill(): void;
 }
 
-/** Starts `node --import tsx services/serve/src/heapcap.ts COMMAND ARGS` (COMMAND default `capture`) with cwd at the workspace root. */
+/** Starts `heapcap COMMAND ARGS` (COMMAND default `capture`) on this process's Node (testkit's heapcapOnThisNode: the bundle bin/heapcap runs) with cwd at the workspace root. */
 export function startCli(args: string[], opts: CliOptions = {}): CliRun {
   const spawnOpts: SpawnOptions = {
     cwd: REPO_ROOT,
@@ -60,7 +59,7 @@ export function startCli(args: string[], opts: CliOptions = {}): CliRun {
   };
   const command = opts.command ?? 'capture';
   const quiet = command === 'capture' && opts.progress !== true ? ['--quiet'] : [];
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, command, ...quiet, ...args], spawnOpts);
+  const child = spawn(...heapcapOnThisNode([command, ...quiet, ...args]), spawnOpts);
   let stdout = '';
   let stderr = '';
   let firstStderrAt: number | undefined;

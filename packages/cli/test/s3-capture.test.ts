@@ -22,6 +22,7 @@ import {
   childEnv,
   fixturePath,
   freePort,
+  heapcapOnThisNode,
   peakRssKb,
   startMinio,
   startNodeTarget,
@@ -51,10 +52,10 @@ interface CliRun {
   stderr: string;
 }
 
-/** Runs `heapcap ARGS` (through tsx, cwd = repo root); kills it at the deadline. */
+/** Runs `heapcap ARGS` (the bundle on this Node, cwd = repo root); kills it at the deadline. */
 function heapcap(args: string[], env: Record<string, string>, timeoutMs: number): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'services/serve/src/heapcap.ts', ...args], {
+    const child = spawn(...heapcapOnThisNode(args), {
       cwd: ROOT,
       env: childEnv({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],

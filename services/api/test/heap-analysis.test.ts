@@ -12,7 +12,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { CaptureRecord } from '@heapcap/state';
-import { runHeapcapSource, startNodeTarget, startRedis, waitFor, type NodeTarget, type RedisServer } from '@heapcap/testkit';
+import { runHeapcapHere, startNodeTarget, startRedis, waitFor, type NodeTarget, type RedisServer } from '@heapcap/testkit';
 import { runLeakHunt } from '@heapcap/worker';
 import { auth, nodeTarget, startHarness, TOKENS, type Harness } from './harness.ts';
 
@@ -123,18 +123,18 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
   void it('heapcap diff BASE_ID HEAD_ID goes through the API; its errors keep the API codes', async () => {
     const address = await h.app.listen({ host: '127.0.0.1', port: 0 });
     const env = { HEAPCAP_API_URL: address, HEAPCAP_TOKEN: TOKENS.runbook };
-    const res = await runHeapcapSource(['diff', ids.base, ids.head, '--top', '3'], { env });
+    const res = await runHeapcapHere(['diff', ids.base, ids.head, '--top', '3'], { env });
     assert.equal(res.code, 0, res.stderr);
     const rows = res.stdout.split('\n').map((l) => l.trim()).filter((l) => /^\S+\s+(new|grown|shrunk|vanished)\s/.test(l));
     assert.match(rows[0] ?? '', /^Leaked\s+new\s+20,000\s+\+20,000\s/, res.stdout);
     assert.match(res.stdout, /\(3 of \d+ changed\)/);
     assert.match(res.stdout, new RegExp(`base  capture ${ids.base} \\(leaky\\)`));
-    const json = await runHeapcapSource(['diff', ids.base, ids.head, '--json'], { env });
+    const json = await runHeapcapHere(['diff', ids.base, ids.head, '--json'], { env });
     assert.equal(JSON.parse(json.stdout).diff.classes[0].countDelta, N);
-    const mismatch = await runHeapcapSource(['diff', ids.base, ids.other], { env });
+    const mismatch = await runHeapcapHere(['diff', ids.base, ids.other], { env });
     assert.equal(mismatch.code, 2);
     assert.match(mismatch.stderr, /^target_mismatch: /);
-    assert.equal((await runHeapcapSource(['diff', ids.base, ids.other, '--force'], { env })).code, 0);
+    assert.equal((await runHeapcapHere(['diff', ids.base, ids.other, '--force'], { env })).code, 0);
   });
 
   void it('summary_missing for a capture without a summary', async () => {
