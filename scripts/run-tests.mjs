@@ -1,5 +1,6 @@
-// Runs the static checks, then every *.test.ts of the workspace with Node's
-// test runner (TypeScript through tsx), several files at once: most of a
+// Runs every *.test.ts of the workspace with Node's test runner (TypeScript
+// through tsx) and, in a full run, the static checks (scripts/check.mjs) as
+// one more job of the same schedule, several at once: most of a
 // file's time is spent waiting on the real targets, browsers and servers it
 // starts (a snapshot written, an interval elapsed, a process gone), so other
 // files fill the wait; every test waits on conditions with deadlines and
@@ -24,7 +25,7 @@
 // Node targets keep the runtime each test names: testkit's 'system' is the
 // Node that runs this script (HEAPCAP_TEST_NODE_SYSTEM), '22' and '18' come
 // from npm's `node` package, whatever runtime the test file itself runs on.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -71,11 +72,6 @@ if (only.length > 0) files = files.filter((f) => only.some((o) => f.includes(o))
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
-}
-
-if (only.length === 0) {
-  const check = spawnSync(process.execPath, ['scripts/check.mjs'], { stdio: 'inherit' });
-  if (check.status !== 0) process.exit(check.status ?? 1);
 }
 
 const isCli = (f) => CLI_RUNTIME_DIRS.some((d) => f.startsWith(d));
@@ -131,23 +127,32 @@ const loadOf = (file) => { const k = known[file]; return typeof k === 'object' &
 const jobs = Math.max(1, Number(process.env.HEAPCAP_TEST_JOBS ?? 2) || 1);
 const maxJobs = process.env.HEAPCAP_TEST_JOBS === '1' ? 1 : Math.max(jobs, Number(process.env.HEAPCAP_TEST_MAX_JOBS ?? 4) || jobs);
 const cores = availableParallelism();
-const queue = runtimes
-  .flatMap((r) => r.files.map((file) => ({ file, runtime: r, load: loadOf(file) })))
-  .sort((a, b) => wallOf(b.file) - wallOf(a.file) || a.file.localeCompare(b.file));
+const testArgs = (file) => ['--import', 'tsx', '--test', '--test-reporter=spec', file];
+const jobsToRun = runtimes.flatMap((r) => r.files.map((file) => ({ file, runtime: r, args: testArgs(file), load: loadOf(file) })));
+// A full run does the static checks too, as one more job beside the test files rather than before them:
+// tsc and ESLint keep about one and a half cores busy for a minute, the test files' waits have room for
+// that, and CI no longer spends the minute with the tests not started. A failed check fails the run
+// like a failed file, and its output is printed the same way.
+const CHECK = 'scripts/check.mjs';
+if (only.length === 0) {
+  runtimes.push({ what: 'the static checks', bin: process.execPath, files: [], env: { ...process.env } });
+  jobsToRun.push({ file: CHECK, runtime: runtimes.at(-1), args: [CHECK], load: loadOf(CHECK) });
+}
+const queue = jobsToRun.sort((a, b) => wallOf(b.file) - wallOf(a.file) || a.file.localeCompare(b.file));
 for (const r of runtimes) {
   const version = execFileSync(r.bin, ['--version'], { encoding: 'utf8' }).trim();
   r.version = version;
-  console.log(`run-tests: ${r.files.length} file(s) on Node ${version}, ${r.what}: ${r.bin}`);
+  if (r.files.length > 0) console.log(`run-tests: ${r.files.length} file(s) on Node ${version}, ${r.what}: ${r.bin}`);
 }
 console.log(`run-tests: ${queue.length} file(s), ${jobs} at a time, up to ${maxJobs} while ${cores} core(s) have room`);
 
 /** Runs one test file in its own runner; resolves with its exit status, output, wall seconds and the CPU seconds of its process tree. */
-function runFile({ file, runtime }) {
+function runFile({ file, runtime, args }) {
   return new Promise((resolve) => {
     const started = Date.now();
     // bash's `times` prints the CPU its reaped children used (the test process and every process it
     // started and waited for): the file's cost, which the next run's scheduling uses.
-    const child = spawn('bash', ['-c', '"$@"; rc=$?; times >&3; exit $rc', 'run-tests', runtime.bin, '--import', 'tsx', '--test', '--test-reporter=spec', file], {
+    const child = spawn('bash', ['-c', '"$@"; rc=$?; times >&3; exit $rc', 'run-tests', runtime.bin, ...args], {
       env: runtime.env,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
