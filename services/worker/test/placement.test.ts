@@ -7,10 +7,9 @@
  * too and follow the same placements.
  */
 import { readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
-import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
+import { startRedis, tmpDir, waitFor, type RedisServer, type TmpDir } from '@heapcap/testkit';
 import { coversPlacement, type CaptureRecord, type LeakHuntRecord } from '@heapcap/state';
 import { createHarness, type Harness, type TestTarget } from './helpers/harness.ts';
 import { startWorkerProcess, type WorkerProcess } from './helpers/worker-process.ts';
@@ -19,9 +18,17 @@ import { sweepOrphanScratch } from '../src/temp-files.ts';
 let redis: RedisServer;
 let h: Harness | undefined;
 const procs: WorkerProcess[] = [];
+/**
+ * The workers' TMPDIR (their hunts' scratch). Not the machine's: every worker
+ * or serve that starts on this host sweeps a dead process's scratch from its
+ * own, and the other test files running beside this one start many; one of
+ * them removed the killed worker's hunt directory before this file looked.
+ */
+let scratch: TmpDir;
 
 before(async () => {
   redis = await startRedis();
+  scratch = await tmpDir('heapcap-placement-scratch');
 });
 afterEach(async () => {
   await Promise.allSettled(procs.splice(0).map((p) => p.kill('SIGKILL')));
@@ -30,6 +37,7 @@ afterEach(async () => {
 });
 after(async () => {
   await redis?.stop();
+  await scratch?.cleanup();
 });
 
 /** A Node target registered with `placement`. */
@@ -44,7 +52,7 @@ function capture(hh: Harness, targetId: string, force = false): Promise<CaptureR
 }
 
 async function worker(hh: Harness, id: string, placements: string): Promise<WorkerProcess> {
-  const p = await startWorkerProcess(hh, { HEAPCAP_TEST_PLACEMENTS: placements, HEAPCAP_TEST_WORKER_ID: id });
+  const p = await startWorkerProcess(hh, { HEAPCAP_TEST_PLACEMENTS: placements, HEAPCAP_TEST_WORKER_ID: id, TMPDIR: scratch.path });
   procs.push(p);
   return p;
 }
@@ -177,10 +185,10 @@ void test('leak hunts follow the placement: only its worker connects; none → n
   assert.ok(Date.now() - killedAt < 10_000, `failed ${Date.now() - killedAt} ms after the kill`);
   // A SIGKILL skips every finally: the hunt's directory (its baseline snapshot) is left, named for the dead
   // worker, and the next worker starting on this host removes it (startWorkerPart → sweepOrphanScratch).
-  const leftBehind = async (): Promise<string[]> => (await readdir(tmpdir())).filter((n) => n.startsWith(`heapcap-hunt-${waiting.id}-`));
+  const leftBehind = async (): Promise<string[]> => (await readdir(scratch.path)).filter((n) => n.startsWith(`heapcap-hunt-${waiting.id}-`));
   const left = await leftBehind();
   assert.equal(left.length, 1, 'the killed worker left its hunt directory');
-  assert.deepEqual(await sweepOrphanScratch(tmpdir()).then((r) => r.filter((n) => left.includes(n))), left);
+  assert.deepEqual(await sweepOrphanScratch(scratch.path).then((r) => r.filter((n) => left.includes(n))), left);
   assert.deepEqual(await leftBehind(), []);
 });
 
