@@ -128,7 +128,7 @@ const jobs = Math.max(1, Number(process.env.HEAPCAP_TEST_JOBS ?? 2) || 1);
 const maxJobs = process.env.HEAPCAP_TEST_JOBS === '1' ? 1 : Math.max(jobs, Number(process.env.HEAPCAP_TEST_MAX_JOBS ?? 4) || jobs);
 const cores = availableParallelism();
 /** Cores' worth of recorded load the schedule may start beyond the machine's cores (see fill below). */
-const OVERCOMMIT = Number(process.env.HEAPCAP_TEST_OVERCOMMIT ?? 0.5);
+const OVERCOMMIT = Number(process.env.HEAPCAP_TEST_OVERCOMMIT ?? 0);
 const testArgs = (file) => ['--import', 'tsx', '--test', '--test-reporter=spec', file];
 const jobsToRun = runtimes.flatMap((r) => r.files.map((file) => ({ file, runtime: r, args: testArgs(file), load: loadOf(file) })));
 // A full run does the static checks too, as one more job beside the test files rather than before them:
@@ -213,11 +213,11 @@ await new Promise((done) => {
     if (tick && queue.length > 0 && running.size < maxJobs) {
       const idleCores = idleShare() * cores;
       const busy = [...running].reduce((t, j) => t + j.load, 0);
-      // Longest first, but a lighter file may go ahead of one that does not fit. Half a core of
-      // overcommit: a file's recorded load is its average, and files wait in bursts (a snapshot,
-      // then seconds of waiting), so loads that sum to the cores leave them idle about an eighth of
-      // the time (a quiet fresh run: 1,375 CPU-s in 834 s on 2 cores, 82 %). Replaying that run's
-      // loads through this schedule gives 838 s at no overcommit and 760 s at half a core.
+      // Longest first, but a lighter file may go ahead of one that does not fit. No overcommit by
+      // default (HEAPCAP_TEST_OVERCOMMIT, in cores): replaying a quiet run's loads through this
+      // schedule promised 760 s at half a core against 838 s at none, but measured from fresh clones
+      // on a quiet machine half a core took 876 s and 1,460 CPU-s against 834 s and 1,375 CPU-s: the
+      // cores were busier (93-97 % a minute) and the files, slowed by each other, spent it polling.
       const job = queue.find((j) => busy + j.load <= cores + OVERCOMMIT && j.load <= idleCores - 0.25 + OVERCOMMIT);
       if (job !== undefined) start(job);
     }
