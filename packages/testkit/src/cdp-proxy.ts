@@ -60,6 +60,11 @@ export interface CdpProxyOptions {
    * (e.g. SIGSTOP the target as its takeHeapSnapshot goes out, so the capturer sits in `generate`).
    */
   onRequest?: (method: string) => void;
+  /**
+   * Called with each event's method (target to client) just before it is forwarded: e.g. SIGSTOP the
+   * target at its first HeapProfiler.addHeapSnapshotChunk, so the capturer sits in `serialize` with bytes.
+   */
+  onEvent?: (method: string) => void;
 }
 
 /** Start a proxy to `upstreamWsUrl` on 127.0.0.1 (a free port). */
@@ -140,7 +145,9 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
     upstream.on('message', (data) => {
       const text = data.toString();
       // Cheap check first: chunk events are large and never carry a top-level id.
-      if (!text.startsWith('{"method"')) {
+      if (text.startsWith(EVENT_PREFIX)) {
+        options.onEvent?.(text.slice(EVENT_PREFIX.length, text.indexOf('"', EVENT_PREFIX.length)));
+      } else {
         const frame = JSON.parse(text) as Frame;
         if (frame.id !== undefined && pending.delete(frame.id)) {
           inFlight--;
@@ -185,6 +192,9 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
       })()),
   };
 }
+
+/** How an event frame starts as V8's inspector writes it (the method first). */
+const EVENT_PREFIX = '{"method":"';
 
 /** Whether the upstream inspector's port takes a connection now. */
 function upstreamListening(wsUrl: string): Promise<boolean> {

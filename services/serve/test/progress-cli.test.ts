@@ -12,23 +12,41 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { commandEnv, fixturePath, HEAPCAP_BIN, runHeapcap, startCdpProxy, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { commandEnv, fixturePath, HEAPCAP_BIN, runHeapcap, startCdpProxy, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type CdpProxy, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let target: NodeTarget;
 let dir: TmpDir;
 let serve: RunningHeapcap;
+/** Between the worker and the registered target: stops the target at the first snapshot chunk once armed. */
+let chunkStop: CdpProxy;
+let onFirstChunk: (() => void) | undefined;
 
 before(async () => {
   // 15 MB held: a snapshot of ~28 MB, whose serialize lasts long enough to be seen and stopped.
   [redis, target, dir] = await Promise.all([startRedis(), startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '15' } }), tmpDir('heapcap-progress')]);
   // The test reads the record every 20 ms beside the CLI's GET a second: no rate limit in the way.
-  serve = await startDevServe(dir.path, redis.url, { HEAPCAP_RATE_LIMIT: '1000000' });
-  const added = await runHeapcap(['targets', 'add', 'paused-1', '--inspect', `127.0.0.1:${target.port}`], { env: { HEAPCAP_API_URL: serve.url }, cwd: dir.path });
+  // HEAPCAP_SNAPSHOT_TRANSPORT=cdp: the chunks pass the proxy below (the pipe transport, auto's choice for a
+  // local target, writes them to a FIFO the proxy never sees).
+  serve = await startDevServe(dir.path, redis.url, { HEAPCAP_RATE_LIMIT: '1000000', HEAPCAP_SNAPSHOT_TRANSPORT: 'cdp' });
+  // The worker reaches the target through a CDP proxy that can stop it as its first snapshot chunk passes, so
+  // `trigger --wait` finds the record in serialize with bytes however fast this machine serializes (waiting for
+  // the record to say serialize and stopping the target then lost the race: the record shows a phase once it has
+  // lasted 250 ms, the whole snapshot had streamed by then, and the record sat in sink instead).
+  chunkStop = await startCdpProxy(target.wsUrl ?? '', {
+    onEvent: (method) => {
+      if (method !== 'HeapProfiler.addHeapSnapshotChunk' || onFirstChunk === undefined) return;
+      process.kill(target.pid, 'SIGSTOP');
+      onFirstChunk();
+      onFirstChunk = undefined;
+    },
+  });
+  const added = await runHeapcap(['targets', 'add', 'paused-1', '--ws', chunkStop.url], { env: { HEAPCAP_API_URL: serve.url }, cwd: dir.path });
   assert.equal(added.code, 0, added.stderr);
 });
 after(async () => {
   await serve?.stop();
+  await chunkStop?.close();
   await target?.kill();
   await redis?.stop();
   await dir?.cleanup();
@@ -127,11 +145,11 @@ async function pausedUntil(run: Run, what: string, until: () => boolean): Promis
  * line itself shows, so a slow machine does not fail it), seconds that only grow,
  * and MiB/s once the bytes flow.
  */
-async function assertTerminalProgress(run: Run, waitForPhase: (phase: string) => Promise<void>): Promise<void> {
+async function assertTerminalProgress(run: Run, waitForPhase: (phase: string) => Promise<void>, inSerialize: () => Promise<void> = () => waitForPhase('serialize')): Promise<void> {
   try {
     await waitForPhase('generate');
     await pausedUntil(run, '3 s of generate on the terminal', () => Math.max(0, ...secondsOf(redraws(run.output()), 'generate')) >= 3);
-    await waitForPhase('serialize');
+    await inSerialize();
     await pausedUntil(run, 'a serialize line with MiB/s', () => redraws(run.output()).some((d) => d.phase === 'serialize' && /MiB +at \d+\.\d MiB\/s/.test(d.rest)));
     assert.equal(await run.done, 0, run.output());
   } finally {
@@ -207,8 +225,21 @@ void test('capture off a terminal: plain lines from 5 s on, one every 5 s in a l
 });
 
 void test('trigger --wait on a terminal: the worker’s phase, seconds and MiB/s from the record', { timeout: 240_000 }, async () => {
+  // Armed before the command starts: the first chunk comes after generate, and the proxy stops the target there
+  // (pausedUntil then keeps it stopped until the terminal shows serialize with MiB/s, and continues it).
+  let stoppedAtChunk = false;
+  onFirstChunk = () => (stoppedAtChunk = true);
   const run = onTerminal(`'${HEAPCAP_BIN}' trigger paused-1 --wait 300 --json > '${join(dir.path, 'trigger.json')}'`);
-  await assertTerminalProgress(run, (phase) => waitFor(async () => (await runningPhase()) === phase || undefined, { timeoutMs: 120_000, intervalMs: 20, what: `the record in ${phase}` }).then(() => undefined));
+  try {
+    await assertTerminalProgress(
+      run,
+      (phase) => waitFor(async () => (await runningPhase()) === phase || undefined, { timeoutMs: 120_000, intervalMs: 20, what: `the record in ${phase}` }).then(() => undefined),
+      () => waitFor(() => stoppedAtChunk || undefined, { timeoutMs: 120_000, intervalMs: 20, what: 'the first snapshot chunk at the proxy' }).then(() => undefined),
+    );
+  } finally {
+    onFirstChunk = undefined;
+    if (stoppedAtChunk) process.kill(target.pid, 'SIGCONT');
+  }
   const body = JSON.parse(await readFile(join(dir.path, 'trigger.json'), 'utf8')) as { capture: { status: string; progress?: unknown } };
   assert.equal(body.capture.status, 'succeeded');
   assert.equal(body.capture.progress, undefined, 'a finished record has no live progress');
