@@ -67,11 +67,18 @@ export function duplicateRedis(redis: RedisClient, override: Pick<RedisOptions, 
   return redis.duplicate(override);
 }
 
-/** Resolves with `p`, or rejects with a QueueError('redis_unavailable') after `ms`. */
+/**
+ * Resolves with `p`, or rejects with a QueueError('redis_unavailable') after `ms`.
+ * The deadline counts Redis's silence, not this process's own stalls: after a
+ * stall (a long synchronous task, a starved CPU) Node runs due timers before it
+ * reads its sockets, so an answer already waiting would lose to the timer and
+ * the API would answer 503. The timer therefore rejects from setImmediate, after
+ * that loop turn has read the sockets (packages/state/test/redis-deadline.test.ts).
+ */
 export async function withRedisDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new QueueError('redis_unavailable', `Redis did not answer ${what} within ${ms} ms`)), ms);
+    timer = setTimeout(() => setImmediate(() => reject(new QueueError('redis_unavailable', `Redis did not answer ${what} within ${ms} ms`))), ms);
   });
   try {
     return await Promise.race([p, deadline]);
