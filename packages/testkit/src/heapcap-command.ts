@@ -126,23 +126,42 @@ export interface RunningHeapcap {
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
 }
 
+/**
+ * HEAPCAP_PORT for {@link startHeapcap}: a free loopback port picked at start, and
+ * another one when some other process takes it first. A port found free is
+ * only free until someone binds it: the suite's other files open connections
+ * and listeners all the time, and once one took the port between the pick and
+ * serve's listen (EADDRINUSE, exit 2).
+ */
+export const FREE_PORT = 'free';
+
 /** Start `bin/heapcap ARGS` (serve, api) and wait until it says where it serves (default 60 s: the first run builds the bundle). */
 export async function startHeapcap(args: string[], opts: HeapcapRunOptions = {}): Promise<RunningHeapcap> {
+  if (opts.env?.['HEAPCAP_PORT'] !== FREE_PORT) return startOnce(args, opts);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(args, { ...opts, env: { ...opts.env, HEAPCAP_PORT: String(await freePort()) } });
+    } catch (err) {
+      if (attempt >= 5 || !(err instanceof Error) || !err.message.includes('EADDRINUSE')) throw err;
+    }
+  }
+}
+
+async function startOnce(args: string[], opts: HeapcapRunOptions): Promise<RunningHeapcap> {
   const child = spawnTracked(opts.bin ?? HEAPCAP_BIN, args, opts);
   const stdout = new OutputLog(child.stdout!);
   const stderr = new OutputLog(child.stderr!);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const line = await waitFor(
-    () => {
-      const found = stderr.lines().find((l) => l.startsWith('heapcap serving on '));
-      if (found === undefined && child.exitCode !== null) throw new Error(`heapcap ${args.join(' ')} exited with ${child.exitCode}: ${stderr.text()}`);
-      return found;
-    },
+  const seen = await waitFor(
+    // An exit before the line ends the wait at once (a thrown error would only count as "not yet").
+    () => stderr.lines().find((l) => l.startsWith('heapcap serving on ')) ?? (child.exitCode !== null ? { exitCode: child.exitCode } : undefined),
     { timeoutMs: opts.timeoutMs ?? 60_000, intervalMs: 50, what: `heapcap ${args.join(' ')} to listen` },
   ).catch((err: unknown) => {
     child.kill('SIGKILL');
     throw err;
   });
+  if (typeof seen !== 'string') throw new Error(`heapcap ${args.join(' ')} exited with ${seen.exitCode}: ${stderr.text()}`);
+  const line = seen;
   const url = /^heapcap serving on (http:\/\/\S+)/.exec(line)![1]!;
   return {
     child,
@@ -177,7 +196,7 @@ export async function startDevServe(workDir: string, redisUrl: string, env: Reco
     cwd: workDir,
     env: {
       HEAPCAP_REDIS_URL: redisUrl,
-      HEAPCAP_PORT: String(await freePort()),
+      HEAPCAP_PORT: FREE_PORT,
       HEAPCAP_TARGETS_FILE: join(workDir, 'targets.yaml'),
       HEAPCAP_STORAGE: `file://${join(workDir, 'captures')}`,
       HEAPCAP_RETENTION_INTERVAL: '1h',

@@ -28,7 +28,7 @@ export { startPersistentRedis, type PersistentRedis } from './persistent-redis.t
 export { createTestWorld, type TestWorld, type WorldTarget } from './world.ts';
 export { sampleManifest } from './manifest.ts';
 export { jsonLogSink, type JsonLogSink } from './log-sink.ts';
-export { commandEnv, ensureBundle, HEAPCAP_BIN, HEAPCAP_BUNDLE, heapcapOnThisNode, REPO_ROOT, runCommand, runHeapcap, runHeapcapHere, startDevServe, startHeapcap, type HeapcapResult, type HeapcapRunOptions, type RunningHeapcap } from './heapcap-command.ts';
+export { commandEnv, ensureBundle, FREE_PORT, HEAPCAP_BIN, HEAPCAP_BUNDLE, heapcapOnThisNode, REPO_ROOT, runCommand, runHeapcap, runHeapcapHere, startDevServe, startHeapcap, type HeapcapResult, type HeapcapRunOptions, type RunningHeapcap } from './heapcap-command.ts';
 export { assertGoodArtifact, assertSnapshotShape, assertTimingsAddUp, countObjects, loadArtifact, readManifests, type HeapSnapshotJson, type LoadedArtifact } from './snapshot-check.ts';
 export { startSlackStandIn, slackSign, slashCommandBody, type SlackStandIn, type StandInHook, type StandInPost, type WebApiAnswer } from './slack-stand-in.ts';
 export { samplingProfilerRunning } from './sampling-probe.ts';

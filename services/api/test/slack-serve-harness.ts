@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createQueue, type AuditEntry, type CaptureRecord, type HeapcapQueue } from '@heapcap/state';
 import {
   fixturePath,
+  FREE_PORT,
   freePort,
   slackSign,
   slashCommandBody,
@@ -115,7 +116,7 @@ export async function startSlackServe(env: Record<string, string> = {}): Promise
     serve = await startHeapcap(['serve'], {
       env: {
         HEAPCAP_REDIS_URL: redis.url,
-        HEAPCAP_PORT: String(await freePort()),
+        HEAPCAP_PORT: FREE_PORT,
         HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}`,
         HEAPCAP_TARGETS_FILE: targetsFile,
         HEAPCAP_TOKENS_FILE: tokensFile,

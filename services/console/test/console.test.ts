@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { CHROMIUM_FLAGS, REPO_ROOT, chromiumBinary, freePort, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { CHROMIUM_FLAGS, chromiumBinary, FREE_PORT, REPO_ROOT, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 import { hashToken } from '@heapcap/api';
 
 // What the functions passed to page.evaluate read in the browser (this file is typed for Node).
@@ -130,7 +130,7 @@ void describe('console', () => {
       timeoutMs: 180_000,
       env: {
         HEAPCAP_REDIS_URL: redis.url,
-        HEAPCAP_PORT: String(await freePort()),
+        HEAPCAP_PORT: FREE_PORT,
         HEAPCAP_TARGETS_FILE: join(dir.path, 'targets.yaml'),
         HEAPCAP_TOKENS_FILE: join(dir.path, 'tokens.yaml'),
         HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}`,

@@ -11,7 +11,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, test } from 'node:test';
-import { fixturePath, freePort, runHeapcap, startDevServe, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type HeapcapResult, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, FREE_PORT, freePort, runHeapcap, startDevServe, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type HeapcapResult, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let target: NodeTarget;
@@ -163,7 +163,7 @@ void test('unauthorized and forbidden name HEAPCAP_TOKEN (a real API with a toke
     `tokens:\n  - name: reader\n    sha256: "${createHash('sha256').update(token).digest('hex')}"\n    scopes: [captures:read]\n` +
       `  - name: writer\n    sha256: "${createHash('sha256').update(writer).digest('hex')}"\n    scopes: [captures:write]\n`,
   );
-  const api = await startHeapcap(['api'], { cwd: dir.path, env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TOKENS_FILE: tokens } });
+  const api = await startHeapcap(['api'], { cwd: dir.path, env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: FREE_PORT, HEAPCAP_TOKENS_FILE: tokens } });
   t.after(() => api.stop());
   const anonymous = await runHeapcap(['targets', 'list'], { env: { HEAPCAP_API_URL: api.url } });
   assert.equal(anonymous.code, 2, anonymous.stderr);

@@ -12,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { huntMain } from '@heapcap/cli';
-import { freePort, runHeapcap, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { FREE_PORT, runHeapcap, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 const LEAK_TARGET = fileURLToPath(new URL('../../../packages/analysis/test/fixtures/leak-target.cjs', import.meta.url));
 
@@ -36,7 +36,7 @@ before(async () => {
   const targetsFile = join(dir.path, 'heapcap.targets.yaml');
   await writeFile(targetsFile, `targets:\n  - id: leaky\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n  - id: doomed\n    kind: node\n    inspect: 127.0.0.1:${doomed.port}\n  - id: web\n    kind: node\n    inspect: 127.0.0.1:${web.port}\n`);
   serve = await startHeapcap(['serve', '--dev'], {
-    env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TARGETS_FILE: targetsFile, HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}` },
+    env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: FREE_PORT, HEAPCAP_TARGETS_FILE: targetsFile, HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}` },
   });
 });
 after(async () => {

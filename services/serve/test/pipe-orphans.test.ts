@@ -9,7 +9,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fixturePath, freePort, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor } from '@heapcap/testkit';
+import { fixturePath, FREE_PORT, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor } from '@heapcap/testkit';
 
 void test('defect 9: a serve killed with SIGKILL during a pipe capture leaves its FIFO directory; the next serve removes it', async (t) => {
   const [redis, dir, target] = await Promise.all([startRedis(), tmpDir('heapcap-pipe-orphans'), startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '60' } })]);
@@ -34,7 +34,7 @@ void test('defect 9: a serve killed with SIGKILL during a pipe capture leaves it
     HEAPCAP_PIPE_DIR: pipes,
     HEAPCAP_LOG_LEVEL: 'info',
   };
-  const first = await startHeapcap(['serve', '--dev'], { env: { ...env, HEAPCAP_PORT: String(await freePort()) } });
+  const first = await startHeapcap(['serve', '--dev'], { env: { ...env, HEAPCAP_PORT: FREE_PORT } });
   let firstAlive = true;
   t.after(async () => {
     if (firstAlive) await first.stop('SIGKILL');
@@ -55,7 +55,7 @@ void test('defect 9: a serve killed with SIGKILL during a pipe capture leaves it
   firstAlive = false;
   assert.ok((await readdir(pipes)).includes(fifoDir), 'the killed serve left its FIFO directory');
 
-  const second = await startHeapcap(['serve', '--dev'], { env: { ...env, HEAPCAP_PORT: String(await freePort()) } });
+  const second = await startHeapcap(['serve', '--dev'], { env: { ...env, HEAPCAP_PORT: FREE_PORT } });
   t.after(() => second.stop('SIGKILL'));
   const line = await waitFor(() => second.stdout.lines().find((l) => l.includes('removed FIFO directories of pipe captures whose process is gone')), { timeoutMs: 30_000, what: 'the sweep log line' });
   assert.ok(line.includes(fifoDir), line);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { delimiter, dirname } from 'node:path';
 import { after, before, test } from 'node:test';
-import { freePort, REPO_ROOT, startHeapcap, startRedis, systemNode, type RedisServer } from '@heapcap/testkit';
+import { FREE_PORT, freePort, REPO_ROOT, startHeapcap, startRedis, systemNode, type RedisServer } from '@heapcap/testkit';
 import { execFileSync } from 'node:child_process';
 
 const majorOf = (version: string): number => Number(/^v?(\d+)\./.exec(version)?.[1]);
@@ -34,7 +34,7 @@ async function serveOn(extraEnv: Record<string, string>): Promise<{ exe: string;
   const serve = await startHeapcap(['serve', '--dev'], {
     env: {
       HEAPCAP_REDIS_URL: redis.url,
-      HEAPCAP_PORT: String(await freePort()),
+      HEAPCAP_PORT: FREE_PORT,
       HEAPCAP_STORAGE: 's3://heapcap/captures',
       HEAPCAP_S3_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
       AWS_ACCESS_KEY_ID: 'test',

@@ -15,7 +15,7 @@ import { gunzipSync } from 'node:zlib';
 import { after, before, test } from 'node:test';
 import {
   fixturePath,
-  freePort,
+  FREE_PORT,
   samplingProfilerRunning,
   startCdpProxy,
   startHeapcap,
@@ -45,7 +45,7 @@ before(async () => {
   // The same process twice: directly, and through a proxy that counts the CDP calls reaching it.
   await writeFile(targetsFile, `targets:\n  - id: alloc\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n  - id: alloc-proxied\n    kind: node\n    ws: ${proxy.url}\n`);
   serve = await startHeapcap(['serve', '--dev'], {
-    env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TARGETS_FILE: targetsFile, HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}` },
+    env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: FREE_PORT, HEAPCAP_TARGETS_FILE: targetsFile, HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}` },
   });
 });
 after(async () => {

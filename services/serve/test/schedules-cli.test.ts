@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { schedulesMain } from '@heapcap/cli';
-import { fixturePath, freePort, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, FREE_PORT, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let target: NodeTarget;
@@ -22,7 +22,7 @@ before(async () => {
   await writeFile(targets, `targets:\n  - id: checkout-1\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n    labels: { service: checkout, env: prod }\n`);
   serve = await startHeapcap(['serve', '--dev'], {
     cwd: dir.path,
-    env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TARGETS_FILE: targets, HEAPCAP_SCHEDULE_MIN_INTERVAL: '1s' },
+    env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: FREE_PORT, HEAPCAP_TARGETS_FILE: targets, HEAPCAP_SCHEDULE_MIN_INTERVAL: '1s' },
   });
 });
 after(async () => {

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { fixturePath, freePort, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, HEAPCAP_BIN, commandEnv, type NodeTarget, type RedisServer, type TmpDir } from '@heapcap/testkit';
+import { commandEnv, fixturePath, FREE_PORT, freePort, HEAPCAP_BIN, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type TmpDir } from '@heapcap/testkit';
 import { spawn } from 'node:child_process';
 import { statusMain, triggerMain } from '@heapcap/cli';
 
@@ -131,7 +131,7 @@ void test('Redis restarted without its data: the registry comes back by itself, 
   const lossy = await startRedis();
   const targetsFile = join(dir.path, 'lossy.targets.yaml');
   await writeFile(targetsFile, `targets:\n  - id: demo\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n`);
-  const serve = await startHeapcap(['serve', '--dev'], { env: { HEAPCAP_REDIS_URL: lossy.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_TARGETS_FILE: targetsFile, HEAPCAP_STORAGE: `file://${join(dir.path, 'lossy')}` } });
+  const serve = await startHeapcap(['serve', '--dev'], { env: { HEAPCAP_REDIS_URL: lossy.url, HEAPCAP_PORT: FREE_PORT, HEAPCAP_TARGETS_FILE: targetsFile, HEAPCAP_STORAGE: `file://${join(dir.path, 'lossy')}` } });
   // The service before its Redis: a service whose Redis vanished waits out its shutdown limits.
   t.after(async () => {
     await serve.stop();

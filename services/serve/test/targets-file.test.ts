@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { freePort, runHeapcap, startDevServe, startHeapcap, startRedis, tmpDir, waitFor, type RedisServer, type TmpDir } from '@heapcap/testkit';
+import { FREE_PORT, freePort, runHeapcap, startDevServe, startHeapcap, startRedis, tmpDir, waitFor, type RedisServer, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let dir: TmpDir;
@@ -37,7 +37,7 @@ void test('defect 9: an explicitly set HEAPCAP_TARGETS_FILE that does not exist 
   // No HEAPCAP_TARGETS_FILE, no ./heapcap.targets.yaml: an empty registry file, as before.
   const empty = join(dir.path, 'empty-cwd');
   await mkdir(empty);
-  const serve = await startHeapcap(['serve', '--dev'], { cwd: empty, env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: String(await freePort()), HEAPCAP_STORAGE: `file://${join(empty, 'captures')}` } });
+  const serve = await startHeapcap(['serve', '--dev'], { cwd: empty, env: { HEAPCAP_REDIS_URL: redis.url, HEAPCAP_PORT: FREE_PORT, HEAPCAP_STORAGE: `file://${join(empty, 'captures')}` } });
   try {
     assert.deepEqual(await targetIds(serve.url), []);
   } finally {
