@@ -5,8 +5,9 @@
 // starts (a snapshot written, an interval elapsed, a process gone), so other
 // files fill the wait; every test waits on conditions with deadlines and
 // holds on a loaded machine. HEAPCAP_TEST_JOBS (default 2) files always run
-// at once; up to HEAPCAP_TEST_MAX_JOBS (default 4) while the machine's cores
-// have room for them (see the scheduler below). Files start longest first
+// at once, and the checks beside them from the start; up to
+// HEAPCAP_TEST_MAX_JOBS (default 6) while the machine's cores have room for
+// them (see the scheduler below). Files start longest first
 // (scripts/test-durations.json: the last full run's wall and CPU seconds per
 // file; HEAPCAP_TEST_DURATIONS=write updates it), each file's output is
 // printed whole when it ends, and the run ends with every failed file named.
@@ -119,13 +120,14 @@ const loadOf = (file) => { const k = known[file]; return typeof k === 'object' &
 // whatever they cost: the suite's floor, as before. Most files spend most of
 // their wall time waiting on the processes they start (a snapshot written, an
 // interval elapsed, a grace period), so up to HEAPCAP_TEST_MAX_JOBS (default
-// 4) run while there is CPU for them: a further file starts only when the
+// 6; it was 4, and four of the longest files, waiting, kept a core idle for
+// the first minutes) run while there is CPU for them: a further file starts only when the
 // recorded loads of the running files plus its own fit in the machine's
 // cores, and the machine was idle enough over the last second for its load
 // (a CPU hog beside the suite closes that door, and the suite falls back to
 // the floor). HEAPCAP_TEST_JOBS=1 runs one file at a time (and no more).
 const jobs = Math.max(1, Number(process.env.HEAPCAP_TEST_JOBS ?? 2) || 1);
-const maxJobs = process.env.HEAPCAP_TEST_JOBS === '1' ? 1 : Math.max(jobs, Number(process.env.HEAPCAP_TEST_MAX_JOBS ?? 4) || jobs);
+const maxJobs = process.env.HEAPCAP_TEST_JOBS === '1' ? 1 : Math.max(jobs, Number(process.env.HEAPCAP_TEST_MAX_JOBS ?? 6) || jobs);
 const cores = availableParallelism();
 /** Cores' worth of recorded load the schedule may start beyond the machine's cores (see fill below). */
 const OVERCOMMIT = Number(process.env.HEAPCAP_TEST_OVERCOMMIT ?? 0);
@@ -208,7 +210,8 @@ await new Promise((done) => {
     });
   };
   const fill = (tick) => {
-    while (queue.length > 0 && running.size < jobs) start(queue[0]);
+    // The checks do not count toward the floor: they start at once, beside the longest files.
+    while (queue.length > 0 && [...running].filter((j) => j.file !== CHECK).length < jobs) start(queue[0]);
     // Beyond the floor only on the once-a-second tick, so the idle share is measured over a second.
     if (tick && queue.length > 0 && running.size < maxJobs) {
       const idleCores = idleShare() * cores;
@@ -228,6 +231,11 @@ await new Promise((done) => {
   };
   const timer = setInterval(() => fill(true), 1000);
   idleShare();
+  // The checks first: about a core and a half for a minute (tsc, ESLint), at the start of the run, where
+  // the longest files mostly wait on the processes they start. Admitted by load like any other file they
+  // found no room until minute four and ran where the cores were already full.
+  const check = queue.find((j) => j.file === CHECK);
+  if (check !== undefined) start(check);
   fill(false);
 });
 
