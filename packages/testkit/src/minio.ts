@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+// The AWS SDK loads when MinIO starts, not in every test file that imports the test kit.
+import type { S3Client } from '@aws-sdk/client-s3';
 import { OutputLog } from './output-log.ts';
 import { freePort, tmpDir, waitFor, type TmpDir } from './proc.ts';
 import { onProcessExit } from './reaper.ts';
@@ -139,6 +140,7 @@ export async function startMinio(options: MinioOptions = {}): Promise<MinioServe
     await exited;
   };
 
+  const { CreateBucketCommand, S3Client } = await import('@aws-sdk/client-s3');
   const client = new S3Client({
     endpoint,
     region: 'us-east-1',

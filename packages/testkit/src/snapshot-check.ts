@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
-import { siblingOf, type CaptureManifest } from '@heapcap/storage';
+import type { CaptureManifest } from '@heapcap/storage';
 
 /** The parts of a V8 heap snapshot the tests read. */
 export interface HeapSnapshotJson {
@@ -74,6 +74,8 @@ export function assertTimingsAddUp(timings: CaptureManifest['timings']): void {
 /** Parses `--json` stdout and checks it equals the `.manifest.json` written beside the snapshot. */
 export async function readManifests(stdout: string): Promise<CaptureManifest> {
   const printed = JSON.parse(stdout) as CaptureManifest;
+  // @heapcap/storage loads here, not in every test file that imports the test kit.
+  const { siblingOf } = await import('@heapcap/storage');
   const file = siblingOf(printed.artifact.location, 'manifest');
   assert.notEqual(file, printed.artifact.location);
   const written = JSON.parse(await readFile(file, 'utf8')) as unknown;

@@ -7,8 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { createQueue, type HeapcapQueue, type QueueOptions, type Target } from '@heapcap/state';
-import { createFileSink, type ArtifactStore } from '@heapcap/storage';
+// Types only at the top: @heapcap/state and @heapcap/storage (ioredis, BullMQ, the AWS SDK) load when a world
+// is made, not in every test file that imports the test kit (about 1 CPU-s a file).
+import type { HeapcapQueue, QueueOptions, Target } from '@heapcap/state';
+import type { ArtifactStore } from '@heapcap/storage';
 import { startCdpProxy, type CdpProxy } from './cdp-proxy.ts';
 import { fixturePath } from './fixtures.ts';
 import { startNodeTarget, type NodeTarget } from './node-target.ts';
@@ -47,6 +49,7 @@ export interface TestWorld {
 export async function createTestWorld(redisUrl: string, options: { queue?: Partial<QueueOptions>; targets?: Target[]; storePrefix?: string } = {}): Promise<TestWorld> {
   const prefix = `t${randomBytes(4).toString('hex')}`;
   const queueOptions: QueueOptions = { redisUrl, prefix, ...options.queue };
+  const [{ createQueue }, { createFileSink }] = await Promise.all([import('@heapcap/state'), import('@heapcap/storage')]);
   const queue = createQueue(queueOptions);
   const storeDir = await tmpDir(options.storePrefix ?? 'heapcap-store');
   const store = createFileSink({ dir: storeDir.path });
