@@ -54,6 +54,8 @@ before(async () => {
     HEAPCAP_SCHEDULE_MIN_INTERVAL: '1s',
     HEAPCAP_RETENTION_INTERVAL: '2s',
     HEAPCAP_WATCH_INTERVAL: '500ms',
+    // A failure's report quotes what the schedule worker logged (its runs and turns are info lines).
+    HEAPCAP_LOG_LEVEL: 'info',
   };
   [a, b] = await Promise.all([startDevServe(dir.path, cluster.url, env), startDevServe(dir.path, cluster.url, env)]);
   // `heapcap serve` uses the default prefix, which becomes the hash tag `{heapcap}` on a cluster.
@@ -219,8 +221,14 @@ void test('the master holding heapcap\'s slot restarts: the data is back, captur
     );
   } catch (err) {
     const since = (await list('schedule')).filter((r) => Date.parse(r.createdAt) > restartedAt).map((r) => `${r.createdAt} ${r.status} ${JSON.stringify(r.error)}`);
-    const said = (x: RunningHeapcap): string => x.stdout.lines().filter((l) => !l.includes('"level":30')).slice(-40).join('\n');
-    throw new Error(`${(err as Error).message}; scheduled since the restart: ${since.join(' | ') || 'none'};\nschedule: ${JSON.stringify((await api(a, 'GET', '/v1/schedules/twice')).body)}\nserve a:\n${said(a)}\nserve b:\n${said(b)}`);
+    // The serves log at info here: what the schedule worker did with the run (planned, turns) shows below.
+    const said = (x: RunningHeapcap): string => x.stdout.lines().filter((l) => !l.includes('"level":30') || /schedul|twice/i.test(l)).slice(-40).join('\n');
+    // BullMQ's view of the schedules queue: jobs waiting, delayed, running, and the job schedulers.
+    const q = '{heapcap}:heapcap-schedules';
+    const counts = await Promise.all(
+      [['wait', 'LLEN'], ['active', 'LLEN'], ['delayed', 'ZCARD'], ['prioritized', 'ZCARD'], ['repeat', 'ZCARD']].map(async ([k, op]) => `${k}=${await cluster.cli(home, op!, `${q}:${k}`).catch((e: Error) => e.message)}`),
+    );
+    throw new Error(`${(err as Error).message}; scheduled since the restart: ${since.join(' | ') || 'none'};\nschedule: ${JSON.stringify((await api(a, 'GET', '/v1/schedules/twice')).body)}\nschedules queue: ${counts.join(' ')}\nserve a:\n${said(a)}\nserve b:\n${said(b)}`);
   }
   assert.equal((await api(a, 'POST', '/v1/schedules/twice/pause')).status, 200);
   // Both replicas are still up.
