@@ -1,7 +1,12 @@
 /** Deadlines and abort helpers shared by the engine. */
 import { CaptureError } from './errors.ts';
 
-/** Reject with `onTimeout()` if `promise` has not settled within `ms`; rejects with `cancelled` on abort. */
+/**
+ * Reject with `onTimeout()` if `promise` has not settled within `ms`; rejects with `cancelled` on abort.
+ * The deadline counts the other side's silence, not this process's own stalls: after a stall Node runs
+ * due timers before it reads its sockets, so an answer already waiting would lose to the timer. The
+ * timer rejects from setImmediate, after that loop turn has read them (packages/capture/test/deadline.test.ts).
+ */
 export async function withDeadline<T>(
   promise: Promise<T>,
   ms: number,
@@ -11,7 +16,7 @@ export async function withDeadline<T>(
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const guards = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), ms);
+    timer = setTimeout(() => setImmediate(() => reject(onTimeout())), ms);
     if (signal !== undefined) {
       onAbort = () => reject(cancelledError(signal));
       if (signal.aborted) onAbort();

@@ -175,10 +175,14 @@ interface LockWatch {
   recovering: Promise<unknown> | undefined;
 }
 
-/** Waits for `work` at most `ms`; false when it did not finish in time (it goes on, unawaited). */
+/**
+ * Waits for `work` at most `ms`; false when it did not finish in time (it goes on, unawaited). Late is
+ * decided from setImmediate, after the loop turn has read the sockets (a stall of this process is not
+ * the work's lateness).
+ */
 async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => setImmediate(() => resolve(false)), ms)));
   try {
     return await Promise.race([work.then(() => true), late]);
   } finally {

@@ -287,11 +287,15 @@ export class Janitor {
   }
 }
 
-/** `p`, or a rejection after `ms` (the store's own retries may take longer than a run should wait). */
+/**
+ * `p`, or a rejection after `ms` (the store's own retries may take longer than a run should wait). The
+ * rejection comes from setImmediate, after the loop turn has read the sockets: an answer that arrived while
+ * this process stalled is taken (as in withRedisDeadline).
+ */
 async function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]);
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => setImmediate(() => reject(new Error(`${what}: no answer within ${ms} ms`))), ms)))]);
   } finally {
     clearTimeout(timer);
   }

@@ -43,10 +43,14 @@ export interface ReadinessOptions {
   storageTtlMs?: number;
 }
 
+/**
+ * `ok` when `p` settles well within `ms`, `unavailable` otherwise. The deadline resolves from setImmediate,
+ * after the loop turn has read the sockets: a stalled serve whose Redis answered is not reported not ready.
+ */
 async function within(p: Promise<unknown>, ms: number): Promise<CheckState> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<CheckState>((resolve) => {
-    timer = setTimeout(() => resolve('unavailable'), ms);
+    timer = setTimeout(() => setImmediate(() => resolve('unavailable')), ms);
   });
   try {
     return await Promise.race([p.then(() => 'ok' as const, () => 'unavailable' as const), deadline]);
