@@ -119,14 +119,43 @@ void test('store: put, list, pause and delete keep exactly one job scheduler per
   // A scheduler without a definition (a crash between the two writes of a delete), and a definition without one.
   await q.schedules.bull.upsertJobScheduler('orphan', { every: 60_000 }, { name: 'schedule-run', data: { scheduleId: 'orphan' } });
   await q.redis.hset(q.keys.schedules(), 'nightly', JSON.stringify({ ...s, enabled: true }));
-  assert.deepEqual(await q.schedules.reconcile(), { added: ['nightly'], removed: ['orphan'] });
+  assert.deepEqual(await q.schedules.reconcile(), { added: ['nightly'], removed: ['orphan'], healed: [], overdue: [] });
   assert.deepEqual((await q.schedules.bull.getJobSchedulers()).map((x) => x.key), ['nightly']);
-  assert.deepEqual(await q.schedules.reconcile(), { added: [], removed: [] });
+  assert.deepEqual(await q.schedules.reconcile(), { added: [], removed: [], healed: [], overdue: [] });
 
   assert.equal(await q.schedules.remove('nightly'), true);
   assert.equal(await q.schedules.schedulerCount(), 0);
   assert.equal(await q.schedules.get('nightly'), null);
   assert.equal(await q.schedules.remove('nightly'), false);
+});
+
+void test('reconcile: a scheduler whose next run is overdue with its job gone is upserted again; one whose job waits is only reported', async () => {
+  world = await createTestWorld(redis.url);
+  const q = world.queue;
+  await q.schedules.put(schedule({ id: 'often', target: 'search', every: '1m' }));
+  await q.schedules.ensureJanitor(3_600_000);
+  const next = (await q.schedules.schedulerNext('often'))!;
+  const janitorNext = (await q.schedules.bull.getJobScheduler('_janitor'))!.next!;
+  // Overdue (as seen from later) with its job still waiting (an `every` scheduler's first run is due at once), no worker running: reported, nothing changed.
+  const later = Math.max(next, janitorNext) + 60_000;
+  const waiting = await q.schedules.reconcile(later);
+  assert.deepEqual(waiting.healed, []);
+  assert.deepEqual(waiting.overdue.map((o) => [o.id, o.state]).sort(), [['_janitor', 'waiting'], ['often', 'waiting']]);
+  assert.equal(await q.schedules.schedulerNext('often'), next);
+  // The run's job gone (what a process lost between a run's start and BullMQ scheduling the next leaves): healed.
+  // BullMQ refuses to remove a scheduler's job, so its keys go by hand: the job's hash and its place in the wait list.
+  for (const id of [`repeat:often:${next}`, `repeat:_janitor:${janitorNext}`]) {
+    assert.equal(await q.redis.lrem(q.schedules.bull.toKey('wait'), 0, id), 1);
+    assert.equal(await q.redis.del(q.schedules.bull.toKey(id)), 1);
+  }
+  const healed = await q.schedules.reconcile(later);
+  assert.deepEqual(healed.healed.sort(), ['_janitor', 'often']);
+  assert.deepEqual(healed.overdue, []);
+  const again = (await q.schedules.schedulerNext('often'))!;
+  assert.ok(await q.schedules.bull.getJob(`repeat:often:${again}`), 'the healed scheduler has a job for its next run');
+  assert.ok(await q.schedules.bull.getJob(`repeat:_janitor:${(await q.schedules.bull.getJobScheduler('_janitor'))!.next}`), "the janitor's too");
+  // Nothing overdue as seen from now.
+  assert.deepEqual(await q.schedules.reconcile(), { added: [], removed: [], healed: [], overdue: [] });
 });
 
 async function memberJobs(w: TestWorld): Promise<{ job: MemberJob; delay: number }[]> {

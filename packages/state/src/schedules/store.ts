@@ -31,7 +31,18 @@ export interface SchedulerReconcileReport {
   added: string[];
   /** Schedulers without an enabled schedule: removed. */
   removed: string[];
+  /**
+   * Schedulers whose next run was due more than `overdueMs` ago and whose job for it is gone (BullMQ
+   * schedules the next iteration in a separate call after a run starts; a process or connection lost in
+   * between leaves the scheduler waiting for ever): upserted again, which makes the run now.
+   */
+  healed: string[];
+  /** Schedulers whose next run is overdue while its job is still there (no worker takes it): reported, left alone. */
+  overdue: { id: string; lateMs: number; state: string }[];
 }
+
+/** A scheduler's run this late, its job gone, is healed by the reconcile pass (the pass runs every 30 s). */
+export const SCHEDULER_OVERDUE_MS = 15_000;
 
 const counterField = (outcome: RunOutcome): string => `schedule_runs|${outcome}`;
 
@@ -125,16 +136,39 @@ export class ScheduleStore {
     return this.#deadline(this.bull.getJobSchedulersCount(), 'scheduler count');
   }
 
-  /** Make schedulers match definitions: add the missing ones of enabled schedules, remove orphans. */
-  async reconcile(): Promise<SchedulerReconcileReport> {
+  /**
+   * Make schedulers match definitions: add the missing ones of enabled schedules, remove orphans, and
+   * heal the ones whose next run's job is gone (see {@link SchedulerReconcileReport.healed}).
+   */
+  async reconcile(now = Date.now(), overdueMs = SCHEDULER_OVERDUE_MS): Promise<SchedulerReconcileReport> {
     const [schedules, schedulers] = await Promise.all([this.list(), this.#deadline(this.bull.getJobSchedulers(0, -1, true), 'schedulers list')]);
     const enabled = new Map(schedules.filter((s) => s.enabled).map((s) => [s.id, s]));
     const present = new Set(schedulers.map((s) => s.key));
-    const report: SchedulerReconcileReport = { added: [], removed: [] };
+    const report: SchedulerReconcileReport = { added: [], removed: [], healed: [], overdue: [] };
     for (const [id, s] of enabled) {
       if (present.has(id)) continue;
       await this.syncScheduler(s);
       report.added.push(id);
+    }
+    // At most 200 looked up a pass: with a backlog at scale many runs are late with their jobs waiting.
+    const late = schedulers.filter((x) => x.next !== undefined && x.next <= now - overdueMs).slice(0, 200);
+    for (const scheduler of late) {
+      const next = scheduler.next!;
+      const job = await this.#deadline(this.bull.getJob(`repeat:${scheduler.key}:${next}`), 'scheduler job get');
+      const state = job === undefined ? 'missing' : await this.#deadline(job.getState(), 'scheduler job state');
+      if (state === 'delayed' || state === 'waiting' || state === 'active' || state === 'prioritized') {
+        report.overdue.push({ id: scheduler.key, lateMs: now - next, state });
+        continue;
+      }
+      // A worker may have just run it and scheduled the next one: only a scheduler still at that run is healed.
+      const current = await this.#deadline(this.bull.getJobScheduler(scheduler.key), 'scheduler get');
+      if (current?.next !== next) continue;
+      // Upserting again computes the next run from now and adds its job.
+      const s = enabled.get(scheduler.key);
+      if (s !== undefined) await this.syncScheduler(s);
+      else if (scheduler.key === JANITOR_SCHEDULER_ID && scheduler.every !== undefined && scheduler.every !== null) await this.#upsertJanitor(Number(scheduler.every));
+      else continue;
+      report.healed.push(scheduler.key);
     }
     for (const id of present) {
       if (id === JANITOR_SCHEDULER_ID || enabled.has(id)) continue;
@@ -148,6 +182,10 @@ export class ScheduleStore {
   async ensureJanitor(everyMs: number): Promise<void> {
     const current = await this.#deadline(this.bull.getJobScheduler(JANITOR_SCHEDULER_ID), 'scheduler get');
     if (current?.every === everyMs) return;
+    await this.#upsertJanitor(everyMs);
+  }
+
+  async #upsertJanitor(everyMs: number): Promise<void> {
     await this.#deadline(this.bull.upsertJobScheduler(JANITOR_SCHEDULER_ID, { every: everyMs }, { name: RETENTION_JOB, data: {}, opts: FINISHED_JOBS }), 'janitor scheduler upsert');
   }
 

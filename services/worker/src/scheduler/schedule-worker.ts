@@ -111,7 +111,8 @@ export class ScheduleWorker {
       // Redis may have lost its data since the start (issue 25 defect 4): the janitor's scheduler went with it.
       await this.#deps.queue.schedules.ensureJanitor(this.#deps.settings.retentionIntervalMs);
       const report = await this.#deps.queue.schedules.reconcile();
-      if (report.added.length + report.removed.length > 0) this.#log.warn(report, 'job schedulers reconciled with the schedules');
+      if (report.added.length + report.removed.length + report.healed.length > 0) this.#log.warn(report, 'job schedulers reconciled with the schedules');
+      else if (report.overdue.length > 0) this.#log.warn({ overdue: report.overdue }, 'scheduled runs are overdue and no schedule worker takes them');
     } catch (err) {
       this.#log.warn({ err }, 'scheduler reconcile failed; will try again');
     }
