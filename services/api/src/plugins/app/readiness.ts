@@ -44,7 +44,7 @@ export interface ReadinessOptions {
 }
 
 /**
- * `ok` when `p` settles well within `ms`, `unavailable` otherwise. The deadline resolves from setImmediate,
+ * `ok` when `p` resolves within `ms`, `unavailable` when it rejects or is late. The deadline resolves from setImmediate,
  * after the loop turn has read the sockets: a stalled serve whose Redis answered is not reported not ready.
  */
 async function within(p: Promise<unknown>, ms: number): Promise<CheckState> {
