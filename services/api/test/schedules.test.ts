@@ -144,3 +144,22 @@ void test('a group of three, every 6s, maxConcurrent 1: each target once per int
   assert.ok(created >= 6, metrics);
   assert.match(metrics, /heapcap_schedules\{state="paused"\} 1/);
 });
+
+void test('a schedule worker that takes no jobs (a BullMQ worker wedged after a Redis restart) is replaced, and the runs go on', async () => {
+  h = await startHarness({ redisUrl: redis.url, env: FAST, worker: { concurrency: 1 }, schedules: { reconcileIntervalMs: 500, overdueMs: 1_000 } });
+  await h.world.addTarget('app', 2);
+  const scheduler = h.scheduler!;
+  // What run L saw after a Redis Cluster master restarted: the worker is up but fetches nothing.
+  await scheduler.bullWorker!.pause(true);
+  const wedged = scheduler.bullWorker;
+  const created = await h.app.inject({ method: 'POST', url: '/v1/schedules', headers: auth('runbook'), payload: { id: 'wedge', target: 'app', every: '1s' } });
+  assert.equal(created.statusCode, 201, created.body);
+  // Two passes see the run waiting with nothing taken: the second replaces the BullMQ worker.
+  await waitFor(() => scheduler.replaced > 0, { timeoutMs: 30_000, what: 'the schedule worker replaced' });
+  assert.notEqual(scheduler.bullWorker, wedged);
+  assert.ok(h.logs.lines.some((l) => l.includes('this schedule worker takes no jobs: replacing its BullMQ worker and connection')), h.logs.lines.join('\n'));
+  const captures = await waitFor(async () => ((await scheduleCaptures(h!.queue, 'wedge')).length > 0 ? true : undefined), { timeoutMs: 30_000, what: 'a scheduled capture after the replacement' });
+  assert.ok(captures);
+  // The new worker keeps taking the runs.
+  await waitFor(async () => ((await scheduleCaptures(h!.queue, 'wedge')).length >= 3 ? true : undefined), { timeoutMs: 30_000, what: 'three scheduled captures' });
+});

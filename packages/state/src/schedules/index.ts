@@ -17,7 +17,7 @@ export { checkSchedule, buildSchedule, newScheduleId, type ScheduleCheck, type S
 export { nextRuns, intervalAfter, cronProblem, isTimeZone } from './timing.ts';
 export { spreadOffsets, type MemberSlot } from './spread.ts';
 export { resolveTargets, type PlanResult, type TurnResult } from './run.ts';
-export { ScheduleStore, type SchedulerReconcileReport, type ScheduleRunState } from './store.ts';
+export { ScheduleStore, SCHEDULER_OVERDUE_MS, type SchedulerReconcileReport, type ScheduleRunState } from './store.ts';
 export {
   SCHEDULE_QUEUE,
   SCHEDULE_RUN_JOB,

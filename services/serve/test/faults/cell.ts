@@ -245,7 +245,12 @@ export async function runCell(rig: Rig, fault: Fault, phase: CellPhase, n: numbe
     );
     const objects = await waitFor(() => listAll(rig, prefix), { timeoutMs: 10_000, what: 'the object listing' });
     const uploads = await rig.minio.client.send(new ListMultipartUploadsCommand({ Bucket: rig.bucket, Prefix: `${prefix}/` }));
-    const lockHeld = (await redisCli(rig.redis, 'EXISTS', lockKey)) === '1';
+    // The worker writes the outcome, then releases the lock: on a loaded machine the record can be read in
+    // between (run L). Held means still held 10 s later, well before the lease (30 s, renewed every 10 s) expires.
+    const lockHeld = await waitFor(async () => ((await redisCli(rig.redis, 'EXISTS', lockKey)) === '0' ? true : undefined), { timeoutMs: 10_000, intervalMs: 100, what: 'the target lock released' }).then(
+      () => false,
+      () => true,
+    );
     const healthyAfter = await healthy(serve.url);
     // After the next capture too: it spilled to the same directory.
     const spillFiles = spill === undefined ? null : await spill.files();

@@ -6,6 +6,16 @@
  * replicas are up. It also keeps the schedulers in step with the definitions
  * (at start and every `reconcileIntervalMs`) and upserts the janitor's.
  *
+ * A BullMQ worker can stop taking jobs after its Redis comes back while its
+ * connection reports ready (run L: after a Redis Cluster master restarted, both
+ * serves' schedule workers took nothing for 90 s, with a run waiting and the
+ * janitor's delayed, while their capture workers went on; BullMQ #4138 and
+ * #4479 describe the same). The reconcile pass sees that: a run overdue with
+ * its job waiting or delayed, while this process has a free slot and took no
+ * job since the previous pass, means this worker does not fetch (a fetching
+ * one takes a waiting job within milliseconds, and keeps taking jobs through a
+ * backlog). It then replaces the BullMQ worker and its connection.
+ *
  * `close()` is idempotent and runs every step even if one fails: stop the
  * reconcile timer, stop taking jobs (running ones get `closeTimeoutMs`), close
  * the connection.
@@ -14,7 +24,7 @@ import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ScheduleSettings } from '@heapcap/config';
 import { closeWorker, duplicateRedis, type HeapcapQueue } from '@heapcap/state';
-import { MemberJobSchema, RETENTION_JOB, SCHEDULE_MEMBER_JOB, SCHEDULE_QUEUE, SCHEDULE_RUN_JOB, ScheduleRunJobSchema, scheduledTimeOf } from '@heapcap/state/schedules';
+import { MemberJobSchema, RETENTION_JOB, SCHEDULE_MEMBER_JOB, SCHEDULE_QUEUE, SCHEDULE_RUN_JOB, ScheduleRunJobSchema, scheduledTimeOf, SCHEDULER_OVERDUE_MS } from '@heapcap/state/schedules';
 import { Janitor, type ArtifactRemover } from '@heapcap/state/retention';
 import type { ArtifactStore } from '@heapcap/storage';
 import { adoptAfterLoss } from './adopt.ts';
@@ -29,6 +39,8 @@ export interface ScheduleWorkerTuning {
   turnRetryMs: number;
   /** Shutdown: running jobs get this long. */
   closeTimeoutMs: number;
+  /** A run this late is overdue: healed when its job is gone, and its worker replaced when the job waits. */
+  overdueMs: number;
 }
 
 export const DEFAULT_SCHEDULE_TUNING: ScheduleWorkerTuning = {
@@ -36,6 +48,7 @@ export const DEFAULT_SCHEDULE_TUNING: ScheduleWorkerTuning = {
   reconcileIntervalMs: 30_000,
   turnRetryMs: 500,
   closeTimeoutMs: 10_000,
+  overdueMs: SCHEDULER_OVERDUE_MS,
 };
 
 export interface ScheduleWorkerDeps {
@@ -60,6 +73,15 @@ export class ScheduleWorker {
   #connection: HeapcapQueue['redis'] | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
+  /** Jobs of this process running now, and taken since the start. */
+  #running = 0;
+  #taken = 0;
+  /** {@link #taken} at the last reconcile pass. */
+  #takenAtLastPass = 0;
+  /** A replacement of the BullMQ worker in flight (close waits for it). */
+  #replacing: Promise<void> | undefined;
+  /** How many times the BullMQ worker was replaced because it took no jobs. */
+  #replaced = 0;
 
   constructor(deps: ScheduleWorkerDeps) {
     this.#deps = deps;
@@ -79,6 +101,16 @@ export class ScheduleWorker {
     return this.#state;
   }
 
+  /** The BullMQ worker taking this process's schedule jobs now (replaced when it stops taking them). */
+  get bullWorker(): Worker | undefined {
+    return this.#worker;
+  }
+
+  /** How many times the BullMQ worker was replaced because it took no jobs. */
+  get replaced(): number {
+    return this.#replaced;
+  }
+
   /** Upsert the janitor's scheduler, reconcile schedulers, start taking jobs. */
   async start(): Promise<void> {
     if (this.#state !== 'created') throw new Error(`cannot start a schedule worker that is ${this.#state}`);
@@ -88,14 +120,29 @@ export class ScheduleWorker {
     await this.#reconcile();
     this.#timer = setInterval(() => void this.#reconcile(), this.tuning.reconcileIntervalMs);
     this.#timer.unref();
-    this.#connection = duplicateRedis(queue.redis, { maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:schedules` });
-    this.#connection.on('error', () => {});
-    const worker = new Worker(SCHEDULE_QUEUE, (job, token) => this.#process(job, token ?? ''), {
-      connection: this.#connection,
-      prefix: queue.keys.prefix,
-      concurrency: this.tuning.concurrency,
-      autorun: false,
-    });
+    await this.#startWorker();
+    this.#log.info({ queue: SCHEDULE_QUEUE, retentionIntervalMs: this.#deps.settings.retentionIntervalMs }, 'schedule worker started');
+  }
+
+  /** A BullMQ worker on a connection of its own, taking jobs. */
+  async #startWorker(): Promise<void> {
+    const { queue } = this.#deps;
+    const connection = duplicateRedis(queue.redis, { maxRetriesPerRequest: null, connectionName: `${queue.keys.prefix}:schedules` });
+    connection.on('error', () => {});
+    this.#connection = connection;
+    const worker = new Worker(
+      SCHEDULE_QUEUE,
+      async (job, token) => {
+        this.#running++;
+        this.#taken++;
+        try {
+          await this.#process(job, token ?? '');
+        } finally {
+          this.#running--;
+        }
+      },
+      { connection, prefix: queue.keys.prefix, concurrency: this.tuning.concurrency, autorun: false },
+    );
     worker.on('error', (err) => this.#log.warn({ err }, 'schedule worker connection error'));
     worker.on('failed', (job, err) => {
       if (job !== undefined) this.#log.warn({ jobId: job.id, job: job.name, err: err.message }, 'schedule job failed');
@@ -103,16 +150,36 @@ export class ScheduleWorker {
     this.#worker = worker;
     void worker.run().catch((err: unknown) => this.#log.error({ err }, 'schedule worker stopped unexpectedly'));
     await worker.waitUntilReady();
-    this.#log.info({ queue: SCHEDULE_QUEUE, retentionIntervalMs: this.#deps.settings.retentionIntervalMs }, 'schedule worker started');
+  }
+
+  /** Close the BullMQ worker that takes no jobs and its connection, and start a new one (unless closing). */
+  async #replaceWorker(): Promise<void> {
+    const [worker, connection] = [this.#worker, this.#connection];
+    if (worker !== undefined) await closeWorker(worker, { graceMs: this.tuning.closeTimeoutMs }).catch(() => undefined);
+    connection?.disconnect();
+    if (this.#state !== 'running') return;
+    await this.#startWorker();
+    this.#replaced++;
   }
 
   async #reconcile(): Promise<void> {
     try {
       // Redis may have lost its data since the start (issue 25 defect 4): the janitor's scheduler went with it.
       await this.#deps.queue.schedules.ensureJanitor(this.#deps.settings.retentionIntervalMs);
-      const report = await this.#deps.queue.schedules.reconcile();
+      const report = await this.#deps.queue.schedules.reconcile(Date.now(), this.tuning.overdueMs);
       if (report.added.length + report.removed.length + report.healed.length > 0) this.#log.warn(report, 'job schedulers reconciled with the schedules');
-      else if (report.overdue.length > 0) this.#log.warn({ overdue: report.overdue }, 'scheduled runs are overdue and no schedule worker takes them');
+      const waiting = report.overdue.filter((o) => o.state !== 'active');
+      const tookNone = this.#taken === this.#takenAtLastPass;
+      this.#takenAtLastPass = this.#taken;
+      if (waiting.length > 0 && tookNone && this.#running < this.tuning.concurrency && this.#replacing === undefined && this.#state === 'running') {
+        // Runs wait, this process has a free slot and took no job since the last pass: its BullMQ worker does
+        // not fetch. (A backlog at scale keeps runs waiting too, but a fetching worker takes jobs meanwhile.)
+        this.#log.warn({ overdue: waiting, running: this.#running }, 'scheduled runs are overdue and this schedule worker takes no jobs: replacing its BullMQ worker and connection');
+        this.#replacing = this.#replaceWorker().finally(() => (this.#replacing = undefined));
+        await this.#replacing;
+      } else if (report.overdue.length > 0) {
+        this.#log.warn({ overdue: report.overdue, running: this.#running }, 'scheduled runs are overdue');
+      }
     } catch (err) {
       this.#log.warn({ err }, 'scheduler reconcile failed; will try again');
     }
@@ -173,6 +240,8 @@ export class ScheduleWorker {
     this.#state = 'closing';
     const steps: [string, () => Promise<unknown>][] = [
       ['stop reconciler', async () => clearInterval(this.#timer)],
+      // A replacement in flight starts no worker once closing; the one it started (if any) is stopped next.
+      ['wait for a replacement', async () => this.#replacing],
       ['stop taking jobs', () => this.#stopWorker()],
       ['close connection', async () => this.#connection?.disconnect()],
     ];
