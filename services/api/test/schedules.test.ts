@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
+import { parseConfig } from '@heapcap/config';
 import { startRedis, waitFor, type RedisServer } from '@heapcap/testkit';
+import { ScheduleWorker } from '@heapcap/worker';
 import { auth, startHarness, type Harness } from './harness.ts';
 import { assertQuiet, gaps, scheduleCaptures, schedulerIds, settled } from './schedule-helpers.ts';
 
@@ -162,4 +164,24 @@ void test('a schedule worker that takes no jobs (a BullMQ worker wedged after a 
   assert.ok(captures);
   // The new worker keeps taking the runs.
   await waitFor(async () => ((await scheduleCaptures(h!.queue, 'wedge')).length >= 3 ? true : undefined), { timeoutMs: 30_000, what: 'three scheduled captures' });
+});
+
+void test('a schedule worker started with runs already overdue (after a downtime) takes them, and is not replaced', async () => {
+  h = await startHarness({ redisUrl: redis.url, env: FAST, worker: { concurrency: 1 } });
+  await h.world.addTarget('app', 2);
+  const created = await h.app.inject({ method: 'POST', url: '/v1/schedules', headers: auth('runbook'), payload: { id: 'late', target: 'app', every: '1s' } });
+  assert.equal(created.statusCode, 201, created.body);
+  // No schedule worker yet: the first run waits past the overdue mark.
+  const t0 = Date.now();
+  await waitFor(() => (Date.now() - t0 > 1_500 ? true : undefined), { timeoutMs: 5_000, intervalMs: 100, what: 'the run overdue' });
+  const config = parseConfig({ HEAPCAP_LOG_LEVEL: 'info', HEAPCAP_REDIS_URL: redis.url, ...FAST });
+  const scheduler = new ScheduleWorker({ queue: h.queue, store: h.sink, log: h.logs.logger.child({ component: 'schedules' }), settings: config.schedules, tuning: { reconcileIntervalMs: 60_000, overdueMs: 1_000 } });
+  try {
+    // The start's own pass sees the run overdue before the worker exists: the worker it starts takes it.
+    await scheduler.start();
+    assert.equal(scheduler.replaced, 0);
+    await waitFor(async () => ((await scheduleCaptures(h!.queue, 'late')).length > 0 ? true : undefined), { timeoutMs: 30_000, what: 'the overdue run taken' });
+  } finally {
+    await scheduler.close();
+  }
 });

@@ -171,7 +171,9 @@ export class ScheduleWorker {
       const waiting = report.overdue.filter((o) => o.state !== 'active');
       const tookNone = this.#taken === this.#takenAtLastPass;
       this.#takenAtLastPass = this.#taken;
-      if (waiting.length > 0 && tookNone && this.#running < this.tuning.concurrency && this.#replacing === undefined && this.#state === 'running') {
+      // Not at start (the first pass runs before the worker exists: runs overdue after a downtime are its first jobs).
+      const fetching = this.#worker !== undefined && this.#replacing === undefined && this.#state === 'running';
+      if (waiting.length > 0 && tookNone && fetching && this.#running < this.tuning.concurrency) {
         // Runs wait, this process has a free slot and took no job since the last pass: its BullMQ worker does
         // not fetch. (A backlog at scale keeps runs waiting too, but a fetching worker takes jobs meanwhile.)
         this.#log.warn({ overdue: waiting, running: this.#running }, 'scheduled runs are overdue and this schedule worker takes no jobs: replacing its BullMQ worker and connection');
