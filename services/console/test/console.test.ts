@@ -10,13 +10,20 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type ElementHandle, type Page } from 'puppeteer-core';
 import { CHROMIUM_FLAGS, chromiumBinary, FREE_PORT, REPO_ROOT, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 import { hashToken } from '@heapcap/api';
 
 // What the functions passed to page.evaluate read in the browser (this file is typed for Node).
 declare const location: { hash: string };
-declare const document: { cookie: string; querySelectorAll(selector: string): { length: number }; querySelector(selector: string): { value?: string } | null };
+/** The page's elements as these tests read them (the test files compile without the DOM's types). */
+interface PageElement {
+  id: string;
+  value?: string;
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+}
+declare const document: { cookie: string; querySelectorAll(selector: string): ArrayLike<PageElement>; querySelector(selector: string): PageElement | null };
 declare const axe: {
   run(context: unknown, options: unknown): Promise<{ passes: unknown[]; violations: { id: string; impact?: string | null; help: string; nodes: { target: string[] }[] }[] }>;
 };
@@ -78,6 +85,31 @@ async function captureNow(p: Page): Promise<{ id: string; firstStatus: string | 
   // No reload from here: the page polls the record until it ends.
   await p.waitForSelector('h1 [data-status="succeeded"]', { timeout: 90_000 });
   return { id, firstStatus };
+}
+
+/**
+ * Waits until nothing on the page is loading (the console marks a list or a
+ * select that is loading with aria-busy). A list that arrives above a form
+ * moves its button; a click whose point was computed before the move lands
+ * beside the button and submits nothing.
+ */
+async function settled(p: Page): Promise<void> {
+  await p.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null, { timeout: 15_000 });
+}
+
+/** Waits for the API's message at `field`; if it does not come, says what the page and its form held. */
+async function fieldError(p: Page, field: string): Promise<ElementHandle> {
+  try {
+    return (await p.waitForSelector(`[data-field-error="${field}"]`, { timeout: 15_000 }))!;
+  } catch (err) {
+    const state = await p.evaluate(() => ({
+      hash: location.hash,
+      inputs: Array.from(document.querySelectorAll('form input, form select'), (e) => `${e.id || e.getAttribute('name')}=${e.value}`),
+      errors: Array.from(document.querySelectorAll('.error, [role=alert]'), (e) => e.textContent),
+      busy: Array.from(document.querySelectorAll('[aria-busy="true"]'), (e) => e.getAttribute('data-testid') ?? e.id),
+    }));
+    throw new Error(`no message at ${field} within 15 s: ${JSON.stringify(state)}`, { cause: err });
+  }
 }
 
 /**
@@ -292,12 +324,13 @@ void describe('console', () => {
     await (await page.waitForSelector('[data-testid=hunt]', { timeout: 15_000 }))!.click();
     await page.waitForFunction(() => location.hash === '#/hunts?target=shapes', { timeout: 15_000 });
     await page.waitForSelector('[data-testid=hunt-form]', { timeout: 15_000 });
+    await settled(page);
     assert.equal(await page.$eval('#hunt-target', (e) => (e as unknown as { value: string }).value), 'shapes', 'the target page\'s target is chosen');
     // An interval of 0 s: the API refuses it, and the message shows under the interval input.
     await fill(page, '#hunt-interval', '0');
     await page.click('[data-testid=create-hunt]');
-    const intervalError = await page.waitForSelector('[data-field-error="interval"]', { timeout: 15_000 });
-    assert.match((await intervalError!.evaluate((e) => e.textContent)) ?? '', /1/);
+    const intervalError = await fieldError(page, 'interval');
+    assert.match((await intervalError.evaluate((e) => e.textContent)) ?? '', /1/);
     assert.equal(await page.$eval('#hunt-interval', (e) => e.getAttribute('aria-invalid')), 'true');
     const listed = async () => ((await (await fetch(`${serve.url}/v1/leak-hunts?target=shapes`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { items: unknown[] }).items;
     assert.deepEqual(await listed(), [], 'nothing created');
@@ -352,14 +385,15 @@ void describe('console', () => {
     await page.goto(`${serve.url}/ui/#/schedules`);
     await page.waitForSelector('[data-testid=schedule-form]', { timeout: 15_000 });
     await page.waitForSelector('#schedule-target option[value="shapes"]', { timeout: 15_000 });
+    await settled(page);
     await page.type('#schedule-id', 'shapes-nightly');
     await page.select('#schedule-target', 'shapes');
     await page.click('input[name=timing]:not(:checked)');
     // Four fields: the API refuses it, and the message shows under the cron input.
     await page.type('#schedule-cron', '15 3 * *');
     await page.click('[data-testid=create-schedule]');
-    const cronError = await page.waitForSelector('[data-field-error="cron"]', { timeout: 15_000 });
-    assert.match((await cronError!.evaluate((e) => e.textContent)) ?? '', /\S/);
+    const cronError = await fieldError(page, 'cron');
+    assert.match((await cronError.evaluate((e) => e.textContent)) ?? '', /\S/);
     assert.equal(await page.$eval('#schedule-cron', (e) => e.getAttribute('aria-invalid')), 'true');
     assert.equal(await page.$('tr[data-schedule="shapes-nightly"]'), null, 'nothing created');
     await fill(page, '#schedule-cron', '15 3 * * *');
@@ -384,13 +418,14 @@ void describe('console', () => {
     await page.goto(`${serve.url}/ui/#/watch-rules`);
     await page.waitForSelector('[data-testid=rule-form]', { timeout: 15_000 });
     await page.waitForSelector('#rule-target option[value="shapes"]', { timeout: 15_000 });
+    await settled(page);
     await page.type('#rule-id', 'shapes-heap');
     await page.select('#rule-target', 'shapes');
     // heapUsedRatio is a ratio: 1.5 is refused, and the message shows under "Above".
     await fill(page, '#rule-when-above', '1.5');
     await page.click('[data-testid=create-rule]');
-    const aboveError = await page.waitForSelector('[data-field-error="when.above"]', { timeout: 15_000 });
-    assert.match((await aboveError!.evaluate((e) => e.textContent)) ?? '', /ratio between 0 and 1/);
+    const aboveError = await fieldError(page, 'when.above');
+    assert.match((await aboveError.evaluate((e) => e.textContent)) ?? '', /ratio between 0 and 1/);
     assert.equal(await page.$eval('#rule-when-above', (e) => e.getAttribute('aria-invalid')), 'true');
     assert.equal(await page.$('tr[data-rule="shapes-heap"]'), null, 'nothing created');
     await fill(page, '#rule-when-above', '0.95');

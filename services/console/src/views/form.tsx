@@ -38,7 +38,11 @@ export function useCreateForm<F extends string>(opts: { path: string; prefix: st
   const [values, setValues] = useState(opts.initial);
   const [failure, setFailure] = useState<ApiFailure | undefined>();
   const [busy, setBusy] = useState(false);
-  const set = (f: F | Base) => (e: Event) => setValues({ ...values, [f]: (e.currentTarget as HTMLInputElement).value });
+  // From the latest state, not this render's: two events before the next render must both count.
+  const set = (f: F | Base) => (e: Event) => {
+    const value = (e.currentTarget as HTMLInputElement).value;
+    setValues((v) => ({ ...v, [f]: value }));
+  };
   const submit = async (e: Event): Promise<void> => {
     e.preventDefault();
     setBusy(true);
@@ -49,7 +53,7 @@ export function useCreateForm<F extends string>(opts: { path: string; prefix: st
     else body['selector'] = parseSelector(values.selector);
     try {
       const created = await api<unknown>('POST', opts.path, body);
-      setValues({ ...values, id: '' });
+      setValues((v) => ({ ...v, id: '' }));
       opts.onCreated(created);
     } catch (err) {
       setFailure(asFailure(err));
@@ -166,7 +170,7 @@ function TargetSelect({ prefix, target, onTarget, messages }: { prefix: string; 
   return (
     <div class="field">
       <label for={`${prefix}-target`}>Target</label>
-      <select id={`${prefix}-target`} name="target" value={target} onChange={onTarget} aria-invalid={messages.length > 0 ? 'true' : undefined}>
+      <select id={`${prefix}-target`} name="target" value={target} onChange={onTarget} aria-invalid={messages.length > 0 ? 'true' : undefined} aria-busy={loaded.loading ? 'true' : undefined}>
         <option value="">choose…</option>
         {ids.map((id) => (
           <option key={id} value={id}>

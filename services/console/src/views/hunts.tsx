@@ -78,7 +78,10 @@ function CreateHunt({ target }: { target: string }) {
             <>
               <div class="field">
                 <label for="hunt-drive-http-method">Method</label>
-                <select id="hunt-drive-http-method" value={values['drive.http.method']} onChange={(e) => setValues({ ...values, 'drive.http.method': e.currentTarget.value })}>
+                <select id="hunt-drive-http-method" value={values['drive.http.method']} onChange={(e) => {
+                    const method = e.currentTarget.value;
+                    setValues((v) => ({ ...v, 'drive.http.method': method }));
+                  }}>
                   {['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => (
                     <option key={m}>{m}</option>
                   ))}
@@ -115,7 +118,7 @@ export function HuntsView({ params }: { params: URLSearchParams }) {
       <h1>Leak hunts{target !== '' && <> of <code>{target}</code></>}</h1>
       {target !== '' && <p><a href={href('hunts')}>Every target's hunts</a></p>}
       <ErrorNote error={list.error} />
-      <table class="grid" data-testid="hunts">
+      <table class="grid" data-testid="hunts" aria-busy={list.loading ? 'true' : undefined}>
         <thead>
           <tr>
             <th scope="col">Hunt</th>

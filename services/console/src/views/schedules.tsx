@@ -82,7 +82,7 @@ export function SchedulesView() {
     <section>
       <h1>Schedules</h1>
       <ErrorNote error={failure ?? list.error} />
-      <table class="grid" data-testid="schedules">
+      <table class="grid" data-testid="schedules" aria-busy={list.loading ? 'true' : undefined}>
         <thead>
           <tr>
             <th scope="col">Schedule</th>

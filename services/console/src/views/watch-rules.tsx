@@ -87,7 +87,7 @@ export function WatchRulesView() {
     <section>
       <h1>Watch rules</h1>
       <ErrorNote error={failure ?? list.error ?? made.error} />
-      <table class="grid" data-testid="watch-rules">
+      <table class="grid" data-testid="watch-rules" aria-busy={list.loading || made.loading ? 'true' : undefined}>
         <thead>
           <tr>
             <th scope="col">Rule</th>
