@@ -192,6 +192,40 @@ void test('a run fans out one member job per target of the group, spread over th
   assert.deepEqual(await q.schedules.runCounts(), { created: 0, coalesced: 0, skipped: 1 });
 });
 
+void test("a one-target schedule's run takes its turn itself (no member job); a retried run takes none again; a turn that must wait gets a member job", async () => {
+  const w = (world = await createTestWorld(redis.url, { targets: REGISTRY }));
+  const q = w.queue;
+  await q.schedules.put({ ...schedule({ id: 'one', target: 'search', every: '6s' }), enabled: false });
+  await q.schedules.put({ ...(await q.schedules.get('one'))!, enabled: true });
+  await q.schedules.bull.removeJobScheduler('one'); // no runs of its own: this test plans them
+  const runAt = Date.now();
+  const plan = await q.planScheduleRun('one', runAt);
+  assert.ok(plan.kind === 'taken' && !plan.again && plan.turn.outcome === 'created' && plan.turn.targetId === 'search', JSON.stringify(plan));
+  const captureId = plan.turn.captureId ?? '';
+  assert.deepEqual((await q.getCapture(captureId))?.trigger, { kind: 'schedule', who: 'runbook', scheduleId: 'one', reason: 'schedule one' });
+  assert.deepEqual(await memberJobs(w), [], 'no member job');
+  // The capture ends, so a second turn would create another: a retry of the run (its job stalled) finds the turn recorded.
+  await q.cancelCapture(captureId);
+  const again = await q.planScheduleRun('one', runAt);
+  assert.ok(again.kind === 'taken' && again.again && again.turn.captureId === captureId, JSON.stringify(again));
+  assert.deepEqual(await q.schedules.runCounts(), { created: 1, coalesced: 0, skipped: 0 });
+  // The next run, while another replica holds the admission lock: a member job takes the turn once it is free.
+  await q.redis.set(q.keys.scheduleAdmitLock('one'), 'another-replica', 'PX', 10_000);
+  const next = runAt + 6_000;
+  const waits = await q.planScheduleRun('one', next);
+  assert.deepEqual(waits, { kind: 'planned', members: [{ targetId: 'search', offsetMs: 0 }], intervalMs: 6_000 });
+  const jobs = await memberJobs(w);
+  assert.deepEqual(jobs.map((j) => [j.job, j.delay]), [[{ scheduleId: 'one', targetId: 'search', runAt: next, deadline: next + 6_000 }, 0]]);
+  await q.redis.del(q.keys.scheduleAdmitLock('one'));
+  const turn = await q.takeScheduleTurn(jobs[0]!.job);
+  assert.ok(turn.kind === 'done' && turn.turn.outcome === 'created' && turn.turn.captureId !== captureId, JSON.stringify(turn));
+  // A target no longer registered: the run is a skipped turn, as before.
+  await q.targets.remove('search');
+  const empty = await q.planScheduleRun('one', next + 6_000);
+  assert.ok(empty.kind === 'empty' && empty.turn.reason === 'no_targets', JSON.stringify(empty));
+  assert.deepEqual(await q.schedules.runCounts(), { created: 2, coalesced: 0, skipped: 1 });
+});
+
 void test('turns: join a running capture, wait while the group is at maxConcurrent, skip when the target left or time ran out', async () => {
   const w = (world = await createTestWorld(redis.url, { targets: REGISTRY }));
   const q = w.queue;

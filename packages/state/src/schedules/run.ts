@@ -2,7 +2,15 @@
  * One run of a schedule, in two steps. `planRun` (the scheduler's job) resolves
  * the targets (the selector against the registry as it is now) and adds one
  * member job per target, delayed by its spread offset. `takeTurn` (a member
- * job) makes or joins that target's capture:
+ * job) makes or joins that target's capture. A schedule of one target has one
+ * member at offset 0: `planRun` takes its turn itself, with the schedule and
+ * target it has just read, and adds a member job only when the turn must wait
+ * (another replica holds the admission lock). That saves a BullMQ job (its add,
+ * its two moves and their events) and three reads per turn. The member job's
+ * id kept a retried run from taking a turn twice; here the schedule's last
+ * turn does: a run whose turn is already recorded is not taken again.
+ *
+ * A turn:
  *
  * - a capture of the target already queued or running: join it (`coalesced`);
  * - else, for a group, at most `maxConcurrent` of the group's targets may have
@@ -44,7 +52,9 @@ export type PlanResult =
   | { kind: 'gone' }
   /** No target to capture: recorded as a skipped turn. */
   | { kind: 'empty'; turn: LastRun }
-  | { kind: 'planned'; members: { targetId: string; offsetMs: number }[]; intervalMs: number };
+  | { kind: 'planned'; members: { targetId: string; offsetMs: number }[]; intervalMs: number }
+  /** A schedule of one target: its turn taken in the run itself; `again` when an earlier try of this run had taken it. */
+  | { kind: 'taken'; turn: LastRun; again: boolean };
 
 /** How a turn ended. */
 export type TurnResult =
@@ -65,19 +75,30 @@ export async function resolveTargets(deps: Pick<RunDeps, 'targets'>, schedule: S
 
 /** Plan the run of `scheduleId` scheduled at `runAt` (ms): add its member jobs. */
 export async function planRun(deps: RunDeps, scheduleId: string, runAt: number, nowMs = Date.now()): Promise<PlanResult> {
-  const schedule = await deps.schedules.get(scheduleId);
+  const { schedule, lastRun } = await deps.schedules.getWithLastRun(scheduleId);
   if (schedule === null || !schedule.enabled) {
     // A run of a schedule deleted or paused between the two writes: make the scheduler match.
     await withRedisDeadline(deps.schedules.bull.removeJobScheduler(scheduleId), deps.ctx.settings.redisTimeoutMs, 'scheduler remove');
     return { kind: 'gone' };
   }
-  const targets = await resolveTargets(deps, schedule);
+  // A retried run (its job stalled, or planned twice) whose turn is recorded: taken already.
+  if (schedule.target !== undefined && lastRun?.runAt === new Date(runAt).toISOString()) return { kind: 'taken', turn: lastRun, again: true };
+  const entry = schedule.target === undefined ? undefined : await deps.targets.get(schedule.target);
+  const targets = entry === undefined ? await resolveTargets(deps, schedule) : entry === null ? [] : [entry.target];
   if (targets.length === 0) {
     const turn: LastRun = { at: new Date(nowMs).toISOString(), runAt: new Date(runAt).toISOString(), targetId: schedule.target ?? null, outcome: 'skipped', coalesced: false, reason: 'no_targets', captureId: null };
     await deps.schedules.recordTurn(scheduleId, turn);
     return { kind: 'empty', turn };
   }
   const intervalMs = intervalAfter(schedule, runAt);
+  if (entry != null) {
+    const member: MemberJob = { scheduleId, targetId: entry.target.id, runAt, deadline: runAt + intervalMs };
+    const turn = await turnOf(deps, schedule, entry.target, member, nowMs);
+    if (turn.kind === 'done') return { kind: 'taken', turn: turn.turn, again: false };
+    // Another replica holds the admission lock: a member job tries again, as a group's member would.
+    await deps.schedules.addMembers([{ job: member, delayMs: 0 }]);
+    return { kind: 'planned', members: [{ targetId: member.targetId, offsetMs: 0 }], intervalMs };
+  }
   const members = spreadOffsets(
     targets.map((t) => t.id),
     intervalMs,
@@ -108,6 +129,11 @@ async function activeTargets(ctx: QueueContext, targetIds: readonly string[]): P
 export async function takeTurn(deps: RunDeps, member: MemberJob, nowMs = Date.now()): Promise<TurnResult> {
   const schedule = await deps.schedules.get(member.scheduleId);
   if (schedule === null || !schedule.enabled) return { kind: 'gone' };
+  return turnOf(deps, schedule, undefined, member, nowMs);
+}
+
+/** A turn of `schedule`, enabled; `target` when the caller has just read it from the registry. */
+async function turnOf(deps: RunDeps, schedule: Schedule, target: Target | undefined, member: MemberJob, nowMs: number): Promise<TurnResult> {
   const base = { runAt: new Date(member.runAt).toISOString(), targetId: member.targetId, captureId: null, coalesced: false };
   const done = async (turn: Omit<LastRun, 'at'>): Promise<TurnResult> => {
     const full: LastRun = { at: new Date().toISOString(), ...turn };
@@ -115,9 +141,9 @@ export async function takeTurn(deps: RunDeps, member: MemberJob, nowMs = Date.no
     return { kind: 'done', turn: full };
   };
   if (nowMs >= member.deadline) return done({ ...base, outcome: 'skipped', reason: member.waited ?? 'overdue' });
-  const entry = await deps.targets.get(member.targetId);
-  if (entry === null) return done({ ...base, outcome: 'skipped', reason: 'target_gone' });
-  const inGroup = schedule.selector !== undefined ? matchesSelector(entry.target.labels, schedule.selector) : schedule.target === member.targetId;
+  const found = target ?? (await deps.targets.get(member.targetId))?.target;
+  if (found === undefined) return done({ ...base, outcome: 'skipped', reason: 'target_gone' });
+  const inGroup = schedule.selector !== undefined ? matchesSelector(found.labels, schedule.selector) : schedule.target === member.targetId;
   if (!inGroup) return done({ ...base, outcome: 'skipped', reason: 'left_group' });
 
   const lockKey = deps.ctx.keys.scheduleAdmitLock(schedule.id);

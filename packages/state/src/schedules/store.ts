@@ -85,6 +85,16 @@ export class ScheduleStore {
     return v === null ? null : ScheduleSchema.parse(JSON.parse(v));
   }
 
+  /** A schedule and its last turn, in one round trip (a run reads both). */
+  async getWithLastRun(id: string): Promise<{ schedule: Schedule | null; lastRun: LastRun | null }> {
+    const { keys, redis } = this.#ctx;
+    const replies = await this.#deadline(redis.pipeline().hget(keys.schedules(), id).hget(keys.scheduleRuns(), id).exec(), 'schedule get');
+    const [[defErr, def], [runErr, run]] = replies as [[Error | null, string | null], [Error | null, string | null]];
+    if (defErr !== null) throw defErr;
+    if (runErr !== null) throw runErr;
+    return { schedule: def === null ? null : ScheduleSchema.parse(JSON.parse(def)), lastRun: run === null ? null : LastRunSchema.parse(JSON.parse(run)) };
+  }
+
   /** Every schedule, sorted by id. */
   async list(): Promise<Schedule[]> {
     const all = await this.#deadline(this.#ctx.redis.hgetall(this.#ctx.keys.schedules()), 'schedules list');

@@ -1,6 +1,7 @@
 /**
  * The consumer of `heapcap-schedules`: schedule runs (planned into member
- * jobs), member turns (a capture made, joined or skipped) and retention runs.
+ * jobs; a one-target schedule's run takes its turn itself), member turns (a
+ * capture made, joined or skipped) and retention runs.
  * Every `heapcap worker` and `heapcap serve` runs one; BullMQ hands each job
  * to one of them, and its job schedulers make each run happen once, whichever
  * replicas are up. It also keeps the schedulers in step with the definitions
@@ -24,7 +25,7 @@ import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ScheduleSettings } from '@heapcap/config';
 import { closeWorker, duplicateRedis, type HeapcapQueue } from '@heapcap/state';
-import { MemberJobSchema, RETENTION_JOB, SCHEDULE_MEMBER_JOB, SCHEDULE_QUEUE, SCHEDULE_RUN_JOB, ScheduleRunJobSchema, scheduledTimeOf, SCHEDULER_OVERDUE_MS } from '@heapcap/state/schedules';
+import { MemberJobSchema, RETENTION_JOB, SCHEDULE_MEMBER_JOB, SCHEDULE_QUEUE, SCHEDULE_RUN_JOB, ScheduleRunJobSchema, scheduledTimeOf, SCHEDULER_OVERDUE_MS, type LastRun } from '@heapcap/state/schedules';
 import { Janitor, type ArtifactRemover } from '@heapcap/state/retention';
 import type { ArtifactStore } from '@heapcap/storage';
 import { adoptAfterLoss } from './adopt.ts';
@@ -197,6 +198,8 @@ export class ScheduleWorker {
         const plan = await queue.planScheduleRun(data.data.scheduleId, runAt);
         const log = this.#log.child({ scheduleId: data.data.scheduleId, runAt: new Date(runAt).toISOString() });
         if (plan.kind === 'planned') log.info({ members: plan.members, intervalMs: plan.intervalMs }, 'schedule run planned');
+        else if (plan.kind === 'taken' && plan.again) log.info({ outcome: plan.turn.outcome, captureId: plan.turn.captureId }, 'schedule run taken already: its turn is recorded');
+        else if (plan.kind === 'taken') this.#logTurn(log.child({ targetId: plan.turn.targetId }), plan.turn);
         else if (plan.kind === 'empty') log.warn({ turn: plan.turn }, 'schedule run skipped: no target matches');
         else log.info('schedule run of a deleted or paused schedule: scheduler removed');
         return;
@@ -214,10 +217,7 @@ export class ScheduleWorker {
           await job.moveToDelayed(Date.now() + delay, token);
           throw new DelayedError();
         }
-        if (result.kind === 'done') {
-          const t = result.turn;
-          log.info({ outcome: t.outcome, captureId: t.captureId, reason: t.reason }, `schedule turn: ${t.outcome}`);
-        }
+        if (result.kind === 'done') this.#logTurn(log, result.turn);
         return;
       }
       case RETENTION_JOB: {
@@ -230,6 +230,10 @@ export class ScheduleWorker {
       default:
         throw new UnrecoverableError(`invalid_input: unknown job ${job.name}`);
     }
+  }
+
+  #logTurn(log: Logger, t: LastRun): void {
+    log.info({ outcome: t.outcome, captureId: t.captureId, reason: t.reason }, `schedule turn: ${t.outcome}`);
   }
 
   /** Stop within the close timeout; idempotent. */
