@@ -17,7 +17,7 @@ import { TargetLocks } from './locks.ts';
 import { getCapture, listCaptures, previousSummary, type CapturePage, type ListCapturesFilter } from './records.ts';
 import { TargetRegistry } from './registry.ts';
 import { requestCapture, type RequestCaptureInput, type RequestCaptureResult } from './requests.ts';
-import { CAPTURE_QUEUE, CAPTURE_STATUSES, type CaptureJob, type CaptureRecord, type CaptureStatus } from './schemas.ts';
+import { CAPTURE_QUEUE, CAPTURE_STATUSES, type CaptureJob, type CaptureRecord, type CaptureStatus, type Target } from './schemas.ts';
 import { isTerminal, waitForCapture } from './wait.ts';
 import { captureQueueName, coversPlacement } from './routing.ts';
 import { WorkerDirectory } from './workers.ts';
@@ -130,7 +130,7 @@ export class HeapcapQueue {
   }
 
   #runDeps(): RunDeps {
-    return { ctx: this.#ctx, schedules: this.schedules, targets: this.targets, request: (input) => this.requestCapture(input) };
+    return { ctx: this.#ctx, schedules: this.schedules, targets: this.targets, request: (input, target) => this.#request(input, async (id) => (id === target.id ? target : null)) };
   }
 
   /** The producer of a placement's capture jobs (the shared one for none). */
@@ -179,8 +179,12 @@ export class HeapcapQueue {
   }
 
   /** Create a capture, join a queued/running one of the same target, or replay an Idempotency-Key. */
-  async requestCapture(input: RequestCaptureInput): Promise<RequestCaptureResult> {
-    const result = await requestCapture(this.#ctx, async (id) => (await this.targets.get(id))?.target ?? null, input);
+  requestCapture(input: RequestCaptureInput): Promise<RequestCaptureResult> {
+    return this.#request(input, async (id) => (await this.targets.get(id))?.target ?? null);
+  }
+
+  async #request(input: RequestCaptureInput, lookup: (id: string) => Promise<Target | null>): Promise<RequestCaptureResult> {
+    const result = await requestCapture(this.#ctx, lookup, input);
     // Remembered until it finishes: if Redis loses its data meanwhile, this process writes its record again.
     if (result.created && !isTerminal(result.record)) this.epoch.accepted.add(result.record);
     return result;

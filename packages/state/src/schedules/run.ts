@@ -40,7 +40,8 @@ export interface RunDeps {
   ctx: QueueContext;
   schedules: ScheduleStore;
   targets: TargetRegistry;
-  request: (input: RequestCaptureInput) => Promise<RequestCaptureResult>;
+  /** Requests the capture of `target`, read from the registry in this turn (not read again). */
+  request: (input: RequestCaptureInput, target: Target) => Promise<RequestCaptureResult>;
 }
 
 /** The admission lock's lease: the check and the request take milliseconds; this only bounds a holder that died. */
@@ -158,11 +159,14 @@ async function turnOf(deps: RunDeps, schedule: Schedule, target: Target | undefi
       const busy = await activeTargets(deps.ctx, group);
       if (busy.size >= schedule.maxConcurrent) return { kind: 'wait', why: 'group_busy' };
     }
-    result = await deps.request({
-      targetId: member.targetId,
-      options: schedule.options,
-      trigger: { kind: 'schedule', who: schedule.owner, scheduleId: schedule.id, reason: schedule.reason ?? `schedule ${schedule.id}` },
-    });
+    result = await deps.request(
+      {
+        targetId: member.targetId,
+        options: schedule.options,
+        trigger: { kind: 'schedule', who: schedule.owner, scheduleId: schedule.id, reason: schedule.reason ?? `schedule ${schedule.id}` },
+      },
+      found,
+    );
   } finally {
     await releaseKeyLock(deps.ctx, lockKey, token).catch(() => false);
   }
