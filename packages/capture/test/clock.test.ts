@@ -26,6 +26,21 @@ void describe('PhaseClock', () => {
     assert.ok(Math.abs(sum - t.total) <= 0.05 * PHASES.length + 1e-9, `sum ${sum} vs total ${t.total}`);
   });
 
+  void test('the first phase starts with the clock: time before it is in it, so the sum is still the total', () => {
+    // Created at 0, its first phase entered at 14 (the thread preempted between the two reads of the clock).
+    const clock = new PhaseClock(0);
+    clock.enter('connect', 14);
+    clock.enter('preflight', 20);
+    clock.enter('generate', 30);
+    clock.enter('serialize', 100);
+    clock.enter('sink', 150);
+    clock.stop(160);
+    const t = clock.timings();
+    assert.equal(t.connect, 20);
+    assert.equal(t.total, 160);
+    assert.equal(PHASES.reduce((acc, p) => acc + t[p], 0), t.total);
+  });
+
   void test('phases never entered take 0 ms and the time goes to the phase before', () => {
     const clock = new PhaseClock(0);
     clock.enter('connect', 0);
