@@ -209,6 +209,8 @@ void test("a one-target schedule's run takes its turn itself (no member job); a 
   const again = await q.planScheduleRun('one', runAt);
   assert.ok(again.kind === 'taken' && again.again && again.turn.captureId === captureId, JSON.stringify(again));
   assert.deepEqual(await q.schedules.runCounts(), { created: 1, coalesced: 0, skipped: 0 });
+  // A last turn this build cannot read (another version's skip reason, during a rolling upgrade) does not stop the next run.
+  await q.redis.hset(q.keys.scheduleRuns(), 'one', JSON.stringify({ ...again.turn, outcome: 'skipped', reason: 'a-reason-of-a-newer-build' }));
   // The next run, while another replica holds the admission lock: a member job takes the turn once it is free.
   await q.redis.set(q.keys.scheduleAdmitLock('one'), 'another-replica', 'PX', 10_000);
   const next = runAt + 6_000;

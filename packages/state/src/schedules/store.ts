@@ -92,7 +92,9 @@ export class ScheduleStore {
     const [[defErr, def], [runErr, run]] = replies as [[Error | null, string | null], [Error | null, string | null]];
     if (defErr !== null) throw defErr;
     if (runErr !== null) throw runErr;
-    return { schedule: def === null ? null : ScheduleSchema.parse(JSON.parse(def)), lastRun: run === null ? null : LastRunSchema.parse(JSON.parse(run)) };
+    // A last turn this build cannot read only loses the retry guard; it must not stop the run.
+    const last = run === null ? undefined : LastRunSchema.safeParse(safeJson(run));
+    return { schedule: def === null ? null : ScheduleSchema.parse(JSON.parse(def)), lastRun: last?.success === true ? last.data : null };
   }
 
   /** Every schedule, sorted by id. */
@@ -247,5 +249,13 @@ export class ScheduleStore {
   /** Close the producer (the connection is the queue's). */
   async close(): Promise<void> {
     await this.bull.close();
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
 }
