@@ -1,7 +1,15 @@
 /** PhaseClock: contiguous phases whose rounded durations add up to the total. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PHASES, PhaseClock } from '../src/index.ts';
+import { PHASES, PhaseClock, type Phase, type PhaseTimings } from '../src/index.ts';
+
+/** The timings of a clock made at 0 whose phases are entered at `marks`, stopped at `stop`. */
+function timed(marks: [Phase, number][], stop: number): PhaseTimings {
+  const clock = new PhaseClock(0);
+  for (const [phase, at] of marks) clock.enter(phase, at);
+  clock.stop(stop);
+  return clock.timings();
+}
 
 void describe('PhaseClock', () => {
   void test('each phase lasts until the next one starts; the sum is the total', () => {
@@ -28,29 +36,33 @@ void describe('PhaseClock', () => {
 
   void test('the first phase starts with the clock: time before it is in it, so the sum is still the total', () => {
     // Created at 0, its first phase entered at 14 (the thread preempted between the two reads of the clock).
-    const clock = new PhaseClock(0);
-    clock.enter('connect', 14);
-    clock.enter('preflight', 20);
-    clock.enter('generate', 30);
-    clock.enter('serialize', 100);
-    clock.enter('sink', 150);
-    clock.stop(160);
-    const t = clock.timings();
+    const t = timed(
+      [
+        ['connect', 14],
+        ['preflight', 20],
+        ['generate', 30],
+        ['serialize', 100],
+        ['sink', 150],
+      ],
+      160,
+    );
     assert.equal(t.connect, 20);
     assert.equal(t.total, 160);
     assert.equal(PHASES.reduce((acc, p) => acc + t[p], 0), t.total);
   });
 
   void test('phases never entered take 0 ms and the time goes to the phase before', () => {
-    const clock = new PhaseClock(0);
-    clock.enter('connect', 0);
-    clock.enter('preflight', 10);
     // No warm, no gc: preflight runs on until generate.
-    clock.enter('generate', 30);
-    clock.enter('serialize', 100);
-    clock.enter('sink', 150);
-    clock.stop(160);
-    const t = clock.timings();
+    const t = timed(
+      [
+        ['connect', 0],
+        ['preflight', 10],
+        ['generate', 30],
+        ['serialize', 100],
+        ['sink', 150],
+      ],
+      160,
+    );
     assert.equal(t.warm, 0);
     assert.equal(t.gc, 0);
     assert.equal(t.preflight, 20);
