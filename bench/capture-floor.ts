@@ -30,12 +30,12 @@
  * gzip, digest, summary, logs. bench/scale.ts measures heapcap's whole control
  * plane per capture at the same rates. The 5 ms line is issue 28's goal.
  */
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { startRedis, type RedisServer } from '@heapcap/testkit';
+import { REPO_ROOT, startRedis, type RedisServer } from '@heapcap/testkit';
 import { runHelper } from './lib/child.ts';
 import { Checks, printTable, type Check } from './lib/report.ts';
 import { withScratchDir } from './lib/tmp.ts';
-import { spawn } from 'node:child_process';
 
 interface PartResult {
   part: 'job' | 'cdp' | 'ws' | 'files' | 'all';
@@ -43,6 +43,10 @@ interface PartResult {
   n: number;
   cpuMs: number;
   redisCpuMs: number;
+  /** Operations that ended well, that failed, and the first failure. */
+  done: number;
+  failed: number;
+  firstError: string;
   wallS: number;
 }
 
@@ -56,8 +60,10 @@ function seconds(): number {
   return s;
 }
 
+/** The stub inspector of bench/scale.ts in its own process (its CPU is not a part's); killed when the bench exits. */
 async function startStub(): Promise<{ port: number; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/lib/stub-server.ts', '100'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench/lib/stub-server.ts'), '100'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  process.once('exit', () => child.kill('SIGKILL'));
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
@@ -88,6 +94,7 @@ export async function captureFloorBench(): Promise<Check[]> {
     const redisUrl = redis.url;
     console.log(`capture-floor: rates ${RATES.map((r) => r.toFixed(1)).join(', ')} per second, ${window} s each; Redis ${redisUrl}, stub port ${port}`);
     const bulk = await part('job', 0, 5_000, redisUrl);
+    checks.expect(bulk.done === bulk.n && bulk.failed === 0, 'the unpaced bare jobs all completed', `${bulk.done} of ${bulk.n}, ${bulk.failed} failed ${bulk.firstError}`.trim());
     const rows: string[][] = [];
     for (const rate of RATES) {
       const n = Math.round(rate * window);
@@ -96,7 +103,10 @@ export async function captureFloorBench(): Promise<Check[]> {
       const ws = await part('ws', rate, n, String(port));
       const files = await withScratchDir('floor', (dir) => part('files', rate, n, join(dir, 'store')));
       const minimal = await withScratchDir('floor', (dir) => part('all', rate, n, redisUrl, String(port), join(dir, 'store')));
-      for (const r of [job, cdp, ws, files, minimal]) checks.expect(r.n === n, `${r.part} at ${rate.toFixed(1)}/s finished every operation`, `${r.n} of ${n} in ${r.wallS.toFixed(1)} s`);
+      for (const r of [job, cdp, ws, files, minimal]) {
+        const detail = `${r.done} of ${n} ended well, ${r.failed} failed${r.firstError === '' ? '' : ` (first: ${r.firstError})`}, in ${r.wallS.toFixed(1)} s`;
+        checks.expect(r.done === n && r.failed === 0, `${r.part} at ${rate.toFixed(1)}/s finished every operation`, detail);
+      }
       const sum = perOp(job) + perOp(ws) + perOp(files);
       const floor = perOp(minimal);
       rows.push([

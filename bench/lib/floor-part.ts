@@ -12,7 +12,8 @@
  * RATE is operations per second (0: as fast as they go, in batches of 50),
  * started on an absolute clock (t0 + i / RATE) with at most 16 in flight (a
  * worker's concurrency in bench/scale.ts). Prints one JSON line:
- * `{"part","rate","n","cpuMs","redisCpuMs","wallS"}`.
+ * `{"part","rate","n","cpuMs","redisCpuMs","done","failed","firstError","wallS"}`:
+ * the operations that ended well and that failed are counted, not assumed.
  *
  * - job: a bare BullMQ job (add, move to active, a no-op processor, move to
  *   completed; removeOnComplete 1,000 like heapcap's capture jobs) with the
@@ -28,11 +29,11 @@
  *   durable rename needs (the sink fsyncs the directory after each file). The
  *   1,000 target directories exist beforehand, as they do after a target's
  *   first capture of the day.
- * - all: the three in one process, as a minimal capture worker would run them:
- *   a BullMQ job whose processor takes the stub's snapshot with the `ws`
- *   session and then writes the three files. One process shares its wake-ups between the parts
- *   (one turn of the event loop reads a Redis reply and a CDP frame), so this
- *   is the floor, and less than the three parts' sum.
+ * - all: the parts in one process, as a minimal capture worker would run
+ *   them: a BullMQ job whose processor takes the stub's snapshot with the `ws`
+ *   session, then writes the three files. One process shares its wake-ups
+ *   among the parts (one turn of the event loop reads a Redis reply and a CDP
+ *   frame), so this is the floor, and less than the parts' sum.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename } from 'node:fs/promises';
@@ -46,16 +47,18 @@ const [part, rateArg, nArg, where, stubPort, dirArg] = process.argv.slice(2);
 const rate = Number(rateArg);
 const n = Number(nArg);
 if (!['job', 'cdp', 'ws', 'files', 'all'].includes(part ?? '') || !(rate >= 0) || !(n > 0) || where === undefined || (part === 'all' && (stubPort === undefined || dirArg === undefined))) {
-  throw new Error('usage: floor-part.ts job|cdp|ws|files RATE N REDIS_URL|STUB_PORT|STUB_PORT|DIR, or all RATE N REDIS_URL STUB_PORT DIR');
+  throw new Error('usage: floor-part.ts job RATE N REDIS_URL | cdp|ws RATE N STUB_PORT | files RATE N DIR | all RATE N REDIS_URL STUB_PORT DIR');
 }
 const IN_FLIGHT = 16;
 const TARGETS = 1_000;
 
-/** Starts `op(i)` for i < n at `rate` per second (0: back to back), at most IN_FLIGHT at once; resolves when all have ended. */
+/** Operations that ended well, that failed, and the first failure's message. */
+const outcome = { done: 0, failed: 0, firstError: '' };
+
+/** Starts `op(i)` for i < n at `rate` per second (0: back to back), at most IN_FLIGHT at once; resolves when all have ended (counted in `outcome`). */
 async function paced(op: (i: number) => Promise<void>): Promise<void> {
   const t0 = performance.now();
   let inFlight = 0;
-  let failed: unknown;
   const slots: (() => void)[] = [];
   const all: Promise<void>[] = [];
   for (let i = 0; i < n; i += 1) {
@@ -67,9 +70,15 @@ async function paced(op: (i: number) => Promise<void>): Promise<void> {
     inFlight += 1;
     all.push(
       op(i)
-        .catch((err: unknown) => {
-          failed ??= err;
-        })
+        .then(
+          () => {
+            outcome.done += 1;
+          },
+          (err: unknown) => {
+            outcome.failed += 1;
+            outcome.firstError ||= err instanceof Error ? err.message : String(err);
+          },
+        )
         .finally(() => {
           inFlight -= 1;
           slots.shift()?.();
@@ -77,7 +86,6 @@ async function paced(op: (i: number) => Promise<void>): Promise<void> {
     );
   }
   await Promise.all(all);
-  if (failed !== undefined) throw failed;
 }
 
 async function redisCpuMs(redis: Redis): Promise<number> {
@@ -90,12 +98,20 @@ async function jobs(url: string, processor: (i: number) => Promise<void> = async
   const connection = { url, maxRetriesPerRequest: null } as const;
   const admin = new Redis(url);
   const queue = new Queue('floor', { connection });
-  const waiters = new Map<number, () => void>();
+  // Job i's end: completed resolves, failed rejects (a processor that throws must not leave the bench waiting).
+  const waiters = new Map<number, { resolve(): void; reject(err: Error): void }>();
+  const ended = (i: number): Promise<void> => new Promise<void>((resolve, reject) => waiters.set(i, { resolve, reject }));
   const worker = new Worker<{ i: number }>('floor', (job) => processor(job.data.i), { connection, concurrency: IN_FLIGHT });
-  worker.on('completed', (job) => waiters.get(job.data.i)?.());
+  worker.on('completed', (job) => {
+    waiters.get(job.data.i)?.resolve();
+    waiters.delete(job.data.i);
+  });
+  worker.on('failed', (job, err) => {
+    if (job !== undefined) waiters.get(job.data.i)?.reject(err);
+  });
   await worker.waitUntilReady();
   const add = (i: number): Promise<void> => {
-    const done = new Promise<void>((resolve) => waiters.set(i, resolve));
+    const done = ended(i);
     return queue.add('j', { i }, { removeOnComplete: 1_000 }).then(() => done);
   };
   // Warm-up: the scripts loaded, the connections open.
@@ -106,9 +122,15 @@ async function jobs(url: string, processor: (i: number) => Promise<void> = async
   else {
     for (let i = 0; i < n; i += 50) {
       const batch = Array.from({ length: Math.min(50, n - i) }, (_, k) => i + k);
-      const done = batch.map((j) => new Promise<void>((resolve) => waiters.set(j, resolve)));
+      const done = batch.map(ended);
       await queue.addBulk(batch.map((j) => ({ name: 'j', data: { i: j }, opts: { removeOnComplete: 1_000 } })));
-      await Promise.all(done);
+      for (const settled of await Promise.allSettled(done)) {
+        if (settled.status === 'fulfilled') outcome.done += 1;
+        else {
+          outcome.failed += 1;
+          outcome.firstError ||= String(settled.reason);
+        }
+      }
     }
   }
   const cpu = process.cpuUsage(c0);
@@ -136,7 +158,10 @@ function protocolOp(port: string): (i: number) => Promise<void> {
       ws.once('error', reject);
     });
     // Responses are the only messages that start with {"id":; the snapshot's is id 2.
-    const taken = new Promise<void>((resolve) => ws.on('message', (data) => data.toString('latin1', 0, 7) === '{"id":2' && resolve()));
+    const taken = new Promise<void>((resolve, reject) => {
+      ws.on('message', (data) => data.toString('latin1', 0, 7) === '{"id":2' && resolve());
+      ws.once('error', reject);
+    });
     ws.send(JSON.stringify({ id: 1, method: 'HeapProfiler.enable', params: {} }));
     ws.send(JSON.stringify({ id: 2, method: 'HeapProfiler.takeHeapSnapshot', params: { reportProgress: false } }));
     await taken;
@@ -144,11 +169,11 @@ function protocolOp(port: string): (i: number) => Promise<void> {
   };
 }
 
-async function session(op: (i: number) => Promise<void>): Promise<{ cpuMs: number }> {
-  const one = op;
-  for (let i = 0; i < 20; i += 1) await one(i);
+/** CPU of `paced(op)`, after `warm` calls that are not counted (connections, compiled code). */
+async function cpuOf(op: (i: number) => Promise<void>, warm: number): Promise<{ cpuMs: number }> {
+  for (let i = 0; i < warm; i += 1) await op(i);
   const c0 = process.cpuUsage();
-  await paced(one);
+  await paced(op);
   const cpu = process.cpuUsage(c0);
   return { cpuMs: (cpu.user + cpu.system) / 1000 };
 }
@@ -182,15 +207,6 @@ async function filesOp(dir: string): Promise<(i: number) => Promise<void>> {
   };
 }
 
-async function files(dir: string): Promise<{ cpuMs: number }> {
-  const one = await filesOp(dir);
-  const c0 = process.cpuUsage();
-  await paced(one);
-  const cpu = process.cpuUsage(c0);
-  return { cpuMs: (cpu.user + cpu.system) / 1000 };
-}
-
-const w0 = performance.now();
 async function all(url: string, port: string, dir: string): Promise<{ cpuMs: number; redisCpuMs: number }> {
   const capture = protocolOp(port);
   const write = await filesOp(dir);
@@ -200,7 +216,16 @@ async function all(url: string, port: string, dir: string): Promise<{ cpuMs: num
   });
 }
 
+const w0 = performance.now();
 const measured =
-  part === 'job' ? await jobs(where) : part === 'cdp' ? await session(captureOp(where)) : part === 'ws' ? await session(protocolOp(where)) : part === 'files' ? await files(where) : await all(where, stubPort ?? '', dirArg ?? '');
-process.stdout.write(`${JSON.stringify({ part, rate, n, redisCpuMs: 0, ...measured, wallS: (performance.now() - w0) / 1000 })}\n`);
+  part === 'job'
+    ? await jobs(where)
+    : part === 'cdp'
+      ? await cpuOf(captureOp(where), 20)
+      : part === 'ws'
+        ? await cpuOf(protocolOp(where), 20)
+        : part === 'files'
+          ? await cpuOf(await filesOp(where), 0)
+          : await all(where, stubPort ?? '', dirArg ?? '');
+process.stdout.write(`${JSON.stringify({ part, rate, n, redisCpuMs: 0, ...measured, ...outcome, wallS: (performance.now() - w0) / 1000 })}\n`);
 process.exit(0);
