@@ -30,10 +30,10 @@
  * gzip, digest, summary, logs. bench/scale.ts measures heapcap's whole control
  * plane per capture at the same rates. The 5 ms line is issue 28's goal.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { REPO_ROOT, startRedis, type RedisServer } from '@heapcap/testkit';
+import { startRedis, type RedisServer } from '@heapcap/testkit';
 import { runHelper } from './lib/child.ts';
+import { startStubProcess, type StubProcess } from './lib/stub-process.ts';
 import { Checks, printTable, type Check } from './lib/report.ts';
 import { withScratchDir } from './lib/tmp.ts';
 
@@ -60,21 +60,6 @@ function seconds(): number {
   return s;
 }
 
-/** The stub inspector of bench/scale.ts in its own process (its CPU is not a part's); killed when the bench exits. */
-async function startStub(): Promise<{ port: number; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench/lib/stub-server.ts'), '100'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  process.once('exit', () => child.kill('SIGKILL'));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('\n')) resolve(out.split('\n')[0] ?? '');
-    });
-    child.once('exit', (code) => reject(new Error(`the stub inspector exited with ${code}`)));
-  });
-  return { port: (JSON.parse(line) as { port: number }).port, stop: () => child.kill('SIGTERM') };
-}
-
 async function part(name: PartResult['part'], rate: number, n: number, ...where: string[]): Promise<PartResult> {
   return runHelper<PartResult>('floor-part.ts', [name, String(rate), String(n), ...where], 10 * 60_000);
 }
@@ -86,15 +71,15 @@ export async function captureFloorBench(): Promise<Check[]> {
   const checks = new Checks('capture-floor');
   const window = seconds();
   let redis: RedisServer | undefined;
-  let stub: { port: number; stop(): void } | undefined;
+  let stub: StubProcess | undefined;
   try {
     redis = await startRedis();
-    stub = await startStub();
+    stub = await startStubProcess(100);
     const { port } = stub;
     const redisUrl = redis.url;
     console.log(`capture-floor: rates ${RATES.map((r) => r.toFixed(1)).join(', ')} per second, ${window} s each; Redis ${redisUrl}, stub port ${port}`);
     const bulk = await part('job', 0, 5_000, redisUrl);
-    checks.expect(bulk.done === bulk.n && bulk.failed === 0, 'the unpaced bare jobs all completed', `${bulk.done} of ${bulk.n}, ${bulk.failed} failed ${bulk.firstError}`.trim());
+    checks.expect(bulk.done === bulk.n && bulk.failed === 0, 'the unpaced bare jobs all completed', `${bulk.done} of ${bulk.n} ended well, ${bulk.failed} failed${bulk.firstError === '' ? '' : ` (first: ${bulk.firstError})`}`);
     const rows: string[][] = [];
     for (const rate of RATES) {
       const n = Math.round(rate * window);
@@ -124,7 +109,7 @@ export async function captureFloorBench(): Promise<Check[]> {
     console.log(`\nCPU ms per operation (all threads of the part's process; Redis's for the job). A bare job unpaced (5,000, added 50 at a time): ${fmt(bulk.cpuMs / bulk.n)} + ${fmt(bulk.redisCpuMs / bulk.n)} ms.`);
     printTable(['captures/s', 'BullMQ job (client + Redis)', 'job paced / unpaced', 'engine CDP session', 'protocol least', 'three durable files', 'job + least + files', 'minimal worker (client + Redis)', `that / the ${GOAL_MS} ms goal`], rows);
   } finally {
-    stub?.stop();
+    stub?.child.kill('SIGTERM');
     await redis?.stop();
   }
   return checks.list;

@@ -55,6 +55,7 @@ import { commandEnv, HEAPCAP_BIN, REPO_ROOT, runHeapcap, startRedis, startRedisC
 import { Checks, printTable, type Check } from './lib/report.ts';
 import { withScratchDir } from './lib/tmp.ts';
 import { sampleCpu, type CpuSample } from './lib/thread-cpu.ts';
+import { startStubProcess, type StubProcess } from './lib/stub-process.ts';
 
 interface Params {
   targets: number;
@@ -111,8 +112,6 @@ function params(): Params {
   };
 }
 
-const ROOT = REPO_ROOT;
-
 /** A child process this bench started; killed when the bench exits, whatever happens. */
 const children = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -125,17 +124,11 @@ function track(child: ChildProcess): ChildProcess {
   return child;
 }
 
-async function startStub(objects: number): Promise<{ port: number; pid: number; snapshotBytes: number; child: ChildProcess }> {
-  const child = track(spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/lib/stub-server.ts'), String(objects)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] }));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('\n')) resolve(out.split('\n')[0] ?? '');
-    });
-    child.once('exit', (code) => reject(new Error(`the stub inspector exited with ${code}`)));
-  });
-  return { ...(JSON.parse(line) as { port: number; pid: number; snapshotBytes: number }), child };
+/** The stub inspector in its own process (lib/stub-process.ts), killed with the other children. */
+async function startStub(objects: number): Promise<StubProcess> {
+  const stub = await startStubProcess(objects);
+  track(stub.child);
+  return stub;
 }
 
 async function stopChild(child: ChildProcess, timeoutMs: number): Promise<number | null> {
