@@ -26,3 +26,4 @@ export {
 } from './suspects.ts';
 export { SuspectGroupSchema, HolderSchema, type SuspectGroup, type Holder, type SuspectKind } from './analysis-schema.ts';
 export { SnapshotRedactor, createRedactor, REDACTED_MARKER, type RedactMode, type RedactionReport } from './redact.ts';
+export { elementNameWithoutValues } from './element-name.ts';

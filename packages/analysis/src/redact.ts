@@ -14,6 +14,11 @@
  * otherwise: the values of `string`, `concatenated string` and `sliced
  * string` nodes, and anything no node or edge names.
  *
+ * DOM elements (issue 41): Chromium names each element's native node with
+ * its opening tag, attribute values included. The names of native nodes are
+ * marked in a second bitset, and each such literal is rewritten to the tag
+ * and the attribute names (element-name.ts) instead of copied.
+ *
  * Limits (docs/operations.md#redaction): V8 interns each distinct text once,
  * so a value equal to a name anywhere in the heap (a secret also used as an
  * object's key, a property name, a function name) is kept; names themselves
@@ -27,6 +32,7 @@
 import { CaptureError } from '@heapcap/errors';
 import { invalidSnapshot, SnapshotScanner, type NumberSection, type ScanHandler } from './scanner.ts';
 import { parseLayout, type SnapshotLayout } from './snapshot-meta.ts';
+import { elementNameWithoutValues } from './element-name.ts';
 
 /** How a snapshot is redacted: `none` keeps it as V8 wrote it, `strings` replaces every string value. */
 export type RedactMode = 'none' | 'strings';
@@ -44,6 +50,8 @@ export interface RedactionReport {
   keptStrings: number;
   /** Bytes of the replaced literals in the original (quotes included). */
   redactedBytes: number;
+  /** Kept names rewritten: DOM elements' names without their attribute values. */
+  rewrittenNames: number;
 }
 
 /** Node types whose name is the string's own text. */
@@ -85,10 +93,14 @@ class Bits {
 class NameMarker implements ScanHandler {
   layout: SnapshotLayout | undefined;
   readonly names = new Bits();
+  /** Names of native nodes (DOM elements among them): rewritten, not copied. */
+  readonly natives = new Bits();
   stringsAt: number | undefined;
   /** Per node type / edge type: is the name field a name to keep. */
   private nodeKeeps = new Uint8Array(0);
   private edgeKeeps = new Uint8Array(0);
+  /** The node type `native`'s index (-1: none). */
+  private nativeType = -1;
   private field = { nodes: 0, edges: 0 };
   private type = { nodes: 0, edges: 0 };
 
@@ -98,6 +110,7 @@ class NameMarker implements ScanHandler {
     // 1: the name field of this type is a name to keep. A type beyond the list reads undefined: not kept.
     this.nodeKeeps = Uint8Array.from(layout.nodeTypes, (t) => (VALUE_TYPES.has(t) ? 0 : 1));
     this.edgeKeeps = Uint8Array.from(layout.edgeTypes, (t) => (INDEX_EDGE_TYPES.has(t) ? 0 : 1));
+    this.nativeType = layout.nodeTypes.indexOf('native');
   }
 
   wants(): boolean {
@@ -111,6 +124,7 @@ class NameMarker implements ScanHandler {
     const typeAt = nodes ? layout.nodeType : layout.edgeType;
     const nameAt = nodes ? layout.nodeName : layout.edgeNameOrIndex;
     const keeps = nodes ? this.nodeKeeps : this.edgeKeeps;
+    const nativeType = nodes ? this.nativeType : -1;
     let k = 0;
     // A record begun in the previous batch, value by value.
     while (k < count && this.field[section] !== 0) this.one(section, values[k++] as number, width, typeAt, nameAt, keeps);
@@ -119,11 +133,13 @@ class NameMarker implements ScanHandler {
     // The bitset's words inline (a method call per record cost ~1/3 of this loop); grown when a name is past them.
     let words = this.names.words;
     for (let at = k; at < end; at += width) {
-      if (keeps[values[at + typeAt] as number] === 1) {
+      const type = values[at + typeAt] as number;
+      if (keeps[type] === 1) {
         const name = values[at + nameAt] as number;
         const w = name >>> 5;
         if (w >= words.length) words = this.names.grow(w);
         (words[w] as number) |= 1 << (name & 31);
+        if (type === nativeType) this.natives.set(name);
       }
     }
     for (k = end; k < count; k++) this.one(section, values[k] as number, width, typeAt, nameAt, keeps);
@@ -134,7 +150,10 @@ class NameMarker implements ScanHandler {
     const field = this.field[section];
     if (field === typeAt) this.type[section] = v;
     // The type field comes before the name in every V8 layout (type, name, …); checked in `stringsOpen` otherwise.
-    if (field === nameAt && keeps[this.type[section]] === 1) this.names.set(v);
+    if (field === nameAt && keeps[this.type[section]] === 1) {
+      this.names.set(v);
+      if (section === 'nodes' && this.type[section] === this.nativeType) this.natives.set(v);
+    }
     this.field[section] = field + 1 === width ? 0 : field + 1;
   }
 
@@ -159,6 +178,7 @@ const enum P {
   Between, // in the strings table, between literals
   InKeep, // inside a kept literal
   InDrop, // inside a replaced literal
+  InRewrite, // inside a native node's name: collected, then rewritten
   Tail, // after the table's `]`
 }
 
@@ -178,7 +198,9 @@ export class SnapshotRedactor {
   private out = Buffer.allocUnsafe(256 * 1024);
   private len = 0;
   private readonly markerBytes = Buffer.from(REDACTED_MARKER);
-  private readonly report: RedactionReport = { mode: 'strings', marker: REDACTED_MARKER, redactedStrings: 0, keptStrings: 0, redactedBytes: 0 };
+  private readonly report: RedactionReport = { mode: 'strings', marker: REDACTED_MARKER, redactedStrings: 0, keptStrings: 0, redactedBytes: 0, rewrittenNames: 0 };
+  /** The parts of the native name being collected (a literal can span chunks). */
+  private rewrite: Buffer[] = [];
   /** Where the current replaced literal started (its bytes counted when it closes). */
   private dropFrom = 0;
 
@@ -228,8 +250,9 @@ export class SnapshotRedactor {
     const n = chunk.length;
     // The most one pass can write: the chunk, or a marker per literal when every one is `""` (12 bytes per 3 in).
     this.room(n + Math.ceil(n / 3) * this.markerBytes.length + 16);
-    const out = this.out;
+    let out = this.out;
     const names = this.marker.names;
+    const natives = this.marker.natives;
     const marker = this.markerBytes;
     const markerLen = marker.length;
     const report = this.report;
@@ -239,9 +262,14 @@ export class SnapshotRedactor {
       if (this.phase === P.Between) {
         const c = chunk[i] as number;
         if (c === QUOTE) {
-          const keep = names.has(this.index++);
+          const index = this.index++;
+          const keep = names.has(index);
           this.escaped = false;
-          if (keep) {
+          if (keep && natives.has(index)) {
+            report.keptStrings++;
+            this.phase = P.InRewrite;
+            this.rewrite = [];
+          } else if (keep) {
             report.keptStrings++;
             this.phase = P.InKeep;
             out[len++] = QUOTE;
@@ -269,6 +297,7 @@ export class SnapshotRedactor {
       }
       // Inside a literal: its end is the first quote not escaped.
       const keep = this.phase === P.InKeep;
+      const rewrite = this.phase === P.InRewrite;
       let s = i;
       if (this.escaped) {
         s++; // the byte after a backslash that ended the previous chunk
@@ -280,15 +309,42 @@ export class SnapshotRedactor {
         while (k > s && chunk[k - 1] === BACKSLASH) k--;
         this.escaped = ((n - k) & 1) === 1; // an odd run of backslashes escapes the next chunk's first byte
         if (keep) len = copyInto(out, len, chunk, i, n);
+        else if (rewrite) this.rewrite.push(Buffer.from(chunk.subarray(i, n)));
         this.len = len;
         return;
       }
       if (keep) len = copyInto(out, len, chunk, i, q + 1);
-      else report.redactedBytes += this.consumed + q + 1 - this.dropFrom;
+      else if (rewrite) {
+        this.rewrite.push(chunk.subarray(i, q));
+        this.len = len;
+        this.putNative(this.consumed + q);
+        len = this.len;
+        out = this.out; // putNative may have grown it
+      } else report.redactedBytes += this.consumed + q + 1 - this.dropFrom;
       this.phase = P.Between;
       i = q + 1;
     }
     this.len = len;
+  }
+
+  /**
+   * The native name collected in `rewrite` (its text between the quotes), written as a literal without attribute
+   * values. Room: the rewritten literal is never longer than the original's text plus its quotes.
+   */
+  private putNative(offset: number): void {
+    const text = Buffer.concat(this.rewrite).toString('utf8');
+    this.rewrite = [];
+    let name: string;
+    try {
+      name = JSON.parse(`"${text}"`) as string;
+    } catch {
+      throw invalidSnapshot(offset, 'a string in "strings" that is not a valid JSON string');
+    }
+    const rewritten = elementNameWithoutValues(name);
+    const literal = Buffer.from(rewritten === name ? `"${text}"` : JSON.stringify(rewritten));
+    if (rewritten !== name) this.report.rewrittenNames++;
+    this.room(literal.length);
+    this.len += literal.copy(this.out, this.len);
   }
 
   private room(bytes: number): void {

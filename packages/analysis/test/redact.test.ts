@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import memlab from '@memlab/core';
 import { fixturePath, runHeapcapHere, startSecretsTarget, tmpDir, tokensIn, type NodeTarget, type TmpDir } from '@heapcap/testkit';
 import { isCaptureError } from '@heapcap/errors';
-import { analyzeSnapshotFile, REDACTED_MARKER, SnapshotRedactor, summarizeFile, type RedactionReport } from '../src/index.ts';
+import { analyzeSnapshotFile, elementNameWithoutValues, REDACTED_MARKER, SnapshotRedactor, summarizeFile, type RedactionReport } from '../src/index.ts';
 import { memlabReference } from './memlab-reference.ts';
 import { random, splitAt, writeSnapshot } from './helpers.ts';
 
@@ -218,5 +218,37 @@ void describe('redaction of string values', { timeout: 600_000 }, () => {
     const r = new SnapshotRedactor();
     r.write(bytes.subarray(0, bytes.length - 20), () => undefined);
     assert.throws(() => r.end(), (err: unknown) => isCaptureError(err) && err.code === 'snapshot_invalid');
+  });
+
+  void test('native (DOM) names keep the tag and the attribute names, whatever the chunking; other names stay whole', () => {
+    // Chromium 156 names element nodes with the opening tag, values included (issue 41).
+    const meta = {
+      node_fields: ['type', 'name', 'id', 'self_size', 'edge_count', 'detachedness'],
+      node_types: [['hidden', 'string', 'object', 'native'], 'string', 'number', 'number', 'number', 'number'],
+      edge_fields: ['type', 'name_or_index', 'to_node'],
+      edge_types: [['element', 'property', 'hidden'], 'string_or_number', 'node'],
+    };
+    const strings = ['root', '<input id="in1" value="se\\cr\u00e9t>1">', '<div id="a1" class="c2" data-token="t3" title="tö4" hidden>', 'HTMLDocument', '<span id="d5">', '<p>', 'Obj', 'v'];
+    const text =
+      `{"snapshot":{"meta":${JSON.stringify(meta)},"node_count":8,"edge_count":0},\n"nodes":[0,0,1,8,0,0\n,3,1,2,16,0,1\n,3,2,3,16,0,1\n,3,3,4,16,0,1\n,3,4,5,16,0,2\n,3,5,6,16,0,1\n,2,6,7,24,0,0\n,1,7,8,16,0,0],\n"edges":[],\n` +
+      `"locations":[],\n"strings":[${strings.map((x) => JSON.stringify(x).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)).join(',\n')}]}\n`;
+    const bytes = Buffer.from(text);
+    const whole = redact([bytes]);
+    const after = JSON.parse(whole.bytes.toString()) as Snap;
+    assert.deepEqual(after.strings, ['root', '<input id value>', '<div id class data-token title hidden>', 'HTMLDocument', '<span id>', '<p>', 'Obj', '<redacted>']);
+    assert.equal(whole.report.rewrittenNames, 3);
+    for (let cut = 1; cut < bytes.length; cut++) {
+      assert.ok(redact(splitAt(bytes, [cut])).bytes.equals(whole.bytes), `cut at ${cut}`);
+    }
+  });
+
+  void test('an element name that does not parse as tag and attributes keeps only the tag', () => {
+    assert.equal(elementNameWithoutValues('<input id="in1" value="x">'), '<input id value>');
+    assert.equal(elementNameWithoutValues('Detached <div id="x">'), 'Detached <div id>');
+    assert.equal(elementNameWithoutValues('<div title="a"b="secret">'), '<div>', 'a quote inside a value');
+    assert.equal(elementNameWithoutValues("<div title='secret'>"), '<div>', 'single quotes');
+    assert.equal(elementNameWithoutValues('<div>'), '<div>');
+    assert.equal(elementNameWithoutValues('HTMLDivElement'), 'HTMLDivElement');
+    assert.equal(elementNameWithoutValues('<div id="x"'), '<div id="x"', 'not a whole tag: not an element name');
   });
 });

@@ -189,6 +189,8 @@ export const CaptureManifestSchema = z.looseObject({
       marker: z.string().optional(),
       redactedStrings: bytes.optional(),
       keptStrings: bytes.optional(),
+      // Kept names rewritten without their values: DOM elements' opening tags (issue 41).
+      rewrittenNames: bytes.optional(),
       redactedBytes: bytes.optional(),
     })
     .optional(),
