@@ -5,6 +5,12 @@
  * no script reads. `heapcap capture --chromium … --redact strings`: none of
  * the tokens in the stored artifact (gunzipped); without redaction, every
  * token the page holds in the JS heap is there.
+ *
+ * Issue 41: tokens in attribute values (`id`, `class`, `data-*`, `title`, an
+ * `<input value>`, a detached element's `id`), which Chromium writes into its
+ * element nodes' names, and in the page URL's query and fragment, which the
+ * manifest shows: none in the artifact, the manifest or the CLI's output with
+ * `strings`, all without; the summary's element classes the same either way.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -25,10 +31,13 @@ void describe('redaction of a Chromium page', { timeout: 300_000 }, () => {
   // Tokens the page's JavaScript holds (read into JS or made there), and one only in the DOM.
   const js = { domText: token('domtext'), input: token('inputvalue'), variable: token('jsvariable'), cookie: token('cookie') };
   const domOnly = token('domonly');
+  // In attribute values (element node names) and in the page URL (the manifest).
+  const attr = { id: token('attrid'), cls: token('attrclass'), data: token('attrdata'), title: token('attrtitle'), value: token('attrvalue'), detached: token('detachedid') };
+  const url = { query: token('urlquery'), fragment: token('urlfragment') };
   before(async () => {
     work = await tmpDir('heapcap-redact-page');
     server = createServer((req, res) => {
-      if (req.url !== '/secrets') {
+      if (req.url?.split('?')[0] !== '/secrets') {
         res.writeHead(404).end();
         return;
       }
@@ -37,7 +46,13 @@ void describe('redaction of a Chromium page', { timeout: 300_000 }, () => {
       const [a, b] = [js.variable.slice(0, 12), js.variable.slice(12)];
       res.end(`<!doctype html><title>loading</title>
 <p id="text">${js.domText}</p><p>${domOnly}</p><input id="field">
+<div id="${attr.id}" class="row ${attr.cls}" data-token="${attr.data}" title="${attr.title}">row</div><input id="in1" value="${attr.value}">
 <script>
+  // A detached element: its id assembled at run time (no script source holds it).
+  window.detached = document.createElement('span');
+  detached.id = ['${attr.detached.slice(0, 12)}', '${attr.detached.slice(12)}'].join('');
+  // A fragment (PUT /json/new does not send one): the URL the browser lists and location.href then carry it.
+  history.replaceState(null, '', location.pathname + location.search + '#${url.fragment}');
   document.getElementById('field').value = ['${js.input.slice(0, 12)}', '${js.input.slice(12)}'].join('');
   window.kept = {
     text: document.getElementById('text').textContent,
@@ -50,7 +65,7 @@ void describe('redaction of a Chromium page', { timeout: 300_000 }, () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     chromium = await startChromium();
-    await chromium.openPage(`http://127.0.0.1:${(server.address() as AddressInfo).port}/secrets`, { title: 'secrets' });
+    await chromium.openPage(`http://127.0.0.1:${(server.address() as AddressInfo).port}/secrets?token=${url.query}`, { title: 'secrets' });
   });
   after(async () => {
     await chromium?.close();
@@ -58,19 +73,43 @@ void describe('redaction of a Chromium page', { timeout: 300_000 }, () => {
     await work?.cleanup();
   });
 
-  async function capture(redact: string[], sub: string): Promise<Buffer> {
+  /** A capture by the CLI: the artifact (gunzipped), the summary's element classes, and everything the CLI printed and wrote beside the artifact. */
+  async function capture(redact: string[], sub: string): Promise<{ artifact: Buffer; manifest: { redaction: { mode: string; rewrittenNames?: number }; selection: { taken: { url: string } }; runtime: { url: string } }; elements: unknown[]; printed: string }> {
     const args = ['capture', '--chromium', `127.0.0.1:${chromium.port}`, '--url-pattern', '/secrets', '--out', join(work.path, sub), '--json', ...redact];
     const res = await runHeapcapHere(args, { timeoutMs: 240_000 });
     assert.equal(res.code, 0, res.stderr);
-    const manifest = JSON.parse(res.stdout) as { artifact: { location: string } };
-    return gunzipSync(await readFile(manifest.artifact.location));
+    const manifest = JSON.parse(res.stdout) as { artifact: { location: string }; summary: { key: string } } & Awaited<ReturnType<typeof capture>>['manifest'];
+    const summaryFile = manifest.artifact.location.replace(/\.heapsnapshot\.gz$/, '.summary.json');
+    const summary = JSON.parse(await readFile(summaryFile, 'utf8')) as { classes: { name: string }[] };
+    const manifestFile = await readFile(manifest.artifact.location.replace(/\.heapsnapshot\.gz$/, '.manifest.json'), 'utf8');
+    return {
+      artifact: gunzipSync(await readFile(manifest.artifact.location)),
+      manifest,
+      elements: summary.classes.filter((c) => c.name.startsWith('<')),
+      printed: `${res.stdout}\n${res.stderr}\n${manifestFile}\n${JSON.stringify(summary)}`,
+    };
   }
 
   void test('with --redact strings no token of the page is stored; without, every token its JavaScript holds is', async () => {
     const all = [...Object.values(js), domOnly];
+    const inNames = Object.values(attr);
+    const inUrl = Object.values(url);
     const clear = await capture([], 'clear');
-    assert.deepEqual(tokensIn(clear, Object.values(js)), Object.values(js), 'without redaction the JS heap holds every token read into it');
+    assert.deepEqual(tokensIn(clear.artifact, Object.values(js)), Object.values(js), 'without redaction the JS heap holds every token read into it');
+    assert.deepEqual(tokensIn(clear.artifact, inNames), inNames, 'without redaction the element names hold every attribute value');
+    assert.deepEqual(tokensIn(Buffer.from(clear.printed), inUrl), inUrl, 'without redaction the manifest has the whole page URL');
     const redacted = await capture(['--redact', 'strings'], 'redacted');
-    assert.deepEqual(tokensIn(redacted, all), [], 'no token in the redacted artifact, DOM-only text included');
+    assert.deepEqual(tokensIn(redacted.artifact, [...all, ...inNames, ...inUrl]), [], 'no token in the redacted artifact: DOM-only text, attribute values, URL');
+    assert.deepEqual(tokensIn(Buffer.from(redacted.printed), [...all, ...inNames, ...inUrl]), [], 'nor in the manifest, the summary or what the CLI printed');
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    assert.equal(redacted.manifest.selection.taken.url, `${origin}/secrets`, 'scheme, host and path stay');
+    assert.equal(redacted.manifest.runtime.url, `${origin}/secrets`);
+    // The element names keep tag and attribute names.
+    const names = (JSON.parse(redacted.artifact.toString('utf8')) as { strings: string[] }).strings;
+    for (const n of ['<div id class data-token title>', '<input id value>', '<span id>']) assert.ok(names.includes(n), `${n} in the redacted names`);
+    assert.ok((redacted.manifest.redaction.rewrittenNames ?? 0) >= 3, `${redacted.manifest.redaction.rewrittenNames} names rewritten`);
+    // The summary groups elements by tag: the same classes, counts and sizes either way.
+    assert.ok(clear.elements.length >= 3, JSON.stringify(clear.elements));
+    assert.deepEqual(redacted.elements, clear.elements, "the summary's element classes are identical with and without redaction");
   });
 });

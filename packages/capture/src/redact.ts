@@ -11,3 +11,21 @@ export function redactInspectorUrl(url: string): string {
     return 'the inspector URL';
   }
 }
+
+/**
+ * A page URL as a redacted capture shows it (issue 41): scheme, host and
+ * path; the query, the fragment and any userinfo dropped (`?token=…` is where
+ * pages carry secrets). Not a URL: `the page URL`, since nothing of it can be
+ * told apart as safe.
+ */
+export function redactPageUrl(url: string): string {
+  if (url === '') return url;
+  try {
+    const u = new URL(url);
+    // Opaque URLs (about:blank, data:…) have no host: only the scheme stays, a data: URL's payload is content.
+    if (u.host === '' && !u.protocol.startsWith('file')) return u.href === 'about:blank' ? u.href : `${u.protocol}…`;
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return 'the page URL';
+  }
+}

@@ -1,5 +1,5 @@
 /** The manifest written beside each snapshot, built from a capture's result (schema: @heapcap/storage's CaptureManifestSchema). */
-import type { CaptureResult, EndpointSpec, RuntimeFacts, WarmMode } from '@heapcap/capture';
+import { redactPageUrl, type CaptureResult, type EndpointSpec, type RuntimeFacts, type WarmMode } from '@heapcap/capture';
 import type { CaptureManifest, StoredArtifact } from '@heapcap/storage';
 import { HEAPCAP_VERSION } from '@heapcap/config';
 import type { RedactionReport, Summary } from '@heapcap/analysis';
@@ -27,11 +27,13 @@ export interface CaptureManifestInput {
 /** Build the manifest (schemaVersion 1); the store validates it against the schema before writing. */
 export function buildManifest(input: CaptureManifestInput): CaptureManifest {
   const { result, stored } = input;
+  // A redacted capture shows its page's URL without query, fragment and userinfo (issue 41).
+  const url = input.redaction?.mode === 'strings' ? redactPageUrl : (u: string): string => u;
   return {
     schemaVersion: 1,
     captureId: input.captureId,
     target: input.target,
-    runtime: runtimeOf(result.facts),
+    runtime: runtimeOf(result.facts, url),
     options: { warm: input.warmMode, gc: result.gc, gzip: input.gzip, ...result.flags },
     warm: result.warm,
     heap: result.facts.heap,
@@ -60,7 +62,7 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
     inspector: result.inspector,
     transport: result.transport,
     // chromium: how many targets the selector matched and which one was taken.
-    selection: result.endpoint.selected === undefined ? undefined : selectionOf(result.endpoint.selected),
+    selection: result.endpoint.selected === undefined ? undefined : selectionOf(result.endpoint.selected, url),
     artifact: artifactOf(stored),
     snapshot: stored.header,
     trigger: input.trigger,
@@ -72,14 +74,14 @@ export function buildManifest(input: CaptureManifestInput): CaptureManifest {
   };
 }
 
-/** The manifest's `runtime`: product, versions, pid (Node), URL (Chromium). */
-export function runtimeOf(facts: RuntimeFacts): CaptureManifest['runtime'] {
+/** The manifest's `runtime`: product, versions, pid (Node), URL (Chromium; through `url`, which redacts it or not). */
+export function runtimeOf(facts: RuntimeFacts, url: (u: string) => string = (u) => u): CaptureManifest['runtime'] {
   return {
     product: facts.product,
     version: facts.version,
     v8Version: facts.v8Version ?? null,
     pid: facts.pid,
-    url: facts.url,
+    url: facts.url === undefined ? undefined : url(facts.url),
   };
 }
 
@@ -97,8 +99,8 @@ export function artifactOf(stored: StoredArtifact): CaptureManifest['artifact'] 
 }
 
 /** The manifest's `selection` (Chromium): how many targets matched and which one was taken. */
-export function selectionOf(s: NonNullable<CaptureResult<StoredArtifact>['endpoint']['selected']>): NonNullable<CaptureManifest['selection']> {
-  return { matches: s.matches, pick: s.pick, taken: { type: s.type, title: s.title, url: s.url } };
+export function selectionOf(s: NonNullable<CaptureResult<StoredArtifact>['endpoint']['selected']>, url: (u: string) => string = (u) => u): NonNullable<CaptureManifest['selection']> {
+  return { matches: s.matches, pick: s.pick, taken: { type: s.type, title: s.title, url: url(s.url) } };
 }
 
 /** The manifest's `summary`: its key and headline numbers, or the error that left the capture without one. */
