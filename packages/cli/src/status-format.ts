@@ -11,11 +11,19 @@ interface RecordView {
   error?: { code: string; message: string; hint?: string } | null;
   timings?: Record<string, number> | null;
   artifact?: { location: string; bytesStored: number; kind?: string } | null;
+  redaction?: { mode: string; redactedStrings?: number; rewrittenNames?: number };
   createdAt?: string;
   finishedAt?: string | null;
 }
 
-/** A few lines: id, target, status, phase/error, timings, artifact. */
+/** The mode a snapshot was stored with (the effective one: the target's `strings` wins over a request's `none`), with its counts. */
+export function redactionText(r: NonNullable<RecordView['redaction']>): string {
+  if (r.mode !== 'strings') return r.mode;
+  const names = r.rewrittenNames ? `, ${r.rewrittenNames} element names without attribute values` : '';
+  return `strings (${r.redactedStrings ?? 0} string values replaced${names})`;
+}
+
+/** A few lines: id, target, status, phase/error, timings, artifact, redaction. */
 export function formatRecord(r: RecordView): string {
   const lines = [`capture ${r.id}  target ${r.targetId}  ${r.status}${r.phase ? ` (${r.phase})` : ''}`];
   if (r.attempts !== undefined && r.attempts > 1) lines.push(`  attempts  ${r.attempts}`);
@@ -28,5 +36,6 @@ export function formatRecord(r: RecordView): string {
     lines.push(`  timings   ${order.filter((k) => t[k] !== undefined).map((k) => `${k} ${Math.round(t[k]!)} ms`).join(', ')}`);
   }
   if (r.artifact) lines.push(`  artifact  ${r.artifact.location} (${formatMiB(r.artifact.bytesStored)} stored${r.artifact.kind === 'sampling-profile' ? ', allocation sampling profile' : ''})`);
+  if (r.redaction) lines.push(`  redact    ${redactionText(r.redaction)}`);
   return lines.join('\n');
 }

@@ -97,14 +97,15 @@ export class AttemptRecorder {
     return this.#transition(captureId, targetId, 'running', ['running'], attempt, false, { phase, progress });
   }
 
-  /** running → succeeded with timings and artifact. */
-  succeed(captureId: string, targetId: string, attempt: number, timings: Record<string, number>, artifact: CaptureArtifactInfo): Promise<TransitionResult> {
+  /** running → succeeded with timings and artifact (and, for a snapshot, the redaction it ran with). */
+  succeed(captureId: string, targetId: string, attempt: number, timings: Record<string, number>, artifact: CaptureArtifactInfo, redaction?: CaptureRecord['redaction']): Promise<TransitionResult> {
     return this.#transition(captureId, targetId, 'succeeded', ['running'], attempt, false, {
       phase: null,
       progress: null,
       error: null,
       timings,
       artifact,
+      redaction,
       finishedAt: new Date().toISOString(),
     });
   }

@@ -33,6 +33,7 @@ export function encodeRecord(record: CaptureRecord, extra: Record<string, string
     ...(record.analysis === undefined ? {} : { analysis: JSON.stringify(record.analysis) }),
     ...(record.adoptedAt === undefined ? {} : { adoptedAt: record.adoptedAt }),
     ...(record.progress === undefined ? {} : { progress: JSON.stringify(record.progress) }),
+    ...(record.redaction === undefined ? {} : { redaction: JSON.stringify(record.redaction) }),
     ...extra,
   };
   return Object.entries(fields).flat();
@@ -69,11 +70,12 @@ export function decodeRecord(hash: Record<string, string>): CaptureRecord | null
     ...(hash['analysis'] === undefined || hash['analysis'] === '' ? {} : { analysis: json(hash['analysis']) }),
     ...(hash['adoptedAt'] === undefined || hash['adoptedAt'] === '' ? {} : { adoptedAt: hash['adoptedAt'] }),
     ...(hash['progress'] === undefined || hash['progress'] === '' ? {} : { progress: json(hash['progress']) }),
+    ...(hash['redaction'] === undefined || hash['redaction'] === '' ? {} : { redaction: json(hash['redaction']) }),
   });
 }
 
 /** Flatten a partial update for HSET; null becomes the empty string (stored null). */
-export function encodeUpdate(update: Partial<Pick<CaptureRecord, 'phase' | 'error' | 'timings' | 'artifact' | 'startedAt' | 'finishedAt' | 'worker'>> & { progress?: CaptureRecord['progress'] | null }): string[] {
+export function encodeUpdate(update: Partial<Pick<CaptureRecord, 'phase' | 'error' | 'timings' | 'artifact' | 'startedAt' | 'finishedAt' | 'worker' | 'redaction'>> & { progress?: CaptureRecord['progress'] | null }): string[] {
   const out: string[] = [];
   for (const [k, v] of Object.entries(update)) {
     if (v === undefined) continue;

@@ -167,6 +167,22 @@ export const CaptureRecordSchema = z.strictObject({
   growth: GrowthSchema.optional(),
   /** The retained-size analysis (POST /v1/captures/:id/analysis); absent until one is asked for. */
   analysis: AnalysisStateSchema.optional(),
+  /**
+   * How the stored snapshot was redacted: the mode it ran with (the request's, raised by the target's
+   * `redact` and HEAPCAP_REDACT: a target's `strings` with a request's `none` says `strings` here, while
+   * `options.redact` keeps what was asked), and with `strings` the manifest's counts. Set when a snapshot
+   * capture succeeds; absent on sampling profiles and on records written before issue 41.
+   */
+  redaction: z
+    .strictObject({
+      mode: RedactModeSchema,
+      marker: z.string().optional(),
+      redactedStrings: z.number().int().nonnegative().optional(),
+      keptStrings: z.number().int().nonnegative().optional(),
+      redactedBytes: z.number().int().nonnegative().optional(),
+      rewrittenNames: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
   /** How many requests joined this capture while it was queued or running. */
   coalesced: z.number().int().min(0),
   /**

@@ -55,6 +55,8 @@ export interface CaptureRecord {
   attempts: number;
   pinned: { by: string; at: string; reason?: string } | null;
   analysis?: { status: string };
+  /** The mode the snapshot was stored with (effective: a target's `strings` over a request's `none`), and its counts. */
+  redaction?: { mode: string; redactedStrings?: number; rewrittenNames?: number };
   worker?: string;
   createdAt: string;
   startedAt: string | null;

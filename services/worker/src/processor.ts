@@ -417,7 +417,7 @@ type FinishInput = AttemptInput & { attempt: number; startedAt: string; outcome:
  * the artifacts it stored are then pointed to (retention deletes them in time), and a client polling the capture
  * reads its outcome instead of a 404. Returns the fields for the outcome log line (`recorded: false` then).
  */
-async function recordAgainIfLost(a: FinishInput, result: TransitionResult | undefined, ended: Pick<CaptureRecord, 'status' | 'phase' | 'error' | 'timings' | 'artifact'>): Promise<{ recorded?: false; recordLost?: true; recordedAgain?: boolean }> {
+async function recordAgainIfLost(a: FinishInput, result: TransitionResult | undefined, ended: Pick<CaptureRecord, 'status' | 'phase' | 'error' | 'timings' | 'artifact' | 'redaction'>): Promise<{ recorded?: false; recordLost?: true; recordedAgain?: boolean }> {
   if (result === undefined || result.ok || (result.reason !== 'missing' && result.reason !== 'terminal')) return {};
   const { queue } = a.deps;
   const now = new Date().toISOString();
@@ -464,13 +464,15 @@ async function finishAttempt(a: FinishInput): Promise<void> {
       ...(out.summary.kind === 'stored' ? { summaryKey: out.summary.key } : {}),
       ...(out.summary.kind === 'failed' ? { summaryError: `${out.summary.code}: ${out.summary.message}` } : {}),
     };
-    const written = await recordWithRetry(() => queue.attempts.succeed(captureId, target.id, attempt, timings, artifact), limit, log);
+    // The mode the snapshot ran with (the request's raised by the target's and the service's) and the manifest's counts.
+    const redaction = out.kind === 'snapshot' ? out.manifest.redaction : undefined;
+    const written = await recordWithRetry(() => queue.attempts.succeed(captureId, target.id, attempt, timings, artifact, redaction), limit, log);
     const { result } = written;
-    const lost = await recordAgainIfLost(a, result, { status: 'succeeded', phase: null, error: null, timings, artifact });
+    const lost = await recordAgainIfLost(a, result, { status: 'succeeded', phase: null, error: null, timings, artifact, ...(redaction === undefined ? {} : { redaction }) });
     const recorded = lost.recorded ?? written.recorded;
     const moved = result !== undefined && !result.ok && lost.recordLost !== true ? { recordMovedOn: result.reason, recordStatus: result.status } : {};
     const summary = out.summary.kind === 'failed' ? { summaryError: out.summary.code } : { summary: out.summary.kind };
-    log.info({ outcome: 'succeeded', recorded, ...lost, ...moved, timings, bytesStored: out.stored.bytesStored, key: out.stored.key, ...summary }, 'capture succeeded');
+    log.info({ outcome: 'succeeded', recorded, ...lost, ...moved, ...(redaction === undefined ? {} : { redact: redaction.mode }), timings, bytesStored: out.stored.bytesStored, key: out.stored.key, ...summary }, 'capture succeeded');
     // Unrecorded: the job fails and the reconciler settles the record; the artifact is complete and stays.
     if (!written.recorded) throw new UnrecoverableError('internal: the capture succeeded but Redis did not take its record');
     if (lost.recordLost === true) throw new UnrecoverableError('redis_data_lost: the capture succeeded; its record went with Redis’s data');

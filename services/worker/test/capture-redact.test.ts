@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, afterEach, before, test } from 'node:test';
 import type { RedactMode } from '@heapcap/config';
-import type { CaptureOptions } from '@heapcap/state';
+import type { CaptureOptions, CaptureRecord } from '@heapcap/state';
 import { startRedis, startSecretsTarget, tokensIn, type NodeTarget, type RedisServer } from '@heapcap/testkit';
 import { createHarness, type Harness } from './helpers/harness.ts';
 
@@ -41,7 +41,7 @@ async function register(hh: Harness, id: string, redact: RedactMode | undefined)
 }
 
 /** Captures `id` with `options`; the stored artifact's bytes (gunzipped), its manifest's redaction, and whether the manifest's sha256 (of the uncompressed JSON) is of those bytes. */
-async function capture(hh: Harness, id: string, options: Partial<CaptureOptions>): Promise<{ bytes: Buffer; redaction: { mode: string }; shaOk: boolean }> {
+async function capture(hh: Harness, id: string, options: Partial<CaptureOptions>): Promise<{ bytes: Buffer; redaction: { mode: string }; shaOk: boolean; record: CaptureRecord }> {
   const { record } = await hh.queue.requestCapture({ targetId: id, trigger: { kind: 'rest', who: 'oncall' }, options, force: true });
   const final = await hh.queue.waitForCapture(record.id, 120_000);
   assert.equal(final?.status, 'succeeded', JSON.stringify(final?.error));
@@ -50,7 +50,7 @@ async function capture(hh: Harness, id: string, options: Partial<CaptureOptions>
   const stored = await readFile(join(hh.storeDir.path, artifact.key));
   const manifest = JSON.parse(await readFile(join(hh.storeDir.path, artifact.manifestKey), 'utf8')) as { redaction: { mode: string }; artifact: { sha256: string } };
   const bytes = gunzipSync(stored);
-  return { bytes, redaction: manifest.redaction, shaOk: manifest.artifact.sha256 === createHash('sha256').update(bytes).digest('hex') };
+  return { bytes, redaction: manifest.redaction, shaOk: manifest.artifact.sha256 === createHash('sha256').update(bytes).digest('hex'), record: final as CaptureRecord };
 }
 
 void test('request, target and service default: strings redacts, and a request cannot lower the target', { timeout: 300_000 }, async () => {
@@ -67,6 +67,10 @@ void test('request, target and service default: strings redacts, and a request c
   assert.deepEqual(tokensIn(asked.bytes, tokens), [], 'the request asked for strings');
   const lowered = await capture(h, 'guarded', { redact: 'none' });
   assert.equal(lowered.redaction.mode, 'strings');
+  // The record says the mode the snapshot was stored with, and the manifest's counts (issue 41); the request stays as asked.
+  assert.equal(lowered.record.options.redact, 'none');
+  assert.deepEqual(lowered.record.redaction, lowered.redaction);
+  assert.equal(clear.record.redaction?.mode, 'none');
   assert.deepEqual(tokensIn(lowered.bytes, tokens), [], "a request's none does not lower the target's strings");
 });
 

@@ -69,6 +69,8 @@ function facts(record: CaptureRecord): string[] {
   if (a !== null) {
     out.push(`*${a.kind === 'sampling-profile' ? 'Sampling profile' : 'Snapshot'}*\n${size(a.bytesUncompressed)}`, `*Stored*\n${size(a.bytesStored)}${a.gzip ? ' (gzip)' : ''}`);
   }
+  // The mode the snapshot was stored with (a target's `strings` over a request's `none`); `none` goes unsaid.
+  if (record.redaction?.mode === 'strings') out.push(`*Redaction*\nstrings (${record.redaction.redactedStrings ?? 0} values replaced)`);
   out.push(`*Capture*\n\`${record.id}\``);
   const labels = Object.entries(record.labels).map(([k, v]) => `${k}=${v}`);
   if (labels.length > 0) out.push(`*Labels*\n${escapeMrkdwn(labels.join(' '))}`);

@@ -131,6 +131,15 @@ export function CaptureView({ id }: { id: string }) {
             </dd>
           </>
         )}
+        {c.redaction !== undefined && (
+          <>
+            <dt>Redaction</dt>
+            <dd data-testid="redaction">
+              {c.redaction.mode}
+              {c.redaction.mode === 'strings' && ` (${c.redaction.redactedStrings ?? 0} string values replaced${c.redaction.rewrittenNames ? `, ${c.redaction.rewrittenNames} element names without attribute values` : ''})`}
+            </dd>
+          </>
+        )}
         {c.error !== null && <ErrorFact error={c.error} />}
       </dl>
       <div class="toolbar">

@@ -111,6 +111,8 @@ export function recordFromManifest(m: ArtifactManifest, manifestKey: string, now
       ...(sampling ? { kind: 'sampling-profile' as const } : {}),
       ...(summaryKey === undefined ? {} : { summaryKey }),
     },
+    // The mode the snapshot was stored with, and its counts: the manifest's (the record's own field since issue 41).
+    ...(sampling || m.redaction === undefined ? {} : { redaction: m.redaction }),
     attempts: 1,
     pinned: null,
     expired: null,
