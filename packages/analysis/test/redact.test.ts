@@ -124,6 +124,31 @@ void describe('redaction of string values', { timeout: 600_000 }, () => {
     assert.deepEqual(tokensIn(bytes, tokens), []);
   });
 
+  for (const node of ['system', '22'] as const) {
+    void test(`Node ${node}: a Symbol() description and an eval's sourceURL name are replaced; a Symbol.toStringTag value stays as a class name (documented)`, async () => {
+      // docs/operations.md's table says this, per runtime (issue 41): what the tests show.
+      const planted = await startSecretsTarget({ node });
+      try {
+        const file = await writeSnapshot(planted.target, join(work.path, `runtime-${node}.heapsnapshot`));
+        const bytes = await readFile(file);
+        const special = planted.tokens.filter((t) => t.startsWith('symboldesc') || t.startsWith('sourceurl'));
+        assert.equal(special.length, 2);
+        assert.deepEqual(tokensIn(bytes, special), special, 'the original holds both');
+        const redacted = redact([bytes]).bytes;
+        assert.deepEqual(tokensIn(redacted, planted.tokens), [], 'every planted secret replaced, these two included');
+        // A toStringTag value is the object's class name (V8 asks the tag before the constructor): a name, kept.
+        const tag = planted.kept['tostringtag'] as string;
+        assert.ok(tag.startsWith('tostringtag'));
+        const redactedFile = join(work.path, `runtime-${node}-redacted.heapsnapshot`);
+        await writeFile(redactedFile, redacted);
+        const summary = await summarizeFile(redactedFile);
+        assert.ok(summary.classes.some((c) => c.name === tag), 'kept: the tag is a class of the redacted summary');
+      } finally {
+        await planted.target.kill();
+      }
+    });
+  }
+
   void test('the same bytes whatever the chunking', () => {
     const whole = redact([original]).bytes;
     for (const seed of [1, 2, 3, 4]) {

@@ -16,7 +16,7 @@ export { decideWarm, runWarm, type WarmMode, type WarmMethod, type WarmReport } 
 export { SnapshotStream, type SnapshotStreamOptions, type SnapshotStreamStats } from './snapshot-stream.ts';
 export { parseV8Version, compareVersions, needsLineEndsWarm, LINE_ENDS_CACHED_SINCE } from './v8-version.ts';
 export { withDeadline, sleep, throwIfAborted, cancelledError } from './deadline.ts';
-export { redactPageUrl } from './redact.ts';
+export { redactPageUrl, redactUrlsInText } from './redact.ts';
 export { preflightOnly, type PreflightOptions, type PreflightReport } from './preflight.ts';
 export { decideHeadroom, headroomConstraints, headroomError, previousEstimate, PREVIOUS_CAPTURE_SAFETY, type HeadroomOptions, type HeadroomReport, type HeadroomConstraint, type PreviousCapture } from './headroom/decision.ts';
 export { gatherMemoryFacts, type MemoryFacts, type CgroupFacts } from './headroom/facts.ts';

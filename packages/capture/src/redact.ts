@@ -29,3 +29,20 @@ export function redactPageUrl(url: string): string {
     return 'the page URL';
   }
 }
+
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
+
+/**
+ * `text` (an error's message or hint) with each URL that has a query, a
+ * fragment or userinfo shown as {@link redactPageUrl} shows it: a redacted
+ * capture's record and logs list the pages a selector saw without their
+ * queries. Other URLs stay as written.
+ */
+export function redactUrlsInText(text: string): string {
+  return text.replace(URL_IN_TEXT, (match) => {
+    // Punctuation that ends a sentence or a list item (`; `) belongs to the text, not to the URL.
+    const tail = /[;,.)]+$/.exec(match)?.[0] ?? '';
+    const url = match.slice(0, match.length - tail.length);
+    return /[?#@]/.test(url) ? `${redactPageUrl(url)}${tail}` : match;
+  });
+}

@@ -9,6 +9,8 @@ import { startNodeTarget, type NodeTarget, type NodeTargetOptions } from './node
 export interface SecretsTarget {
   target: NodeTarget;
   tokens: string[];
+  /** Tokens redaction keeps by design, by what holds them: `tostringtag` (a Symbol.toStringTag value, an object's class name). */
+  kept: Record<string, string>;
 }
 
 /** Starts the secrets target (`node`: which Node; `env`, `wrap`… as for any target). */
@@ -19,7 +21,8 @@ export async function startSecretsTarget(options: Omit<NodeTargetOptions, 'scrip
     await target.kill();
     throw new Error('the secrets target printed no SECRETS line');
   }
-  return { target, tokens: JSON.parse(line[1] as string) as string[] };
+  const keptLine = /^KEPT (.*)$/m.exec(target.stdoutText());
+  return { target, tokens: JSON.parse(line[1] as string) as string[], kept: JSON.parse(keptLine?.[1] ?? '{}') as Record<string, string> };
 }
 
 /** The tokens that occur in `bytes` (a byte search: the tokens are ASCII). */

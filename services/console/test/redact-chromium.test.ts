@@ -82,8 +82,9 @@ before(async () => {
   chromium = await startChromium();
   await chromium.openPage(`http://127.0.0.1:${(server.address() as AddressInfo).port}/secrets?token=${planted.query}`, { title: 'secrets' });
   slack = await startSlackStandIn();
-  const page = (id: string, redact: string): string => `  - id: ${id}\n    kind: chromium\n    browser: 127.0.0.1:${chromium.port}\n    select: { urlPattern: "/secrets" }\n    redact: ${redact}\n`;
-  await writeFile(join(dir.path, 'targets.yaml'), `targets:\n${page('page', 'strings')}${page('page-clear', 'none')}`);
+  const page = (id: string, redact: string, pattern = '/secrets'): string => `  - id: ${id}\n    kind: chromium\n    browser: 127.0.0.1:${chromium.port}\n    select: { urlPattern: "${pattern}" }\n    redact: ${redact}\n`;
+  // `missing…`: a selector no page matches; the error lists the pages seen, with their URLs.
+  await writeFile(join(dir.path, 'targets.yaml'), `targets:\n${page('page', 'strings')}${page('page-clear', 'none')}${page('missing', 'strings', '/nothing-here')}${page('missing-clear', 'none', '/nothing-here')}`);
   await writeFile(join(dir.path, 'tokens.yaml'), `tokens:\n  - name: runbook\n    sha256: "${hashToken(TOKEN)}"\n    scopes: [captures:read, captures:write, artifacts:read]\n`);
   await writeFile(join(dir.path, 'slack-users.yaml'), 'grants:\n  - name: oncall\n    team: T0TEST\n    users: ["*"]\n    scopes: [captures:read, captures:write]\n');
   serve = await startHeapcap(['serve'], {
@@ -158,7 +159,7 @@ void test("a page redacted by its target's setting: no planted token anywhere, a
   assert.deepEqual(tokensIn(clearStored.artifact, tokens.slice(0, -1)), tokens.slice(0, -1), 'without redaction the element names hold every attribute value');
   assert.deepEqual(tokensIn(Buffer.from(clearStored.manifest), [planted.query]), [planted.query], 'without redaction the manifest has the whole page URL');
 
-  const logsBefore = serve.stdout.lines().length + serve.stderr.lines().length;
+  const logsBefore = serve.stdout.lines().length + serve.stderr.lines().length; // (stdout then stderr: a rough cut, both grow)
   const viaSlack = await fromSlack('page');
   const viaRest = (await api('POST', '/v1/captures?wait=120', { target: 'page', reason: 'issue 41', options: { redact: 'none' }, force: true })).capture;
   assert.equal(viaRest.status, 'succeeded', JSON.stringify(viaRest.error));
@@ -180,6 +181,20 @@ void test("a page redacted by its target's setting: no planted token anywhere, a
   const logs = [...serve.stdout.lines(), ...serve.stderr.lines()].slice(logsBefore).join('\n');
   assert.match(logs, /"redact":"strings"/, "the outcome log line says the mode");
   assert.deepEqual(tokensIn(Buffer.from(logs), tokens), [], 'no token in the logs');
+
+  // A redacted target's failed capture: the pages its selector saw, without their queries (the control: with them).
+  const failed = async (target: string): Promise<CaptureRecord> => (await api('POST', '/v1/captures?wait=120', { target, force: true })).capture;
+  const logCount = (): number => serve.stdout.lines().length + serve.stderr.lines().length;
+  const beforeMissing = logCount();
+  const missing = await failed('missing');
+  const missingLogs = [...serve.stdout.lines(), ...serve.stderr.lines()].slice(beforeMissing).join('\n');
+  assert.deepEqual(tokensIn(Buffer.from(missingLogs), tokens), [], "no token in the logs of a redacted target's failure");
+  const missingClear = await failed('missing-clear');
+  assert.equal(missingClear.status, 'failed');
+  assert.deepEqual(tokensIn(Buffer.from(JSON.stringify(missingClear.error)), [planted.query]), [planted.query], 'without redaction the error lists the URL whole');
+  assert.equal(missing.status, 'failed');
+  assert.match(JSON.stringify(missing.error), /\/secrets/, 'the page is listed');
+  assert.deepEqual(tokensIn(Buffer.from(JSON.stringify(missing.error)), tokens), [], "no token in a redacted target's error");
 
   // The CLI.
   const status = await runHeapcap(['status', viaRest.id], { env: { HEAPCAP_API_URL: serve.url, HEAPCAP_TOKEN: TOKEN }, timeoutMs: 60_000 });

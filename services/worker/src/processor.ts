@@ -7,7 +7,7 @@
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import type { CaptureProgress, SamplingProgress } from '@heapcap/capture';
+import { redactUrlsInText, type CaptureProgress, type SamplingProgress } from '@heapcap/capture';
 import { runCapture, type RunCaptureOutput, type RunSamplingOutput } from '@heapcap/pipeline';
 import { toCaptureError, type CaptureError } from '@heapcap/errors';
 import { resolveRedaction, type RedactMode } from '@heapcap/config';
@@ -506,10 +506,13 @@ async function finishAttempt(a: FinishInput): Promise<void> {
     throw new DelayedError();
   }
   const retry = abort === undefined && error.retriable && a.job.attemptsMade + 1 < (a.job.opts.attempts ?? 1);
+  // A redacted capture's error lists the pages a selector saw without their queries, fragments or userinfo (issue 41).
+  const redacted = resolveRedaction(a.record.options.redact, target.redact, a.deps.redact ?? 'none') === 'strings';
+  const shown = (text: string): string => (redacted ? redactUrlsInText(text) : text);
   const info = {
     code: abort === 'lock_lost' ? ('target_lock_lost' as const) : error.code,
-    message: abort === 'lock_lost' ? `lost the target lock${phase === null ? '' : ` during ${phase}`} (its lease expired); another capture may hold the target now` : error.message,
-    hint: error.hint,
+    message: abort === 'lock_lost' ? `lost the target lock${phase === null ? '' : ` during ${phase}`} (its lease expired); another capture may hold the target now` : shown(error.message),
+    hint: error.hint === undefined ? undefined : shown(error.hint),
     ...(phase === null ? {} : { phase }),
     settle,
   };
