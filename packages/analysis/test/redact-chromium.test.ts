@@ -34,6 +34,8 @@ void describe('redaction of a Chromium page', { timeout: 300_000 }, () => {
   // In attribute values (element node names) and in the page URL (the manifest).
   const attr = { id: token('attrid'), cls: token('attrclass'), data: token('attrdata'), title: token('attrtitle'), value: token('attrvalue'), detached: token('detachedid') };
   const url = { query: token('urlquery'), fragment: token('urlfragment') };
+  // Kept by design (docs/operations.md#redaction): a Symbol.toStringTag value is the object's class name.
+  const tag = token('tostringtag');
   before(async () => {
     work = await tmpDir('heapcap-redact-page');
     server = createServer((req, res) => {
@@ -51,6 +53,7 @@ void describe('redaction of a Chromium page', { timeout: 300_000 }, () => {
   // A detached element: its id assembled at run time (no script source holds it).
   window.detached = document.createElement('span');
   detached.id = ['${attr.detached.slice(0, 12)}', '${attr.detached.slice(12)}'].join('');
+  window.tagged = { [Symbol.toStringTag]: ['${tag.slice(0, 12)}', '${tag.slice(12)}'].join('') };
   // A fragment (PUT /json/new does not send one): the URL the browser lists and location.href then carry it.
   history.replaceState(null, '', location.pathname + location.search + '#${url.fragment}');
   document.getElementById('field').value = ['${js.input.slice(0, 12)}', '${js.input.slice(12)}'].join('');
@@ -106,6 +109,7 @@ void describe('redaction of a Chromium page', { timeout: 300_000 }, () => {
     assert.equal(redacted.manifest.runtime.url, `${origin}/secrets`);
     // The element names keep tag and attribute names.
     const names = (JSON.parse(redacted.artifact.toString('utf8')) as { strings: string[] }).strings;
+    assert.ok(names.includes(tag), "a toStringTag value stays, as its object's class name (documented)");
     for (const n of ['<div id class data-token title>', '<input id value>', '<span id>']) assert.ok(names.includes(n), `${n} in the redacted names`);
     assert.ok((redacted.manifest.redaction.rewrittenNames ?? 0) >= 3, `${redacted.manifest.redaction.rewrittenNames} names rewritten`);
     // The summary groups elements by tag: the same classes, counts and sizes either way.
