@@ -112,6 +112,12 @@ void describe('redaction of a Chromium page', { timeout: 300_000 }, () => {
     assert.ok(names.includes(tag), "a toStringTag value stays, as its object's class name (documented)");
     for (const n of ['<div id class data-token title>', '<input id value>', '<span id>']) assert.ok(names.includes(n), `${n} in the redacted names`);
     assert.ok((redacted.manifest.redaction.rewrittenNames ?? 0) >= 3, `${redacted.manifest.redaction.rewrittenNames} names rewritten`);
+    // The CLI's table says the mode, and shows no token either.
+    const table = await runHeapcapHere(['capture', '--chromium', `127.0.0.1:${chromium.port}`, '--url-pattern', '/secrets', '--out', join(work.path, 'table'), '--redact', 'strings'], { timeoutMs: 240_000 });
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, /^ {2}redact {5}strings \(\d+ string values replaced, \d+ element names without attribute values\)$/m);
+    assert.match(table.stdout, new RegExp(`selected .*${origin}/secrets:`));
+    assert.deepEqual(tokensIn(Buffer.from(`${table.stdout}${table.stderr}`), [...all, ...inNames, ...inUrl]), []);
     // The summary groups elements by tag: the same classes, counts and sizes either way.
     assert.ok(clear.elements.length >= 3, JSON.stringify(clear.elements));
     assert.deepEqual(redacted.elements, clear.elements, "the summary's element classes are identical with and without redaction");

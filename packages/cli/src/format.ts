@@ -2,6 +2,7 @@
 import type { InspectorRelease, PhaseTimings } from '@heapcap/capture';
 import { formatMiB, PHASES, SAMPLING_PHASES } from '@heapcap/capture';
 import type { CaptureManifest, SamplingManifest } from '@heapcap/storage/file';
+import { redactionText } from './status-format.ts';
 
 /** The first lines of both tables: what was captured, its heap, which browser target. */
 function headLines(m: CaptureManifest | SamplingManifest, what: string): string[] {
@@ -50,6 +51,7 @@ export function summaryTable(m: CaptureManifest, manifestLocation: string): stri
     '',
     `  snapshot   ${formatMiB(m.artifact.bytesUncompressed)}${m.artifact.gzip ? ` → ${formatMiB(m.artifact.bytesStored)} gzip` : ''}, ${m.snapshot?.nodeCount ?? '?'} nodes, ${m.snapshot?.edgeCount ?? '?'} edges`,
     ...(m.inspector?.openedByHeapcap === true ? [`  inspector  ${inspectorText(m.inspector)}`] : []),
+    ...(m.redaction?.mode === 'strings' ? [`  redact     ${redactionText(m.redaction)}`] : []),
     `  sha256     ${m.artifact.sha256}`,
     `  artifact   ${m.artifact.location}`,
     `  manifest   ${manifestLocation}`,
