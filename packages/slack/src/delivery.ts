@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { closeWorker, duplicateRedis, isTerminal, type CaptureRecord, type HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { deliverable } from './blocks.ts';
-import { artifactLink, type LinkSettings } from './links.ts';
+import { artifactLink, captureConsoleLinks, type LinkSettings } from './links.ts';
 import { captureMessage, type ResultLink } from './messages/result.ts';
 import { SLACK_QUEUE, SlackReplyJobSchema, type SlackReplyJob } from './replies.ts';
 import { postToResponseUrl, RESPONSE_URL_MAX_POSTS, RESPONSE_URL_WINDOW_MS, responseUrlBudget, type ResponseUrlBudget } from './response-url.ts';
@@ -157,7 +157,8 @@ export class SlackDelivery {
 
   async #deliver(data: SlackReplyJob, record: CaptureRecord, attempt: number, log: Logger): Promise<void> {
     const link = await this.#link(data, record, log);
-    const { message, problems } = deliverable(captureMessage(record, link, { inChannel: true }));
+    const pages = await captureConsoleLinks(this.#deps.queue, this.#deps.links.publicUrl, record);
+    const { message, problems } = deliverable(captureMessage(record, link, { inChannel: true, console: pages }));
     if (problems.length > 0) log.warn({ problems }, 'the result message broke Slack limits; sending its text only');
     const facts = { status: record.status, attempt };
     let why: string;

@@ -5,9 +5,10 @@
  * expires (convenient, and a copy of the process's memory for whoever sees
  * the channel: the message says so).
  */
-import type { CaptureRecord } from '@heapcap/state';
+import { consoleLinks } from '@heapcap/config';
+import type { CaptureRecord, HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
-import type { ResultLink } from './messages/result.ts';
+import type { CaptureConsoleLinks, ResultLink } from './messages/result.ts';
 
 /** How links are made. */
 export interface LinkSettings {
@@ -29,4 +30,17 @@ export async function artifactLink(record: CaptureRecord, settings: LinkSettings
     return { kind: 'presigned', url: await store.presign(record.artifact.key, { expiresInSeconds: settings.ttlSeconds }), expiresInSeconds: settings.ttlSeconds };
   }
   return { kind: 'api', url: apiArtifactUrl(settings.publicUrl, record.id) };
+}
+
+/** Succeeded captures of the target looked through for the previous one (growth looks as far). */
+const PREVIOUS_LOOK_BACK = 20;
+
+/** The console links of `record`; the compare is with the newest earlier succeeded capture of its target that has a summary (what a diff needs). */
+export async function captureConsoleLinks(queue: Pick<HeapcapQueue, 'previousSummary'>, publicUrl: string, record: CaptureRecord): Promise<CaptureConsoleLinks> {
+  const previous = record.status === 'succeeded' ? await queue.previousSummary(record.targetId, Date.parse(record.createdAt), record.id, PREVIOUS_LOOK_BACK) : null;
+  return {
+    capture: consoleLinks.capture(publicUrl, record.id),
+    target: consoleLinks.target(publicUrl, record.targetId),
+    compare: previous === null ? null : consoleLinks.compare(publicUrl, previous.id, record.id),
+  };
 }

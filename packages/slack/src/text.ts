@@ -52,3 +52,8 @@ export function fit(text: string, maxUnits: number, ellipsis = '…'): string {
 export function squash(text: string): string {
   return text.replace(/[\s\u00a0\u2000-\u200b\u3000]+/g, ' ').trim();
 }
+
+/** A URL as a mrkdwn link target: `&` escaped like any other text, and the characters that end a link encoded. */
+export function linkTarget(url: string): string {
+  return url.replace(/&/g, '&amp;').replace(/</g, '%3C').replace(/>/g, '%3E').replace(/\|/g, '%7C');
+}

@@ -72,6 +72,23 @@ void test('the result of a succeeded capture: in channel, who and why, timings t
   assert.match(json, /"action_id":"heapcap_capture_again","value":"checkout-api"/);
 });
 
+void test('a result links to its console pages beside the download: the capture, the compare with the previous capture, the target\'s curve', () => {
+  const pages = { capture: 'https://heapcap.example/ui/#/captures/01J7ZHH716228KMD1V49A92AEZ', target: 'https://heapcap.example/ui/#/targets/checkout-api', compare: 'https://heapcap.example/ui/#/compare?base=01J7ZHH716228KMD1V49A92AAA&head=01J7ZHH716228KMD1V49A92AEZ' };
+  const m = captureMessage(record(), link, { inChannel: true, console: pages });
+  fits(m);
+  const sections = (m.blocks ?? []).flatMap((b) => (b.type === 'section' && b.text !== undefined ? [b.text.text] : []));
+  const at = sections.findIndex((t) => t.includes('<https://heapcap.example/ui/#/captures/01J7ZHH716228KMD1V49A92AEZ|Open the capture in the console>'));
+  assert.ok(at >= 0, sections.join('\n---\n'));
+  // `&` in a link target is written as Slack reads it; the download link comes right after.
+  assert.match(sections[at]!, /<https:\/\/heapcap\.example\/ui\/#\/compare\?base=01J7ZHH716228KMD1V49A92AAA&amp;head=01J7ZHH716228KMD1V49A92AEZ\|Compare with the previous capture>/);
+  assert.match(sections[at]!, /<https:\/\/heapcap\.example\/ui\/#\/targets\/checkout-api\|checkout-api's memory curve>/);
+  assert.match(sections[at + 1]!, /Download the snapshot/);
+  // No previous capture: no compare link. A failed capture still links to its page (the error and the waterfall).
+  const first = captureMessage(record({ status: 'failed', artifact: null }), null, { inChannel: true, console: { ...pages, compare: null } });
+  assert.doesNotMatch(JSON.stringify(first), /compare/);
+  assert.match(JSON.stringify(first), /Open the capture in the console/);
+});
+
 void test('a failed capture says the code, the phase, and what to check', () => {
   const failed = record({
     status: 'failed',
@@ -169,6 +186,7 @@ void test('diff: the suspects come first, with who holds them; summary-only ones
     nodeCountDelta: 20_000,
     classes,
     suspects,
+    consoleUrl: 'https://heapcap.example/ui/#/compare?base=01J7ZHH716228KMD1V49A92AEZ&head=01J7ZHH716228KMD1V49A92AF0',
   });
   const now = Date.parse('2026-01-01T02:15:00.000Z');
   const graph = diffMessage(
@@ -183,6 +201,7 @@ void test('diff: the suspects come first, with who holds them; summary-only ones
   const at = (re: RegExp): number => sections.findIndex((t) => re.test(t));
   assert.ok(at(/^\*Suspects\*, largest new retained memory first:\n\*1\.\* \+5,000 Session instances holding \+1\.5 MiB, all held by `sessions` \(Map\)\n {4}`\(root\) → \.sessions Map/) >= 0, sections.join('\n---\n'));
   assert.ok(at(/^\*Suspects\*/) < at(/^\*Classes\*/), 'suspects before classes');
+  assert.ok(at(/^:mag: <https:\/\/heapcap\.example\/ui\/#\/compare\?base=01J7ZHH716228KMD1V49A92AEZ&amp;head=01J7ZHH716228KMD1V49A92AF0\|Open the compare in the console>/) < at(/^\*Suspects\*/), 'the console\'s compare above the suspects');
   // A phone's notification shows the first suspect, not the strings that grew with it.
   assert.match(graph.text, /\n#1 suspect: Session \+5,000 Session instances .* held by `sessions` \(Map\)\n/);
 
@@ -215,8 +234,10 @@ void test('hunt: started, running, failed, and its report with the suspects firs
     snapshots: [],
     createdAt: '2026-01-01T02:00:00.000Z',
   };
-  const started = huntStartedMessage('/heapcap', hunt);
+  const page = 'https://heapcap.example/ui/#/hunts/01J7ZHH716228KMD1V49A92AEZ';
+  const started = huntStartedMessage('/heapcap', hunt, page);
   fits(started);
+  assert.match(started.text, /follow it live in the console: <https:\/\/heapcap\.example\/ui\/#\/hunts\/01J7ZHH716228KMD1V49A92AEZ\|the hunt's page>/);
   assert.match(started.text, /Leak hunt `01J7ZHH716228KMD1V49A92AEZ` of `checkout-api` started: three snapshots 60 s apart .* See it with `\/heapcap hunt 01J7ZHH716228KMD1V49A92AEZ` \(in about 3 min\)/);
   assert.match(huntMessage('/heapcap', { ...hunt, status: 'running', phase: 'wait' }, null).text, /is running \(wait\); 0 of 3 snapshots taken/);
   const failed = huntMessage('/heapcap', { ...hunt, status: 'failed', phase: 'target', error: { code: 'snapshot_ids_reset', message: 'ids cleared', hint: 'keep other inspector clients away' } }, null);
@@ -227,8 +248,9 @@ void test('hunt: started, running, failed, and its report with the suspects firs
     survivingCount: 2_100,
     createdCount: 9_000,
   };
-  const done = huntMessage('/heapcap', { ...hunt, status: 'succeeded' }, report);
+  const done = huntMessage('/heapcap', { ...hunt, status: 'succeeded' }, report, page);
   fits(done);
+  assert.match(JSON.stringify(done.blocks), /<https:\/\/heapcap\.example\/ui\/#\/hunts\/01J7ZHH716228KMD1V49A92AEZ\|Open the report in the console>: suspect #1 first/);
   assert.match(done.text, /^Leak hunt of checkout-api: #1 suspect: Session \+500 Session instances .* held by `sessions` \(Map\)/);
   const sections = (done.blocks ?? []).flatMap((b) => (b.type === 'section' && b.text !== undefined ? [b.text.text] : []));
   assert.ok(sections.findIndex((t) => t.startsWith('*Suspects*, largest surviving new memory first:\n*1.* +500 Session')) < sections.findIndex((t) => t.startsWith('*Classes*')), sections.join('\n---\n'));

@@ -7,7 +7,7 @@
 import type { KnownBlock } from '@slack/types';
 import { context, header, section, type SlackMessage } from '../blocks.ts';
 import { age, fitLines, size } from '../format.ts';
-import { escapeMrkdwn, fit } from '../text.ts';
+import { escapeMrkdwn, fit, linkTarget } from '../text.ts';
 import { ephemeral } from './replies.ts';
 
 /** One schedule as `schedules` shows it. */
@@ -76,6 +76,8 @@ export interface DiffView {
   totalSelfSizeDelta: number;
   nodeCountDelta: number;
   classes: DiffClassLine[];
+  /** The console's compare of the two captures (consoleLinks.compare), linked above the suspects. */
+  consoleUrl?: string | undefined;
 }
 
 /** How many growers `diff` lists. */
@@ -120,6 +122,7 @@ export function diffMessage(view: DiffView, nowMs: number = Date.now()): SlackMe
   const blocks: KnownBlock[] = [
     header(title),
     section(`${span}\n${total}`),
+    ...(view.consoleUrl === undefined ? [] : [section(`:mag: <${linkTarget(view.consoleUrl)}|Open the compare in the console>: suspects first, every class sortable.`)]),
     section(fitLines(suspects)),
     section(fitLines(['*Classes*, largest growth first:', ...body.split('\n')])),
     context(note, 'All suspects and classes: `heapcap diff <captureA> <captureB>` or GET /v1/diff'),

@@ -8,7 +8,7 @@ import type { KnownBlock } from '@slack/types';
 import type { CaptureRecord } from '@heapcap/state';
 import { actions, button, codeBlock, context, header, section, type SlackMessage } from '../blocks.ts';
 import { duration, size, timingsTable } from '../format.ts';
-import { escapeMrkdwn } from '../text.ts';
+import { escapeMrkdwn, linkTarget } from '../text.ts';
 import { whoMrkdwn } from '../who.ts';
 
 /** The `action_id` of the "Capture again" button. */
@@ -20,6 +20,13 @@ export interface ResultLink {
   /** `api`: the API's artifact route (needs a token); `presigned`: a storage URL anyone holding it can use until it expires. */
   kind: 'api' | 'presigned';
   expiresInSeconds?: number | undefined;
+}
+
+/** A capture's console pages a message links to: the capture, its target's curve, and the compare with the previous capture when there is one. */
+export interface CaptureConsoleLinks {
+  capture: string;
+  target: string;
+  compare: string | null;
 }
 
 const ICON: Record<CaptureRecord['status'], string> = {
@@ -50,11 +57,6 @@ export function statusPhrase(record: CaptureRecord): string {
 function slackDate(iso: string): string {
   const s = Math.floor(Date.parse(iso) / 1000);
   return `<!date^${s}^{date_short_pretty} {time_secs}|${iso}>`;
-}
-
-/** `&` inside a link target must be escaped like any other text. */
-function linkTarget(url: string): string {
-  return url.replace(/&/g, '&amp;').replace(/</g, '%3C').replace(/>/g, '%3E').replace(/\|/g, '%7C');
 }
 
 function askedBy(record: CaptureRecord): string {
@@ -95,6 +97,12 @@ function linkBlocks(record: CaptureRecord, link: ResultLink): KnownBlock[] {
   return [section(`:arrow_down: <${linkTarget(link.url)}|Download the ${what}>${sized}`), context(note)];
 }
 
+/** The console's pages of this capture, first where a phone reads: the capture, the compare with the previous one, the target's curve. */
+function consoleBlock(record: CaptureRecord, links: CaptureConsoleLinks): KnownBlock {
+  const compare = links.compare === null ? '' : ` · <${linkTarget(links.compare)}|Compare with the previous capture>`;
+  return section(`:mag: <${linkTarget(links.capture)}|Open the capture in the console>${compare} · <${linkTarget(links.target)}|${escapeMrkdwn(record.targetId)}'s memory curve>`);
+}
+
 function errorBlocks(record: CaptureRecord): KnownBlock[] {
   const e = record.error;
   if (e === null || record.status === 'succeeded') return [];
@@ -107,13 +115,14 @@ function errorBlocks(record: CaptureRecord): KnownBlock[] {
 }
 
 /** The message of a capture: the final result (in channel) or its current state (`status`). */
-export function captureMessage(record: CaptureRecord, link: ResultLink | null, options: { inChannel: boolean }): SlackMessage {
+export function captureMessage(record: CaptureRecord, link: ResultLink | null, options: { inChannel: boolean; console?: CaptureConsoleLinks | undefined }): SlackMessage {
   const blocks: KnownBlock[] = [
     header(`${ICON[record.status]} ${record.targetId}: ${kindName(record)} ${record.status}`),
     section(askedBy(record), facts(record)),
     ...errorBlocks(record),
   ];
   if (record.timings !== null && Object.keys(record.timings).length > 0) blocks.push(section(`*Phase timings*\n${codeBlock(timingsTable(record.timings), 2_900)}`));
+  if (options.console !== undefined) blocks.push(consoleBlock(record, options.console));
   if (link !== null && record.status === 'succeeded') blocks.push(...linkBlocks(record, link));
   const terminal = record.status === 'succeeded' || record.status === 'failed' || record.status === 'cancelled';
   if (terminal) blocks.push(actions(`heapcap_result_${record.id}`, button('Capture again', CAPTURE_AGAIN_ACTION, record.targetId, record.status === 'succeeded' ? undefined : 'primary')));

@@ -7,8 +7,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { formatPath, type Suspects } from '@heapcap/analysis';
 import type { HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
+import { consoleLinks } from '@heapcap/config';
 import {
   artifactLink,
+  captureConsoleLinks,
   captureMessage,
   diffMessage,
   huntMessage,
@@ -103,7 +105,7 @@ export async function runCommand(app: FastifyInstance, deps: SlackCommandDeps, r
       const record = await queue.getCapture(command.captureId);
       if (record === null) return ephemeral(`:mag: There is no capture \`${command.captureId}\`. \`${name} list\` shows the recent ones.`);
       const link = may('artifacts:read') ? await statusLink(app, deps, req, record) : null;
-      return captureMessage(record, link, { inChannel: false });
+      return captureMessage(record, link, { inChannel: false, console: await captureConsoleLinks(queue, deps.slack.links.publicUrl, record) });
     }
     case 'list': {
       const items = (await queue.listCaptures({ targetId: command.target, limit: 10 })).items;
@@ -133,7 +135,8 @@ export async function runCommand(app: FastifyInstance, deps: SlackCommandDeps, r
     case 'hunt': {
       if ((await queue.targets.get(command.target)) === null) return unknownTargetMessage(command.target, await targetIds(), may('captures:write'));
       // The same path as POST /v1/leak-hunts (audited there); Slack never drives a target (that needs targets:admin and a body).
-      return huntStartedMessage(name, await app.heapAnalysis.createHunt(req, { targetId: command.target, intervalMs: command.intervalSeconds * 1000 }));
+      const hunt = await app.heapAnalysis.createHunt(req, { targetId: command.target, intervalMs: command.intervalSeconds * 1000 });
+      return huntStartedMessage(name, hunt, consoleLinks.hunt(deps.slack.links.publicUrl, hunt.id));
     }
     case 'huntStatus': {
       const found = await queue.leakHunts.get(command.huntId);
@@ -148,7 +151,7 @@ export async function runCommand(app: FastifyInstance, deps: SlackCommandDeps, r
               survivingCount: report.survivingCount,
               createdCount: report.createdCount,
             };
-      return huntMessage(name, hunt, view);
+      return huntMessage(name, hunt, view, consoleLinks.hunt(deps.slack.links.publicUrl, hunt.id));
     }
   }
 }
@@ -174,6 +177,7 @@ async function diffCommand(app: FastifyInstance, deps: SlackCommandDeps, a: stri
       nodeCountDelta: diff.nodeCountDelta,
       classes: diff.classes,
       suspects: suspectsView(diff.suspects),
+      consoleUrl: consoleLinks.compare(deps.slack.links.publicUrl, base.id, head.id),
     });
   } catch (err) {
     // A diff that cannot be made says why (no summary, other targets, no artifact) in the API's words.
