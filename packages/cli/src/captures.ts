@@ -14,6 +14,7 @@ import { formatMiB } from '@heapcap/capture';
 import { downloadFileName } from '@heapcap/storage/file';
 import { parseDuration } from '@heapcap/config';
 import { EXIT, exitCodeForApiError } from './exit-codes.ts';
+import { openLine } from './open-line.ts';
 import { formatAnalysis } from './analysis-format.ts';
 import { flag, intFlag, pause, runGroup, secondsFlag, sub, UsageError, type Subcommand } from './api-command.ts';
 import { callApi, downloadApi, type CliIo } from './status-client.ts';
@@ -108,7 +109,7 @@ export const CAPTURES_SUBCOMMANDS: Record<string, Subcommand> = {
     examples: ['heapcap captures show 01M7ZHH716228KMD1V49A92AEZ'],
     async run(c) {
       const data = (await callApi(c.api, 'GET', `/v1/captures/${id(c.positionals)}`, undefined, 30_000)).body as { capture: Parameters<typeof formatRecord>[0] };
-      c.print(data, () => formatRecord(data.capture));
+      c.print(data, () => `${formatRecord(data.capture)}\n${openLine(c.api.url, { capture: data.capture.id }).trimEnd()}`);
       return EXIT.ok;
     },
   }),

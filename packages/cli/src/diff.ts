@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseArgsMessage } from './flags.ts';
+import { openLine } from './open-line.ts';
 import { analyzeSnapshotFile, diffSummaries, summarizeFile, type DiffOptions, type SummaryDiff } from '@heapcap/analysis';
 import { DEFAULT_API_URL, ID_PATTERN } from '@heapcap/config';
 import { CaptureError, isCaptureError } from '@heapcap/errors';
@@ -61,10 +62,11 @@ function isCaptureId(arg: string): boolean {
 async function diffCaptures(base: string, head: string, opts: { json: boolean; top: number; force: boolean }, env: Record<string, string | undefined>): Promise<number> {
   const query = new URLSearchParams({ base, head, limit: String(API_CLASSES), ...(opts.force ? { force: 'true' } : {}) });
   try {
-    const res = await callApi(apiTargetFrom(env), 'GET', `/v1/diff?${query.toString()}`, undefined, 60_000);
+    const api = apiTargetFrom(env);
+    const res = await callApi(api, 'GET', `/v1/diff?${query.toString()}`, undefined, 60_000);
     const body = res.body as { diff: SummaryDiff; forced: boolean; base: { targetId: string }; head: { targetId: string } };
     const label = (id: string, side: { targetId: string }): string => `capture ${id} (${side.targetId})`;
-    process.stdout.write(opts.json ? `${JSON.stringify(body, null, 2)}\n` : formatDiff(body.diff, opts.top, label(base, body.base), label(head, body.head)));
+    process.stdout.write(opts.json ? `${JSON.stringify(body, null, 2)}\n` : `${formatDiff(body.diff, opts.top, label(base, body.base), label(head, body.head))}${openLine(api.url, { compare: [base, head] })}`);
     return EXIT.ok;
   } catch (err) {
     if (!(err instanceof RestError)) throw err;

@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { formatPath, type LeakHunt, type Suspects } from '@heapcap/analysis';
 import { DEFAULT_API_URL, parseDuration } from '@heapcap/config';
 import { EXIT, exitCodeForApiError } from './exit-codes.ts';
+import { openLine } from './open-line.ts';
 import { formatSuspects } from './analysis-format.ts';
 import { FlagError, parseArgsMessage, parseFlags } from './flags.ts';
 import { apiTargetFrom, callApi, apiTargetOrUndefined, reportRestError, RestError, type CliIo } from './status-client.ts';
@@ -176,7 +177,7 @@ export async function huntMain(argv: string[], env: Record<string, string | unde
       body = (await callApi(api, 'GET', `/v1/leak-hunts/${id}`, undefined, 30_000)).body as HuntBody;
     }
     if (args.json) io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
-    else if (body.report !== null) io.stdout.write(formatHunt(body.hunt, body.report));
+    else if (body.report !== null) io.stdout.write(`${formatHunt(body.hunt, body.report)}${openLine(api.url, { hunt: id })}`);
     if (body.hunt.status === 'failed') {
       const e = body.hunt.error;
       io.stderr.write(`${e?.code ?? 'internal'}: ${e?.message ?? 'the hunt failed'}\n${e?.hint === undefined ? '' : `hint: ${e.hint}\n`}`);
@@ -203,10 +204,12 @@ async function huntShow(argv: string[], env: Record<string, string | undefined>,
     return EXIT.usage;
   }
   try {
-    const body = (await callApi(apiTargetFrom(env), 'GET', `/v1/leak-hunts/${encodeURIComponent(id)}`, undefined, 30_000)).body as HuntBody;
+    const api = apiTargetFrom(env);
+    const body = (await callApi(api, 'GET', `/v1/leak-hunts/${encodeURIComponent(id)}`, undefined, 30_000)).body as HuntBody;
     if (flags.values.json === true) io.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     else if (body.report !== null) io.stdout.write(formatHunt(body.hunt, body.report));
     else io.stdout.write(`leak hunt ${body.hunt.id} of ${body.hunt.targetId}: ${body.hunt.status}${body.hunt.phase === null ? '' : ` (${body.hunt.phase})`}\n`);
+    if (flags.values.json !== true) io.stdout.write(openLine(api.url, { hunt: body.hunt.id }));
     if (body.hunt.status === 'queued' || body.hunt.status === 'running') return EXIT.ok;
     if (body.hunt.status === 'failed') io.stderr.write(`${body.hunt.error?.code ?? 'internal'}: ${body.hunt.error?.message ?? 'the hunt failed'}\n`);
     return exitCodeForHunt(body.hunt);

@@ -1,6 +1,7 @@
 /** `heapcap status ID [--json]`: GET /v1/captures/ID. */
 import { DEFAULT_API_URL } from '@heapcap/config';
 import type { CliIo } from './status-client.ts';
+import { openLine } from './open-line.ts';
 import { EXIT } from './exit-codes.ts';
 import { apiTargetFrom, callApi, reportRestError, RestError } from './status-client.ts';
 import { formatRecord } from './status-format.ts';
@@ -34,9 +35,10 @@ export async function statusMain(argv: string[], env: Record<string, string | un
   }
   const json = flags.values.json === true;
   try {
-    const res = await callApi(apiTargetFrom(env), 'GET', `/v1/captures/${encodeURIComponent(id)}`, undefined, 30_000);
+    const api = apiTargetFrom(env);
+    const res = await callApi(api, 'GET', `/v1/captures/${encodeURIComponent(id)}`, undefined, 30_000);
     const data = res.body as { capture: Parameters<typeof formatRecord>[0] };
-    io.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${formatRecord(data.capture)}\n`);
+    io.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${formatRecord(data.capture)}\n${openLine(api.url, { capture: data.capture.id })}`);
     return EXIT.ok;
   } catch (err) {
     if (!(err instanceof RestError)) throw err;

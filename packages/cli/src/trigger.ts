@@ -1,6 +1,7 @@
 /** `heapcap trigger TARGET [--reason TEXT] [--wait SECONDS] [--force] [--sampling DURATION] [--idempotency-key KEY] [--json]`: POST /v1/captures. */
 import { DEFAULT_API_URL } from '@heapcap/config';
 import type { CliIo } from './status-client.ts';
+import { openLine } from './open-line.ts';
 import { EXIT, exitCodeForApiError } from './exit-codes.ts';
 import { apiTargetFrom, apiTargetOrUndefined, callApi, reportRestError, RestError, type ApiTarget } from './status-client.ts';
 import { formatRecord } from './status-format.ts';
@@ -179,6 +180,7 @@ export async function triggerMain(argv: string[], env: Record<string, string | u
     else {
       const how = data.coalesced ? 'joined the capture already in progress' : data.replayed ? 'same request as before' : status === 202 ? 'queued' : 'done';
       io.stdout.write(`${formatRecord(data.capture)}\n  (${how}${args.waitSeconds !== undefined && status === 202 ? `; still ${data.capture.status} after ${args.waitSeconds} s: heapcap status ${data.capture.id}` : ''})\n`);
+      io.stdout.write(openLine(api.url, { capture: data.capture.id }));
     }
     return args.waitSeconds === undefined ? EXIT.ok : exitCodeForRecord(data.capture);
   } catch (err) {

@@ -80,7 +80,9 @@ void test('captures: list, show, download (DevTools file name, gunzipped or --gz
   assert.match(table, new RegExp(`\\n${captureId}\\s+checkout-1\\s+succeeded\\s+rest \\S+\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+[\\d.]+ MiB\\s+-$`, 'm'));
   const filtered = JSON.parse(ok(await heapcap('captures', 'list', '--target', 'checkout-1', '--status', 'succeeded', '--limit', '5', '--json'))) as { items: { id: string }[] };
   assert.deepEqual(filtered.items.map((i) => i.id), [captureId]);
-  assert.match(ok(await heapcap('captures', 'show', captureId)), new RegExp(`^capture ${captureId}  target checkout-1  succeeded`));
+  const shown = ok(await heapcap('captures', 'show', captureId));
+  assert.match(shown, new RegExp(`^capture ${captureId}  target checkout-1  succeeded`));
+  assert.ok(shown.includes(`\n  open: ${serve.url}/ui/#/captures/${captureId}`), shown);
 
   // The file name a person can sort and recognise: target, UTC time of the capture, id.
   const stamp = trig.capture.createdAt.replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
@@ -148,7 +150,9 @@ void test('hunt start --detach, then hunt show until the report; hunt TARGET sti
     { timeoutMs: 120_000, intervalMs: 500, what: 'the detached hunt' },
   );
   assert.equal(done.hunt.status, 'succeeded');
-  assert.match(ok(await heapcap('hunt', 'show', id)), /\nclasses, largest surviving self size first:\n/);
+  const report = ok(await heapcap('hunt', 'show', id));
+  assert.match(report, /\nclasses, largest surviving self size first:\n/);
+  assert.ok(report.endsWith(`\n  open: ${serve.url}/ui/#/hunts/${id}\n`), report);
   const waited = await heapcap('hunt', 'checkout-1', '--interval', '1s');
   assert.equal(waited.code, 0, waited.stderr);
   assert.match(waited.stdout, /^leak hunt [0-9A-Z]{26} of checkout-1: /);
@@ -176,7 +180,9 @@ void test('unauthorized and forbidden name HEAPCAP_TOKEN (a real API with a toke
   const blind = await runHeapcap(['trigger', 'checkout-1', '--wait', '60', '--force'], { env: { HEAPCAP_API_URL: api.url, HEAPCAP_TOKEN: writer } });
   assert.equal(blind.code, 0, `${blind.stdout}\n${blind.stderr}`);
   assert.match(blind.stderr, /^\(no progress: the token may not read captures \(scope captures:read\)/m);
-  assert.match(blind.stdout, /^capture [0-9A-Z]{26} {2}target checkout-1 {2}succeeded\n[\s\S]*\((same request as before|done)\)\n$/);
+  // Under the result, the capture's console page at the API the CLI talks to (issue 39).
+  const opened = `${api.url}/ui/#/captures/`.replace(/[.]/g, '\\.');
+  assert.match(blind.stdout, new RegExp(`^capture [0-9A-Z]{26} {2}target checkout-1 {2}succeeded\\n[\\s\\S]*\\((same request as before|done)\\)\\n {2}open: ${opened}[0-9A-Z]{26}\\n$`));
 });
 
 void test('captures delete and targets remove; then the API unreachable and its Redis down are 7, not 1', { timeout: 120_000 }, async () => {
