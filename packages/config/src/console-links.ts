@@ -25,6 +25,8 @@ export const consoleLinks = {
   hunt: (publicUrl: string, huntId: string): string => consoleUrl(publicUrl, ['hunts', huntId]),
   /** A target's page: its memory curve with its captures on the time axis. */
   target: (publicUrl: string, targetId: string): string => consoleUrl(publicUrl, ['targets', targetId]),
+  /** The captures list, filtered (`{ status: 'failed' }`, `{ target }`). */
+  captures: (publicUrl: string, filter?: Readonly<{ target?: string; status?: string }>): string => consoleUrl(publicUrl, ['captures'], filter === undefined ? undefined : Object.fromEntries(Object.entries(filter).filter((e): e is [string, string] => e[1] !== undefined))),
   /** The watch rules and their last firings. */
   watchRules: (publicUrl: string): string => consoleUrl(publicUrl, ['watch-rules']),
 } as const;

@@ -10,5 +10,6 @@ void test('console links: capture, compare, hunt, target and watch rules under t
   assert.equal(consoleLinks.hunt(u, 'H1'), 'https://heapcap.example/ui/#/hunts/H1');
   assert.equal(consoleLinks.target('http://127.0.0.1:8080', 'checkout api'), 'http://127.0.0.1:8080/ui/#/targets/checkout%20api');
   assert.equal(consoleLinks.watchRules(u), 'https://heapcap.example/ui/#/watch-rules');
+  assert.equal(consoleLinks.captures(u, { status: 'failed' }), 'https://heapcap.example/ui/#/captures?status=failed');
   assert.equal(consoleUrl('https://h.example/heapcap', ['captures']), 'https://h.example/heapcap/ui/#/captures');
 });

@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import { parseConfig } from '@heapcap/config';
+import { consoleLinks, parseConfig } from '@heapcap/config';
 import { startRedis, tmpDir, type RedisServer, type TmpDir } from '@heapcap/testkit';
 import { pino } from 'pino';
 import { createQueue, Keys, loadTargetsFile } from '@heapcap/state';
@@ -302,5 +302,26 @@ void describe('deployment files', () => {
       for (const name of used) assert.ok(served.has(name), `${file} uses ${name}, which /metrics does not serve (it serves ${[...served].filter((n) => n.startsWith('heapcap_')).join(', ')})`);
     }
     execFileSync('promtool', ['--version'], { stdio: 'ignore' });
+  });
+
+  void it('alert annotations and the dashboard link to console pages, each a route consoleLinks builds', () => {
+    const rules = parseYaml(readFileSync(at('deploy/prometheus/heapcap-alerts.yaml'), 'utf8')) as { groups: { rules: { alert: string; annotations: Record<string, string> }[] }[] };
+    const site = 'https://heapcap.example';
+    const consoles = Object.fromEntries(rules.groups.flatMap((g) => g.rules).flatMap((r) => (r.annotations['console'] === undefined ? [] : [[r.alert, r.annotations['console']]])));
+    assert.deepEqual(consoles, {
+      HeapcapCapturesFailing: consoleLinks.captures(site, { status: 'failed' }),
+      HeapcapQueueStuck: consoleLinks.captures(site, { status: 'queued' }),
+      HeapcapWatchFiringFailed: consoleLinks.watchRules(site),
+    });
+    // Grafana fills ${console_url} (a textbox variable: HEAPCAP_PUBLIC_URL) and the series' labels in; the rest is consoleLinks' shape.
+    type Panel = { title: string; targets?: unknown[]; fieldConfig?: { defaults: { links?: { url: string }[] } } };
+    const d = JSON.parse(readFileSync(at('deploy/grafana/heapcap-dashboard.json'), 'utf8')) as { links: { url: string }[]; annotations: { list: { textFormat: string }[] }; panels: Panel[]; templating: { list: { name: string }[] } };
+    const g = '${console_url}';
+    assert.ok(d.templating.list.some((v) => v.name === 'console_url'));
+    assert.deepEqual(d.links.map((l) => l.url), [consoleLinks.captures(g)]);
+    assert.ok(d.annotations.list[0]!.textFormat.endsWith(consoleLinks.captures(g, { status: 'STATUS' }).replace('STATUS', '{{status}}')), d.annotations.list[0]!.textFormat);
+    const targetPanels = d.panels.filter((p) => JSON.stringify(p.targets ?? []).includes('heapcap_target_'));
+    assert.equal(targetPanels.length, 4);
+    for (const p of targetPanels) assert.deepEqual(p.fieldConfig?.defaults.links?.map((l) => l.url), [consoleLinks.target(g, 'TARGET').replace('TARGET', '${__field.labels.target}')], p.title);
   });
 });
