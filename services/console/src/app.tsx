@@ -33,6 +33,9 @@ export function App() {
   const [failure, setFailure] = useState<ApiFailure | undefined>();
   // The navigation marks the current section: read from the route, so it follows every hash change.
   const section = useRoute().parts[0] ?? '';
+  // At phone width the navigation folds into a menu (styles.css); a new section closes it.
+  const [menu, setMenu] = useState(false);
+  useEffect(() => setMenu(false), [section]);
   const signIn = (s: SessionView): void => {
     useCsrf(s.csrfToken);
     setSession(s);
@@ -49,11 +52,14 @@ export function App() {
   if (!session.signedIn) return <SignIn onSignedIn={signIn} />;
   return (
     <SessionContext.Provider value={session}>
-      <header class="top">
+      <header class="top" data-menu={menu ? 'open' : 'closed'}>
         <a class="brand" href={href()}>
           heapcap
         </a>
-        <nav aria-label="main">
+        <button type="button" class="menu-toggle" data-testid="menu" aria-expanded={menu} aria-controls="main-nav" onClick={() => setMenu(!menu)}>
+          Menu
+        </button>
+        <nav aria-label="main" id="main-nav">
           <a href={href('targets')} aria-current={section === 'targets' || section === '' ? 'page' : undefined}>
             Targets
           </a>

@@ -2,7 +2,11 @@
  * The console in a real browser: Debian's Chromium driven by puppeteer-core
  * against `bin/heapcap serve` (the bundle, with the console it ships in
  * dist/console) on a real Redis, capturing a real Node target that leaks.
- * Each view's screenshot goes to docs/console/ (the README shows them).
+ * Each view is checked and photographed at desktop (1440x900) and phone
+ * (390x844) size: axe-core, no sideways scroll of the page, and its
+ * screenshots in docs/console/ (the README shows them). A Slack command
+ * (signed, answered to the loopback stand-in for Slack) links to the console
+ * page a phone then opens.
  */
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -11,11 +15,30 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import puppeteer, { type Browser, type ElementHandle, type Page } from 'puppeteer-core';
-import { CHROMIUM_FLAGS, chromiumBinary, FREE_PORT, REPO_ROOT, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import {
+  CHROMIUM_FLAGS,
+  chromiumBinary,
+  FREE_PORT,
+  REPO_ROOT,
+  slackSign,
+  slashCommandBody,
+  startHeapcap,
+  startNodeTarget,
+  startRedis,
+  startSlackStandIn,
+  tmpDir,
+  waitFor,
+  type NodeTarget,
+  type RedisServer,
+  type RunningHeapcap,
+  type SlackStandIn,
+  type TmpDir,
+} from '@heapcap/testkit';
 import { hashToken } from '@heapcap/api';
 
 // What the functions passed to page.evaluate read in the browser (this file is typed for Node).
 declare const location: { hash: string };
+declare const innerWidth: number;
 /** The page's elements as these tests read them (the test files compile without the DOM's types). */
 interface PageElement {
   id: string;
@@ -23,13 +46,18 @@ interface PageElement {
   textContent: string | null;
   getAttribute(name: string): string | null;
 }
-declare const document: { cookie: string; querySelectorAll(selector: string): ArrayLike<PageElement>; querySelector(selector: string): PageElement | null };
+declare const document: { cookie: string; scrollingElement: { scrollWidth: number }; querySelectorAll(selector: string): ArrayLike<PageElement>; querySelector(selector: string): PageElement | null };
 declare const axe: {
   run(context: unknown, options: unknown): Promise<{ passes: unknown[]; violations: { id: string; impact?: string | null; help: string; nodes: { target: string[] }[] }[] }>;
 };
 
 const TOKENS = { admin: 'console-admin-7f3e91c2', reader: 'console-reader-2b8d40aa', viewer: 'console-viewer-5c1a77e0' };
 const SHOTS = join(REPO_ROOT, 'docs/console');
+/** The sizes every view is checked and photographed at: a desktop, and a phone (issue 39). */
+const DESKTOP = { width: 1440, height: 900 };
+const PHONE = { width: 390, height: 844 };
+/** The Slack app's signing secret and its one user, who may capture and read artifacts. */
+const SLACK_SECRET = 'console-slack-secret-4e1b7d90';
 /** Budget (issue 24): the console's JavaScript, gzipped. */
 const JS_BUDGET_BYTES = 150 * 1024;
 
@@ -39,7 +67,9 @@ let target: NodeTarget;
 let serve: RunningHeapcap;
 let browser: Browser;
 let page: Page;
+let slack: SlackStandIn;
 const firstCapture: { id?: string } = {};
+const hunted: { id?: string } = {};
 
 let axeSource: string | undefined;
 
@@ -63,10 +93,42 @@ async function accessible(p: Page, name: string): Promise<void> {
   assert.deepEqual(bad, [], `${name}: axe-core found ${bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.join(', ')}`).join('; ')}`);
 }
 
-/** Every view the test reaches: checked with axe-core, then its screenshot for the docs. */
+/** Resize the page's viewport and wait until the page has laid itself out at that width. */
+async function resize(p: Page, size: { width: number; height: number }): Promise<void> {
+  await p.setViewport(size);
+  await p.waitForFunction((w: number) => innerWidth === w, { timeout: 15_000 }, size.width);
+  // Two frames: ResizeObserver callbacks (the memory chart) run before the next paint.
+  await p.evaluate(() => new Promise<void>((r) => (globalThis as unknown as { requestAnimationFrame(f: () => void): void }).requestAnimationFrame(() => (globalThis as unknown as { requestAnimationFrame(f: () => void): void }).requestAnimationFrame(() => r()))));
+}
+
+/** The page does not scroll sideways; when it does, the message names the elements that stick out. */
+async function fitsWidth(p: Page, name: string): Promise<void> {
+  const found = await p.evaluate(() => {
+    const wider = Array.from(document.querySelectorAll('body *') as unknown as ArrayLike<{ tagName: string; className: unknown; getBoundingClientRect(): { right: number } }>)
+      .filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5)
+      .slice(0, 8)
+      .map((e) => `${e.tagName.toLowerCase()}.${String(e.className)} (right ${Math.round(e.getBoundingClientRect().right)})`);
+    return { scrollWidth: document.scrollingElement.scrollWidth, innerWidth, wider };
+  });
+  assert.ok(found.scrollWidth <= found.innerWidth, `${name}: the page is ${found.scrollWidth} px wide in a ${found.innerWidth} px window: ${found.wider.join(', ')}`);
+}
+
+/** A view at both sizes: no sideways scroll, axe-core clean; with `save`, a screenshot of each for the docs (NAME.png, NAME-390.png). */
+async function bothSizes(p: Page, name: string, save: boolean): Promise<void> {
+  for (const size of [DESKTOP, PHONE]) {
+    await resize(p, size);
+    const label = size === PHONE ? `${name} at ${size.width}x${size.height}` : name;
+    await fitsWidth(p, label);
+    await accessible(p, label);
+    const file = size === PHONE ? `${name}-${size.width}.png` : `${name}.png`;
+    if (save) await p.screenshot({ path: join(SHOTS, file) as `${string}.png`, fullPage: true });
+  }
+  await resize(p, DESKTOP);
+}
+
+/** Every view the test reaches: checked at both sizes, then its screenshots for the docs. */
 async function shot(p: Page, name: string): Promise<void> {
-  await accessible(p, name);
-  await p.screenshot({ path: join(SHOTS, `${name}.png`) as `${string}.png`, fullPage: true });
+  await bothSizes(p, name, true);
 }
 
 /** The hash route's capture id once the page shows a capture. */
@@ -148,6 +210,7 @@ void describe('console', () => {
   before(async () => {
     await mkdir(SHOTS, { recursive: true });
     redis = await startRedis();
+    slack = await startSlackStandIn();
     dir = await tmpDir('heapcap-console');
     target = await startNodeTarget({ script: join(REPO_ROOT, 'packages/analysis/test/fixtures/shapes-target.cjs') });
     await writeFile(join(dir.path, 'targets.yaml'), `targets:\n  - id: shapes\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n    labels: { service: shapes, env: test }\n`);
@@ -157,6 +220,7 @@ void describe('console', () => {
         `  - name: reader\n    sha256: "${hashToken(TOKENS.reader)}"\n    scopes: [captures:read]\n` +
         `  - name: viewer\n    sha256: "${hashToken(TOKENS.viewer)}"\n    scopes: [captures:read, artifacts:read]\n`,
     );
+    await writeFile(join(dir.path, 'slack-users.yaml'), 'grants:\n  - name: oncall\n    team: T0TEST\n    users: [U0ONCALL]\n    scopes: [captures:read, captures:write, artifacts:read]\n');
     serve = await startHeapcap(['serve'], {
       cwd: dir.path,
       timeoutMs: 180_000,
@@ -169,6 +233,11 @@ void describe('console', () => {
         HEAPCAP_RETENTION_INTERVAL: '1h',
         // Every target's memory curve, as a user's serve has it (the test kit turns it off by default).
         HEAPCAP_SAMPLE_INTERVAL: '1s',
+        // Slack: results go to the stand-in's response_urls; links are made from HEAPCAP_PUBLIC_URL (here the listen address).
+        HEAPCAP_SLACK_SIGNING_SECRET: SLACK_SECRET,
+        HEAPCAP_SLACK_USERS_FILE: join(dir.path, 'slack-users.yaml'),
+        HEAPCAP_SLACK_API_URL: slack.apiUrl,
+        HEAPCAP_SLACK_RESPONSE_HOSTS: slack.origin,
       },
     });
     browser = await puppeteer.launch({
@@ -176,7 +245,7 @@ void describe('console', () => {
       headless: true,
       userDataDir: join(dir.path, 'chromium'),
       args: [...CHROMIUM_FLAGS.filter((f) => f !== '--headless')],
-      defaultViewport: { width: 1280, height: 900 },
+      defaultViewport: DESKTOP,
     });
     page = await browser.newPage();
   });
@@ -184,6 +253,7 @@ void describe('console', () => {
     await browser?.close();
     await serve?.stop();
     await target?.kill();
+    await slack?.close();
     await redis?.stop();
     await dir?.cleanup();
   });
@@ -234,6 +304,19 @@ void describe('console', () => {
     page.off('request', onRequest);
     assert.deepEqual(sampleRequests, ['/v1/targets/samples/latest?ids=shapes&points=60']);
     await shot(page, 'targets');
+    // At phone width the navigation is one "Menu" button; opened, it lists every section and who is signed in, readable on the dark header.
+    await resize(page, PHONE);
+    assert.equal(await page.$eval('nav[aria-label=main]', (e) => (e as unknown as { checkVisibility(): boolean }).checkVisibility()), false, 'the navigation is folded');
+    await page.click('[data-testid=menu]');
+    await page.waitForSelector('nav[aria-label=main] a[href="#/watch-rules"]', { visible: true, timeout: 15_000 });
+    assert.equal(await page.$eval('[data-testid=menu]', (e) => e.getAttribute('aria-expanded')), 'true');
+    assert.ok(await page.$eval('[data-testid=who]', (e) => (e as unknown as { checkVisibility(): boolean }).checkVisibility()), 'who is signed in, in the open menu');
+    await fitsWidth(page, 'menu at 390x844');
+    await accessible(page, 'menu at 390x844');
+    await page.screenshot({ path: join(SHOTS, 'menu-390.png') });
+    await page.click('nav[aria-label=main] a[href="#/captures"]');
+    await page.waitForSelector('nav[aria-label=main] a[href="#/watch-rules"]', { hidden: true, timeout: 15_000 });
+    await resize(page, DESKTOP);
     assert.deepEqual(violations, []);
   });
 
@@ -341,6 +424,7 @@ void describe('console', () => {
     await page.click('[data-testid=create-hunt]');
     await page.waitForFunction(() => /^#\/hunts\/[0-9A-Z]+$/.test(location.hash), { timeout: 15_000 });
     const id = (await page.evaluate(() => location.hash)).split('/')[2]!;
+    hunted.id = id;
     const firstStatus = await (await page.waitForSelector('h1 [data-status]', { timeout: 15_000 }))!.evaluate((e) => e.getAttribute('data-status'));
     console.log(`first status seen on the hunt page: ${firstStatus}`);
     // No reload from here: the page polls the hunt until it ends.
@@ -372,12 +456,66 @@ void describe('console', () => {
       await viewer.goto(`${serve.url}/ui/#/hunts`);
       await viewer.waitForSelector(`tr[data-hunt="${id}"]`, { timeout: 15_000 });
       assert.equal(await viewer.$('[data-testid=hunt-form]'), null, 'no create form without captures:write');
-      await accessible(viewer, 'hunts (read-only)');
+      await bothSizes(viewer, 'hunts (read-only)', false);
       await viewer.goto(`${serve.url}/ui/#/targets/shapes`);
       await viewer.waitForSelector('[data-testid=memory-chart]', { timeout: 15_000 });
       assert.equal(await viewer.$('[data-testid=hunt]'), null, 'no Hunt button without captures:write');
     } finally {
       await ctx.close();
+    }
+  });
+
+  void it('Slack: a capture\'s result and a hunt\'s report link to their console pages, which a phone (390x844) opens on the capture and on suspect #1', async () => {
+    const command = async (text: string, responseUrl: string): Promise<{ text?: string; blocks?: unknown[] }> => {
+      const body = slashCommandBody({ text, response_url: responseUrl });
+      const res = await fetch(`${serve.url}/slack/commands`, { method: 'POST', headers: slackSign(SLACK_SECRET, body), body });
+      assert.equal(res.status, 200);
+      return (await res.json()) as { text?: string; blocks?: unknown[] };
+    };
+    /** The link targets of a message's mrkdwn (`<url|words>`, `&` written `&amp;`). */
+    const links = (message: unknown): string[] => [...JSON.stringify(message).matchAll(/<(https?:[^|>]+)\|/g)].map((m) => m[1]!.replaceAll('&amp;', '&'));
+    const hook = slack.hook();
+    await command('capture shapes "the phone path"', hook.url);
+    const result = await waitFor(() => hook.delivered().find((p) => /succeeded|failed/.test(String(p.body['text']))), { timeoutMs: 90_000, intervalMs: 100, what: 'the capture\'s result in Slack' });
+    assert.match(String(result.body['text']), /shapes: heap snapshot succeeded/);
+    const captureLink = links(result.body).find((u) => u.includes('/ui/#/captures/'));
+    assert.ok(captureLink !== undefined, `a console link in ${JSON.stringify(result.body)}`);
+    const id = /\/ui\/#\/captures\/([0-9A-Z]{26})$/.exec(captureLink)![1]!;
+    assert.equal(captureLink, `${serve.url}/ui/#/captures/${id}`);
+    assert.ok(links(result.body).includes(`${serve.url}/v1/captures/${id}/artifact`), 'the download link beside it');
+    assert.ok(links(result.body).includes(`${serve.url}/ui/#/targets/shapes`), 'the target\'s curve');
+    assert.ok(links(result.body).some((u) => new RegExp(`/ui/#/compare\\?base=[0-9A-Z]{26}&head=${id}$`).test(u)), `the compare with the previous capture in ${links(result.body).join(' ')}`);
+    const phone = await browser.createBrowserContext();
+    try {
+      // The on-call path: the link opened on a phone that is not signed in yet; after the sign-in, the linked page.
+      const p = await phone.newPage();
+      await p.setViewport(PHONE);
+      await p.goto(captureLink);
+      await p.waitForSelector('#token', { timeout: 15_000 });
+      await fitsWidth(p, 'sign-in at 390x844');
+      await p.type('#token', TOKENS.admin);
+      await p.click('button[type=submit]');
+      await p.waitForSelector('h1 [data-status="succeeded"]', { timeout: 15_000 });
+      await p.waitForSelector('[data-testid=waterfall] [data-phase="generate"]', { timeout: 15_000 });
+      assert.equal(await p.evaluate(() => location.hash), `#/captures/${id}`);
+      await fitsWidth(p, 'the capture from Slack at 390x844');
+      await accessible(p, 'the capture from Slack at 390x844');
+      await p.screenshot({ path: join(SHOTS, 'slack-capture-390.png') });
+      // The hunt's report in Slack (`hunt <id>`) links to its page: suspect #1 is the leaking class, within the phone's width.
+      const report = await command(`hunt ${hunted.id!}`, slack.hook().url);
+      const huntLink = links(report).find((u) => u.includes('/ui/#/hunts/'));
+      assert.equal(huntLink, `${serve.url}/ui/#/hunts/${hunted.id!}`, JSON.stringify(report));
+      await p.goto(huntLink);
+      const first = await p.waitForSelector('[data-testid=suspects] li[data-rank="1"]', { timeout: 30_000 });
+      assert.equal(await first!.evaluate((e) => e.getAttribute('data-class')), 'SessionRecord');
+      await first!.scrollIntoView();
+      const box = (await first!.boundingBox())!;
+      assert.ok(box.x >= 0 && box.x + box.width <= PHONE.width, `suspect #1 within the width: ${JSON.stringify(box)}`);
+      await fitsWidth(p, 'the hunt from Slack at 390x844');
+      await accessible(p, 'the hunt from Slack at 390x844');
+      await p.screenshot({ path: join(SHOTS, 'slack-hunt-390.png') });
+    } finally {
+      await phone.close();
     }
   });
 
@@ -450,7 +588,7 @@ void describe('console', () => {
       await reader.waitForSelector('tr[data-rule="shapes-heap"]', { timeout: 15_000 });
       assert.equal(await reader.$('[data-testid=rule-form]'), null, 'no create form without targets:admin');
       assert.equal(await reader.$('[data-action]'), null, 'no rule actions without targets:admin');
-      await accessible(reader, 'watch rules (read-only)');
+      await bothSizes(reader, 'watch rules (read-only)', false);
     } finally {
       await ctx.close();
     }
@@ -481,7 +619,7 @@ void describe('console', () => {
       assert.ok(row !== null);
       assert.equal(await reader.$('[data-testid=schedule-form]'), null, 'no create form for captures:read');
       assert.equal(await reader.$('[data-action]'), null, 'no schedule actions for captures:read');
-      await accessible(reader, 'schedules (read-only)');
+      await bothSizes(reader, 'schedules (read-only)', false);
       const readerCookie = await sessionCookie(reader);
       const readerSession = (await (await fetch(`${serve.url}/v1/session`, { headers: { cookie: `heapcap_session=${readerCookie}` } })).json()) as { csrfToken: string };
       const denied = await fetch(`${serve.url}/v1/captures`, {

@@ -88,7 +88,7 @@ export function MemoryChart({ samples, captures, from, to }: MemoryChartProps) {
     el.dataset['yMax'] = String(Math.round(top));
     const plot = new uPlot(
       {
-        width: Math.max(320, el.clientWidth),
+        width: Math.max(240, el.clientWidth),
         height: 280,
         scales: { x: { time: true, range: () => [from, to] }, y: { range: () => [0, top > 0 ? top : 1] } },
         axes: [{}, { values: (_u, vals) => vals.map((v) => bytes(v)), size: 70 }],
@@ -104,7 +104,13 @@ export function MemoryChart({ samples, captures, from, to }: MemoryChartProps) {
       data,
       el,
     );
-    return () => plot.destroy();
+    // The chart follows its box (a phone turned, a window resized): uPlot draws at a fixed size.
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(240, el.clientWidth), height: 280 }));
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
   }, [samples, captures, from, to]);
   return <div ref={box} class="chart" data-testid="memory-chart" />;
 }
