@@ -5,6 +5,7 @@
  */
 import { parseRedisUrl } from './redis-url.ts';
 import { closest } from './suggest.ts';
+import { isServiceLink } from './service-links.ts';
 import { z } from 'zod';
 import { DurationSchema } from './duration.ts';
 import { RedactModeSchema, type RedactMode } from './redact.ts';
@@ -182,6 +183,8 @@ const EnvSchema = z.object({
 /** The parsed configuration. */
 export interface HeapcapConfig {
   redisUrl: string;
+  /** HEAPCAP_* variables left out as Kubernetes service links (a Service named heapcap-*), sorted; the services log them once. */
+  serviceLinks: string[];
   /** HEAPCAP_REDIS_PARTITION: the Redis key prefix of this partition (`heapcap-<name>`); undefined: `heapcap`. */
   redisPrefix: string | undefined;
   storage: StorageConfig;
@@ -277,7 +280,10 @@ export class ConfigError extends Error {
 
 /** Parse the HEAPCAP_* variables of `env` (only those; unknown HEAPCAP_* names are errors, to catch typos). */
 export function parseConfig(env: Record<string, string | undefined>): HeapcapConfig {
-  const picked = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('HEAPCAP_') && v !== undefined && v !== ''));
+  const set = Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('HEAPCAP_') && e[1] !== undefined && e[1] !== '');
+  // Kubernetes' variables for a Service named heapcap-* are not settings (service-links.ts): left out, not refused.
+  const serviceLinks = set.filter(([k, v]) => isServiceLink(k, v)).map(([k]) => k).sort();
+  const picked = Object.fromEntries(set.filter(([k, v]) => !isServiceLink(k, v)));
   const known = new Set(Object.keys(EnvSchema.shape));
   const unknown = Object.keys(picked).filter((k) => !known.has(k) && !k.startsWith('HEAPCAP_TEST_'));
   const parsed = EnvSchema.safeParse(picked);
@@ -318,6 +324,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
   }
   return {
     redisUrl: e.HEAPCAP_REDIS_URL,
+    serviceLinks,
     redisPrefix: e.HEAPCAP_REDIS_PARTITION === undefined ? undefined : `heapcap-${e.HEAPCAP_REDIS_PARTITION}`,
     storage,
     s3,

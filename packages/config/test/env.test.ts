@@ -195,3 +195,35 @@ void test('API limits and trusted proxies: defaults, the forms HEAPCAP_TRUST_PRO
   rejects({ HEAPCAP_TRUST_PROXY: 'my-proxy' }, 'HEAPCAP_TRUST_PROXY', /hop count/);
   rejects({ HEAPCAP_AUTH_FAILURE_LIMIT: '0' }, 'HEAPCAP_AUTH_FAILURE_LIMIT', /./);
 });
+
+void test('Kubernetes service links (Services heapcap-api, heapcap-redis, heapcap) are left out, listed in serviceLinks; a misspelt setting is still refused', () => {
+  // As the kubelet writes them (the serve test adds whole sets from @heapcap/testkit's serviceLinkEnv).
+  const links = {
+    HEAPCAP_API_SERVICE_HOST: '10.96.0.12',
+    HEAPCAP_API_SERVICE_PORT: '80',
+    HEAPCAP_API_SERVICE_PORT_HTTP: '80',
+    HEAPCAP_API_PORT: 'tcp://10.96.0.12:80',
+    HEAPCAP_API_PORT_80_TCP: 'tcp://10.96.0.12:80',
+    HEAPCAP_API_PORT_80_TCP_PROTO: 'tcp',
+    HEAPCAP_API_PORT_80_TCP_PORT: '80',
+    HEAPCAP_API_PORT_80_TCP_ADDR: '10.96.0.12',
+    HEAPCAP_REDIS_SERVICE_HOST: 'fd00::5',
+    HEAPCAP_REDIS_PORT: 'tcp://[fd00::5]:6379',
+    HEAPCAP_REDIS_PORT_6379_TCP_ADDR: 'fd00::5',
+    HEAPCAP_PORT: 'tcp://10.96.0.13:8080',
+    HEAPCAP_PORT_8080_UDP: 'udp://10.96.0.13:8080',
+  };
+  const config = parseConfig({ ...links, HEAPCAP_REDIS_URL: 'redis://redis:6379' });
+  assert.deepEqual(config.serviceLinks, Object.keys(links).sort());
+  // HEAPCAP_PORT=tcp://… (a Service named heapcap) is a link, not the listen port.
+  assert.equal(config.port, 8080);
+  assert.equal(parseConfig({ ...links, HEAPCAP_PORT: '9090' }).port, 9090);
+  rejects({ ...links, HEAPCAP_REDIS_ULR: 'redis://redis:6379' }, 'HEAPCAP_REDIS_ULR', /did you mean HEAPCAP_REDIS_URL/);
+  // The name alone is not enough: a value without the kubelet's shape is an unknown setting.
+  rejects({ HEAPCAP_API_SERVICE_HOST: 'api.example.com' }, 'HEAPCAP_API_SERVICE_HOST', /unknown setting/);
+  rejects({ HEAPCAP_REDIS_PORT: '6379' }, 'HEAPCAP_REDIS_PORT', /unknown setting/);
+  rejects({ HEAPCAP_API_PORT: 'tcp://10.0.0.1:99999' }, 'HEAPCAP_API_PORT', /unknown setting/);
+  rejects({ HEAPCAP_API_PORT_80_TCP_PROTO: 'http' }, 'HEAPCAP_API_PORT_80_TCP_PROTO', /unknown setting/);
+  rejects({ HEAPCAP_PORT: 'tcp://api:80' }, 'HEAPCAP_PORT', /./);
+  assert.deepEqual(parseConfig({}).serviceLinks, []);
+});

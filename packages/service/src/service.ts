@@ -120,6 +120,9 @@ export async function runService<P>(def: ServiceDefinition<P>, options: RunServi
     return 2;
   }
   const log = createLogger(config.logLevel, { service: def.name });
+  if (config.serviceLinks.length > 0) {
+    log.info({ variables: config.serviceLinks }, 'ignored Kubernetes service-link variables (not settings; enableServiceLinks: false in the pod spec leaves them out)');
+  }
   let queue: HeapcapQueue;
   try {
     queue = await connectQueue({ redisUrl: config.redisUrl, prefix: config.redisPrefix });

@@ -36,3 +36,4 @@ export { startStubInspector, syntheticSnapshot, type StubInspector, type StubIns
 export { assembleWat } from './wat.ts';
 export { runSoak, slope, type SoakOptions, type SoakResult, type SoakSample, type SoakSeries } from './soak.ts';
 export { mountTmpfs, type Tmpfs } from './tmpfs.ts';
+export { serviceLinkEnv } from './service-links.ts';

@@ -53,7 +53,7 @@ type Container = {
   ports?: { name?: string; containerPort: number }[];
   readinessProbe?: { httpGet?: { path: string; port: string | number } };
   livenessProbe?: { httpGet?: { path: string; port: string | number } };
-  volumeMounts?: { mountPath: string }[];
+  volumeMounts?: { name?: string; mountPath: string }[];
   securityContext?: { readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } };
 };
 type Doc = { kind: string; metadata: { name: string }; data?: Record<string, string>; spec?: { template?: { spec: { containers: Container[] } } } };
@@ -235,6 +235,16 @@ void describe('deployment files', () => {
       assert.deepEqual(placement?.valueFrom, { fieldRef: { fieldPath: 'spec.nodeName' } }, 'the DaemonSet worker\'s placement is its node name');
       assert.ok(docs.some((d) => d.kind === 'NetworkPolicy'), 'the inspector NetworkPolicy');
     }
+    if (layout === 'sidecar') {
+      // The pipe transport needs the FIFO's directory at the same path in both containers (one volume).
+      const pod = workloads.find((w) => (w.spec?.template?.spec.containers.length ?? 0) > 1)?.spec?.template?.spec.containers ?? [];
+      const worker = pod.find((c) => c.args?.[0] === 'worker');
+      const pipeDir = worker?.env?.find((e) => e.name === 'HEAPCAP_PIPE_DIR')?.value;
+      const mounted = (c: Container | undefined): { name?: string; mountPath: string } | undefined => c?.volumeMounts?.find((m) => m.mountPath === pipeDir);
+      const app = pod.find((c) => c !== worker);
+      assert.ok(pipeDir !== undefined && mounted(worker) !== undefined, `${where}: the sidecar worker's HEAPCAP_PIPE_DIR is a mount`);
+      assert.equal(mounted(app)?.name, mounted(worker)?.name, `${where}: the app mounts the worker's HEAPCAP_PIPE_DIR volume at ${pipeDir}`);
+    }
     return docs;
   }
 
@@ -272,6 +282,22 @@ void describe('deployment files', () => {
       assert.deepEqual(comparable(docs), comparable(parseAllDocuments(kustomizeBuild(at(overlay))).map((d) => d.toJS() as Doc)));
     });
   }
+
+  void it('every pod template (kustomize base and overlays, helm with each layout) has enableServiceLinks: false', () => {
+    // Otherwise each pod gets HEAPCAP_API_SERVICE_HOST, HEAPCAP_API_PORT=tcp://… for the Service heapcap-api.
+    const renders: [string, string][] = [
+      ...['deploy/k8s/base', 'deploy/k8s', 'deploy/k8s/overlays/node-workers', 'deploy/k8s/overlays/sidecar'].map((o): [string, string] => [`kustomize ${o}`, kustomizeBuild(at(o))]),
+      ...['node-workers', 'sidecar'].map((layout): [string, string] => [`helm workers.layout=${layout}`, helmTemplate('heapcap', CHART, ['--set', `workers.layout=${layout}`])]),
+      ['helm default values', helmTemplate('heapcap', CHART)],
+    ];
+    for (const [where, built] of renders) {
+      const pods = parseAllDocuments(built)
+        .map((d) => d.toJS() as Doc & { spec?: { template?: { spec: { enableServiceLinks?: boolean } } } })
+        .filter((d) => d.spec?.template !== undefined);
+      assert.ok(pods.length >= 1, `${where}: no workloads`);
+      for (const w of pods) assert.equal(w.spec?.template?.spec.enableServiceLinks, false, `${where} ${w.kind}/${w.metadata.name}`);
+    }
+  });
 
   void it('deploy/helm/heapcap: image.repository and tag name the image; an unknown workers.layout is refused with why; s3Credentials=null (workload identity) drops the Secret', () => {
     const docs = checkManifests(helmTemplate('heapcap', CHART, ['--set', 'image.repository=registry.example.com/heapcap', '--set', 'image.tag=9.9.9', '--set', 's3Credentials=null']), 'helm custom', 'node-workers');

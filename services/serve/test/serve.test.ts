@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { commandEnv, fixturePath, FREE_PORT, freePort, HEAPCAP_BIN, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type TmpDir } from '@heapcap/testkit';
+import { commandEnv, fixturePath, FREE_PORT, freePort, HEAPCAP_BIN, serviceLinkEnv, startDevServe, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type TmpDir } from '@heapcap/testkit';
 import { spawn } from 'node:child_process';
 import { statusMain, triggerMain } from '@heapcap/cli';
 
@@ -110,6 +110,31 @@ void test('serve --dev: api + worker in one process; trigger --wait and status t
     assert.equal(await exitWithin(run.exited, 30_000, 'serve after SIGTERM'), 0);
   } finally {
     run.child.kill('SIGKILL');
+  }
+});
+
+void test("Kubernetes service links of three Services (heapcap-api, heapcap-redis, minio): serve starts, logs them once, becomes ready; a misspelt setting is still refused", async () => {
+  // What a pod gets when its spec lacks enableServiceLinks: false (issue 40: pods crash-looped with exit 2).
+  const links = { ...serviceLinkEnv('heapcap-api', '10.96.0.12', 80), ...serviceLinkEnv('heapcap-redis', '10.96.0.20', 6379, 'redis'), ...serviceLinkEnv('minio', '10.96.0.30', 9000, 'api') };
+  const work = await tmpDir('heapcap-service-links');
+  const serve = await startDevServe(work.path, redis.url, { ...links, HEAPCAP_LOG_LEVEL: 'info' });
+  try {
+    await waitFor(async () => (await fetch(`${serve.url}/readyz`)).status === 200, { timeoutMs: 30_000, what: 'serve to be ready' });
+    const said = serve.stdout.lines().filter((l) => l.includes('ignored Kubernetes service-link variables'));
+    assert.equal(said.length, 1, serve.stdout.text());
+    const heapcapLinks = Object.keys(links).filter((k) => k.startsWith('HEAPCAP_')).sort();
+    assert.deepEqual((JSON.parse(said[0]!) as { variables: string[] }).variables, heapcapLinks);
+    assert.equal(serve.child.exitCode, null);
+  } finally {
+    await serve.stop();
+  }
+  const misspelt = heapcap(['serve', '--dev'], { ...links, HEAPCAP_REDIS_ULR: redis.url });
+  try {
+    assert.equal(await exitWithin(misspelt.exited, 20_000, 'serve with HEAPCAP_REDIS_ULR'), 2);
+    assert.match(misspelt.output(), /HEAPCAP_REDIS_ULR: unknown setting \(did you mean HEAPCAP_REDIS_URL\?\)/);
+    assert.doesNotMatch(misspelt.output(), /HEAPCAP_API_PORT|HEAPCAP_REDIS_SERVICE_HOST/);
+  } finally {
+    await work.cleanup();
   }
 });
 
