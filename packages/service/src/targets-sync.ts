@@ -85,22 +85,22 @@ function exists(path: string): Promise<boolean> {
 /**
  * Every process that notices a loss: the captures it accepted that had not
  * finished lost their records and jobs with it (answered 202, then nothing).
- * Their records are written again as failed (redis_data_lost) and one error
- * line names them.
+ * They are queued again with their ids (requeuedAfterDataLoss) and one line
+ * names them.
  */
-async function recordLostCaptures(queue: HeapcapQueue, log: Logger): Promise<void> {
-  const lost = await queue.epoch.accepted.recordLost();
+async function requeueLostCaptures(queue: HeapcapQueue, log: Logger): Promise<void> {
+  const lost = await queue.epoch.accepted.requeueLost();
   if (lost.length === 0) return;
   queue.epoch.countLostCaptures('accepted', lost.length);
-  log.error(
+  log.warn(
     { code: 'redis_data_lost', captures: lost },
-    `${lost.length} accepted capture(s) lost with Redis's data before they finished (${lost.map((c) => c.captureId).join(', ')}): recorded again as failed (redis_data_lost); request them again`,
+    `${lost.length} accepted capture(s) lost with Redis's data before they started (${lost.map((c) => c.captureId).join(', ')}): queued again with the same ids (requeuedAfterDataLoss)`,
   );
 }
 
 /**
  * How long after noticing a loss the captures this process accepted wait
- * before they are written again as lost: longer than a worker's lease renewal
+ * before they are queued again (their GET answers from memory meanwhile): longer than a worker's lease renewal
  * at the default 30 s lease (every 10 s), within which a running capture's
  * worker writes its record again itself.
  */
@@ -117,8 +117,8 @@ export interface TargetsKeeper {
  * Re-sync the targets file whenever the registry has lost it; checks every
  * `intervalMs` and on every reconnect. The same check watches the Redis epoch
  * sentinel (queue redis-epoch.ts): the process that first sees it gone logs
- * the one line saying what was lost; every process that notices writes again
- * the records of the captures it accepted and logs their ids. (The retention
+ * the one line saying what was lost; every process that notices queues again
+ * the captures it accepted and logs their ids. (The retention
  * janitor is re-created by the schedule worker's reconcile.) `afterLoss` (the
  * rules file applied again) runs after the targets are back.
  */
@@ -140,13 +140,13 @@ export function keepTargetsSynced(queue: HeapcapQueue, sync: TargetsFileSync, lo
             `Redis lost its data (the epoch sentinel is gone: a restart without persistence, a failover or FLUSHALL): lost ${LOST_WITH_REDIS.join(', ')}; heapcap re-creates ${RECREATED_AFTER_LOSS.slice(0, -1).join(', ')} and ${RECREATED_AFTER_LOSS.at(-1)}`,
           );
         }
-        // The captures this process accepted are written again as lost only after a grace: a worker still
-        // running one takes its lock again and writes its record as running at its next lease renewal (at
-        // once on reconnect; lease.ts), and that record must win over a lost mark a client would read as final.
+        // The captures this process accepted are queued again only after a grace: a worker still running one
+        // takes its lock again and writes its record as running at its next lease renewal (at once on
+        // reconnect; lease.ts), and that capture must not run a second time.
         if (epoch !== 'kept') lossNoticedAt ??= Date.now();
         if (lossNoticedAt !== undefined && Date.now() - lossNoticedAt >= LOST_CAPTURES_GRACE_MS) {
           lossNoticedAt = undefined;
-          await recordLostCaptures(queue, log);
+          await requeueLostCaptures(queue, log);
         } else if (lossNoticedAt === undefined) await queue.epoch.accepted.prune();
         if (epoch !== 'kept') afterLossPending = true;
         if (!(await queue.targets.isSynced())) {

@@ -1,30 +1,37 @@
 /**
  * The captures this process accepted (answered 202) that have not finished,
  * kept in memory: after Redis lost its data their records and jobs are gone,
- * and this process is the one place that still knows them. It writes each
- * record again as failed (`redis_data_lost`) so a client polling the capture
- * reads why instead of a 404, and the caller logs their ids. A worker that was
- * still running one of them replaces that record with how it really ended
- * (AttemptRecorder.restore).
+ * and this process is the one place that still knows them. It answers their
+ * GET from memory meanwhile (never a 404 for a capture it accepted), then
+ * queues each again with its original id, trigger and options, marked
+ * `requeuedAfterDataLoss` (a capture that was running is written again by
+ * its worker first, AttemptRecorder.restore, and is left to it).
  */
 import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
 import { AttemptRecorder } from './attempts.ts';
+import { enqueueCapture } from './jobs.ts';
 import type { CaptureRecord } from './schemas.ts';
 
 /** At most this many are kept (the oldest go first): a bound on memory if finishes are never seen. */
 const MAX_ACCEPTED = 10_000;
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'expired']);
 
-/** A capture whose record was written again after a loss. */
+/** A capture whose record and job were written again after a loss. */
 export interface LostCapture {
   captureId: string;
   targetId: string;
 }
 
+/** What this process knows of a capture it accepted: the record it wrote, and the queue its job went to. */
+interface Accepted {
+  record: CaptureRecord;
+  placement: string | undefined;
+}
+
 export class AcceptedCaptures {
   readonly #ctx: QueueContext;
-  readonly #records = new Map<string, CaptureRecord>();
+  readonly #records = new Map<string, Accepted>();
   readonly #recorder: AttemptRecorder;
 
   constructor(ctx: QueueContext) {
@@ -32,13 +39,18 @@ export class AcceptedCaptures {
     this.#recorder = new AttemptRecorder(ctx);
   }
 
-  /** Remember a capture this process created. */
-  add(record: CaptureRecord): void {
-    this.#records.set(record.id, record);
+  /** Remember a capture this process created (`placement`: its target's, the queue its job went to). */
+  add(record: CaptureRecord, placement?: string): void {
+    this.#records.set(record.id, { record, placement });
     if (this.#records.size > MAX_ACCEPTED) {
       const oldest = this.#records.keys().next();
       if (oldest.done !== true) this.#records.delete(oldest.value);
     }
+  }
+
+  /** The record as this process accepted it, while remembered (for a GET after Redis lost it). */
+  get(id: string): CaptureRecord | undefined {
+    return this.#records.get(id)?.record;
   }
 
   /** How many are remembered now. */
@@ -63,32 +75,21 @@ export class AcceptedCaptures {
   }
 
   /**
-   * After a loss: write each remembered record that is gone again as failed
-   * with `redis_data_lost`, forget those, and return them.
+   * After a loss: write each remembered record that is gone again as queued
+   * (`requeuedAfterDataLoss`), with its job, and return those. They stay
+   * remembered until they finish: a second loss queues them again.
    */
-  async recordLost(): Promise<LostCapture[]> {
+  async requeueLost(): Promise<LostCapture[]> {
     const now = new Date().toISOString();
-    const lost: LostCapture[] = [];
-    for (const record of [...this.#records.values()]) {
-      const failed: CaptureRecord = {
-        ...record,
-        status: 'failed',
-        phase: null,
-        error: {
-          // No live worker wrote it again within the grace (targets-sync.ts): it had not started.
-          phase: 'queued',
-          code: 'redis_data_lost',
-          message: 'Redis lost its data before this capture finished (a restart without persistence, a failover or FLUSHALL): its job went with it',
-          hint: 'request the capture again',
-        },
-        finishedAt: now,
-        updatedAt: now,
-      };
-      // 'exists': accepted after the loss (or written again already): kept until it finishes.
-      if ((await this.#recorder.restore(failed, true)) === 'exists') continue;
-      lost.push({ captureId: record.id, targetId: record.targetId });
-      this.#records.delete(record.id);
+    const requeued: LostCapture[] = [];
+    for (const { record, placement } of [...this.#records.values()]) {
+      const again: CaptureRecord = { ...record, status: 'queued', phase: null, error: null, requeuedAfterDataLoss: true, updatedAt: now };
+      // 'exists': a worker wrote it again (it was running), or it was accepted after the loss: left as it is.
+      if ((await this.#recorder.restore(again, false, placement === undefined ? {} : { placement })) === 'exists') continue;
+      await enqueueCapture(this.#ctx, record.id, record.targetId, placement);
+      this.#records.set(record.id, { record: again, placement });
+      requeued.push({ captureId: record.id, targetId: record.targetId });
     }
-    return lost;
+    return requeued;
   }
 }

@@ -151,9 +151,9 @@ export class AttemptRecorder {
    * indexes, so it is found and retention deletes its artifacts in time.
    * `lostWhileQueued` marks a record written by the process that accepted the
    * capture (it only knows it was lost): a worker's later restore replaces it.
-   * 'exists' when a record is there (and is not such a mark).
+   * 'exists' when a record is there (and is not such a mark). `extra`: bookkeeping fields (`placement`).
    */
-  async restore(record: CaptureRecord, lostWhileQueued = false): Promise<'restored' | 'exists'> {
+  async restore(record: CaptureRecord, lostWhileQueued = false, extra: Record<string, string> = {}): Promise<'restored' | 'exists'> {
     const { keys, redis, settings } = this.#ctx;
     const active = record.status === 'queued' || record.status === 'running';
     const scheduleId = record.trigger.scheduleId;
@@ -176,7 +176,7 @@ export class AttemptRecorder {
             String(Date.parse(record.createdAt)),
             scheduleId === undefined ? '0' : '1',
             active ? '1' : '0',
-            ...encodeRecord(record, { kind: record.options.kind, ...(lostWhileQueued ? { lostWithRedis: '1' } : {}) }),
+            ...encodeRecord(record, { kind: record.options.kind, ...extra, ...(lostWhileQueued ? { lostWithRedis: '1' } : {}) }),
           ],
         ),
         settings.redisTimeoutMs,

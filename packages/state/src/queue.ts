@@ -184,15 +184,32 @@ export class HeapcapQueue {
   }
 
   async #request(input: RequestCaptureInput, lookup: (id: string) => Promise<Target | null>): Promise<RequestCaptureResult> {
-    const result = await requestCapture(this.#ctx, lookup, input);
-    // Remembered until it finishes: if Redis loses its data meanwhile, this process writes its record again.
-    if (result.created && !isTerminal(result.record)) this.epoch.accepted.add(result.record);
+    let placement: string | undefined;
+    const result = await requestCapture(
+      this.#ctx,
+      async (id) => {
+        const target = await lookup(id);
+        placement = target?.placement;
+        return target;
+      },
+      input,
+    );
+    // Remembered until it finishes: if Redis loses its data meanwhile, this process queues it again.
+    if (result.created && !isTerminal(result.record)) this.epoch.accepted.add(result.record, placement);
     return result;
   }
 
   /** One record, or null. */
   getCapture(id: string): Promise<CaptureRecord | null> {
     return getCapture(this.#ctx, id);
+  }
+
+  /**
+   * For clients: the record, or, while Redis has lost it and this process has not queued it again yet, the
+   * record of a capture this process accepted (so a capture answered 202 never answers 404); null if neither.
+   */
+  async readCapture(id: string): Promise<CaptureRecord | null> {
+    return (await getCapture(this.#ctx, id)) ?? this.epoch.accepted.get(id) ?? null;
   }
 
   /** A page of records, newest first. Throws QueueError invalid_cursor / invalid_input. */
@@ -212,7 +229,7 @@ export class HeapcapQueue {
 
   /** The record once terminal, or as it is at the deadline / when `signal` aborts; null if unknown. */
   waitForCapture(id: string, timeoutMs: number, signal?: AbortSignal): Promise<CaptureRecord | null> {
-    return waitForCapture(this.#ctx, id, timeoutMs, signal);
+    return waitForCapture(this.#ctx, id, timeoutMs, signal, (i) => this.readCapture(i));
   }
 
   /** Pin a capture (retention and the record TTL keep it) or unpin it; `by` is the token name. */

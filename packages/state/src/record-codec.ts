@@ -32,6 +32,7 @@ export function encodeRecord(record: CaptureRecord, extra: Record<string, string
     ...(record.growth === undefined ? {} : { growth: JSON.stringify(record.growth) }),
     ...(record.analysis === undefined ? {} : { analysis: JSON.stringify(record.analysis) }),
     ...(record.adoptedAt === undefined ? {} : { adoptedAt: record.adoptedAt }),
+    ...(record.requeuedAfterDataLoss === true ? { requeuedAfterDataLoss: '1' } : {}),
     ...(record.progress === undefined ? {} : { progress: JSON.stringify(record.progress) }),
     ...(record.redaction === undefined ? {} : { redaction: JSON.stringify(record.redaction) }),
     ...extra,
@@ -69,6 +70,7 @@ export function decodeRecord(hash: Record<string, string>): CaptureRecord | null
     ...(hash['growth'] === undefined || hash['growth'] === '' ? {} : { growth: json(hash['growth']) }),
     ...(hash['analysis'] === undefined || hash['analysis'] === '' ? {} : { analysis: json(hash['analysis']) }),
     ...(hash['adoptedAt'] === undefined || hash['adoptedAt'] === '' ? {} : { adoptedAt: hash['adoptedAt'] }),
+    ...(hash['requeuedAfterDataLoss'] === '1' ? { requeuedAfterDataLoss: true } : {}),
     ...(hash['progress'] === undefined || hash['progress'] === '' ? {} : { progress: json(hash['progress']) }),
     ...(hash['redaction'] === undefined || hash['redaction'] === '' ? {} : { redaction: json(hash['redaction']) }),
   });

@@ -191,6 +191,11 @@ export const CaptureRecordSchema = z.strictObject({
    * the manifest's, pins and analyses went with the data.
    */
   adoptedAt: z.iso.datetime().optional(),
+  /**
+   * True when Redis lost its data while this capture was queued and the API process that accepted it queued it
+   * again (same id and trigger; docs/operations.md, "Redis restarted without its data"). Absent otherwise.
+   */
+  requeuedAfterDataLoss: z.boolean().optional(),
   /** The id of the worker that ran (or runs) the last attempt (GET /v1/workers); absent until one started it. */
   worker: z.string().optional(),
   createdAt: z.iso.datetime(),

@@ -19,7 +19,14 @@ export function isTerminal(record: CaptureRecord): boolean {
  * the deadline (`timeoutMs`), or when `signal` aborts (e.g. the HTTP client left).
  * Null if there is no such capture.
  */
-export async function waitForCapture(ctx: QueueContext, id: string, timeoutMs: number, signal?: AbortSignal): Promise<CaptureRecord | null> {
+export async function waitForCapture(
+  ctx: QueueContext,
+  id: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+  /** How the record is read (HeapcapQueue.readCapture: also from what this process accepted). */
+  read: (id: string) => Promise<CaptureRecord | null> = (i) => getCapture(ctx, i),
+): Promise<CaptureRecord | null> {
   const deadline = Date.now() + timeoutMs;
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
@@ -31,7 +38,7 @@ export async function waitForCapture(ctx: QueueContext, id: string, timeoutMs: n
   try {
     await withRedisDeadline(ctx.events.ready(), Math.max(1, Math.min(timeoutMs, ctx.settings.redisTimeoutMs)), 'SUBSCRIBE').catch(() => undefined);
     for (;;) {
-      const record = await getCapture(ctx, id);
+      const record = await read(id);
       if (record === null || isTerminal(record)) return record;
       const left = deadline - Date.now();
       if (left <= 0 || stop.signal.aborted) return record;

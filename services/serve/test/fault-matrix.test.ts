@@ -32,9 +32,8 @@ const SHORT: [Fault, CellPhase][] = [
  */
 function expected(fault: Fault, phase: CellPhase): Expected {
   // A capture accepted but not started when Redis lost everything: its job went with the data, so the API
-  // that accepted it writes its record again as failed (issue 25, defect 4). A running one finishes and
-  // its worker writes the record again.
-  if (fault === 'redis-emptied') return phase === 'queued' ? { status: 'failed', code: 'redis_data_lost', phase: 'queued' } : { status: 'succeeded' };
+  // that accepted it queues it again (issue 40). A running one finishes and its worker writes the record again.
+  if (fault === 'redis-emptied') return { status: 'succeeded' };
   // Only chunks arriving faster than the store takes them are written to the spill, and chunks arrive only in
   // `serialize`: there, with the store holding the first part (cell.ts, SPILL_HOLDS), the next spill write gets
   // ENOSPC, and the capture fails at once with `storage_failed`, which the worker does not retry (only

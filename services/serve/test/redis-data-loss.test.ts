@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { freePort, startDevServe, startRedis, tmpDir, waitFor } from '@heapcap/testkit';
+import { fixturePath, freePort, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor } from '@heapcap/testkit';
 
 /** BullMQ keeps job schedulers in the queue's `repeat` sorted set; the janitor's id is `_janitor`. */
 const JANITOR = ['ZSCORE', 'heapcap:heapcap-schedules:repeat', '_janitor'];
@@ -73,34 +73,51 @@ async function fileRules(url: string): Promise<string[]> {
   return out;
 }
 
-void test('defect 4: a queued capture answered 202 and lost with Redis data is named in an error line, recorded again as failed redis_data_lost, and counted in /metrics', async (t) => {
+void test('issue 40: a queued capture lost with Redis data is queued again by the process that accepted it and succeeds with its original id; its GET never answers 404', async (t) => {
   const [redis, dir] = await Promise.all([startRedis(), tmpDir('heapcap-data-loss-queued')]);
+  const target = await startNodeTarget({ script: fixturePath('heap-holder.cjs'), env: { HEAP_MB: '2' } });
   t.after(async () => {
+    await target.kill();
     await redis.stop();
     await dir.cleanup();
   });
   const work = join(dir.path, 'serve');
   await mkdir(work);
-  await writeFile(join(work, 'targets.yaml'), `targets:\n  - id: held\n    kind: node\n    inspect: 127.0.0.1:${await freePort()}\n`);
+  await writeFile(join(work, 'targets.yaml'), `targets:\n  - id: held\n    kind: node\n    inspect: 127.0.0.1:${target.port}\n`);
   const serve = await startDevServe(work, redis.url, { HEAPCAP_LOG_LEVEL: 'info' });
   t.after(() => serve.stop());
   // Another capture holds the target: this one stays queued (the worker puts it back, delayed, without an attempt).
   assert.equal(await redis.cli('SET', 'heapcap:hc:lock:held', 'another-capture', 'PX', '600000'), 'OK');
-  const res = await fetch(`${serve.url}/v1/captures`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: 'held' }) });
+  const res = await fetch(`${serve.url}/v1/captures`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: 'held', reason: 'before the loss' }) });
   assert.equal(res.status, 202);
-  const { id } = ((await res.json()) as { capture: { id: string } }).capture;
-  assert.equal(((await (await fetch(`${serve.url}/v1/captures/${id}`)).json()) as { capture: { status: string } }).capture.status, 'queued');
+  const accepted = ((await res.json()) as { capture: { id: string; trigger: unknown } }).capture;
+  const id = accepted.id;
 
+  type Got = { status: number; capture?: { id: string; status: string; trigger: unknown; error: { code: string } | null; requeuedAfterDataLoss?: boolean } };
+  const answers: Got[] = [];
+  // Polled throughout, from before the FLUSHALL until the capture ends: every answer is the capture, none a 404.
+  const poll = (async (): Promise<Got> => {
+    for (;;) {
+      const r = await fetch(`${serve.url}/v1/captures/${id}`, { signal: AbortSignal.timeout(10_000) });
+      const got: Got = { status: r.status, ...((await r.json()) as { capture?: Got['capture'] }) };
+      answers.push(got);
+      if (got.status !== 200 || (got.capture !== undefined && ['succeeded', 'failed', 'cancelled'].includes(got.capture.status))) return got;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  await waitFor(() => answers.length >= 3, { timeoutMs: 10_000, what: 'polling before the loss' });
   assert.equal(await redis.cli('FLUSHALL'), 'OK');
-  const line = await waitFor(() => serve.stdout.lines().find((l) => l.includes('lost with Redis') && l.includes(id)), { timeoutMs: 30_000, what: 'the error line naming the lost capture' });
-  assert.match(line, /"level":50/);
-  assert.match(line, /"code":"redis_data_lost"/);
-  const got = await fetch(`${serve.url}/v1/captures/${id}`);
-  assert.equal(got.status, 200, 'a 404 before: the record went with the data');
-  const record = ((await got.json()) as { capture: { status: string; error: { code: string; hint?: string } | null } }).capture;
-  assert.equal(record.status, 'failed');
-  assert.equal(record.error?.code, 'redis_data_lost');
-  assert.equal(record.error?.hint, 'request the capture again');
+  const lossAt = answers.length;
+  const last = await Promise.race([poll, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no end within 90 s: ${JSON.stringify(answers.at(-1))}`)), 90_000))]);
+  assert.deepEqual([...new Set(answers.map((a) => a.status))], [200], `every GET answered 200: ${JSON.stringify(answers.filter((a) => a.status !== 200))}`);
+  assert.ok(answers.length - lossAt >= 10, `polled through the loss (${answers.length - lossAt} answers after it)`);
+  assert.equal(last.capture?.status, 'succeeded', JSON.stringify(last));
+  assert.equal(last.capture?.id, id);
+  assert.deepEqual(last.capture?.trigger, accepted.trigger);
+  assert.equal(last.capture?.requeuedAfterDataLoss, true);
+  const line = serve.stdout.lines().find((l) => l.includes('lost with Redis') && l.includes(id));
+  assert.ok(line !== undefined, 'a line names the capture queued again');
+  assert.match(line, /queued again with the same ids/);
   const metrics = await (await fetch(`${serve.url}/metrics`)).text();
   assert.match(metrics, /^heapcap_redis_data_loss_total 1$/m);
   assert.match(metrics, /^heapcap_captures_lost_with_redis_total\{state="accepted"\} 1$/m);

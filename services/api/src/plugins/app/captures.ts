@@ -73,7 +73,7 @@ const capturesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue }> = async (app, 
     },
 
     async get(id) {
-      const record = await fromQueue(() => queue.getCapture(id));
+      const record = await fromQueue(() => queue.readCapture(id));
       if (record === null) throw notFound(id);
       return record;
     },

@@ -57,7 +57,7 @@ export function renderDataLoss(c: DataLossCounts): string {
     '# HELP heapcap_redis_data_loss_total Times this process found that Redis had lost its data (restart without persistence, failover, FLUSHALL)',
     '# TYPE heapcap_redis_data_loss_total counter',
     `heapcap_redis_data_loss_total ${c.losses}`,
-    '# HELP heapcap_captures_lost_with_redis_total Captures whose record went with Redis\'s data and was written again by this process: accepted (not finished: failed redis_data_lost) or running (as it ended)',
+    '# HELP heapcap_captures_lost_with_redis_total Captures whose record went with Redis\'s data and was written again by this process: accepted (not started: queued again) or running (as it ended)',
     '# TYPE heapcap_captures_lost_with_redis_total counter',
     `heapcap_captures_lost_with_redis_total{state="accepted"} ${c.captures.accepted}`,
     `heapcap_captures_lost_with_redis_total{state="running"} ${c.captures.running}`,
