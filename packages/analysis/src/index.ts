@@ -1,4 +1,4 @@
-/** @heapcap/analysis — what a heap snapshot holds: streaming summary, retained sizes, diffs, leak hunts. */
+/** @heapcap/analysis — what a heap snapshot holds: streaming summary, retained sizes, diffs, leak hunts; where sampled allocations were made. */
 export { createSummarizer, type Summarizer } from './summarizer.ts';
 export { SummarySchema, ClassRowSchema, SUMMARY_SCHEMA_VERSION, type Summary, type ClassRow, type SummaryOptions } from './summary-schema.ts';
 export { SnapshotScanner, invalidSnapshot, type ScanHandler, type ScanTotals, type NumberSection } from './scanner.ts';
@@ -27,3 +27,21 @@ export {
 export { SuspectGroupSchema, HolderSchema, type SuspectGroup, type Holder, type SuspectKind } from './analysis-schema.ts';
 export { SnapshotRedactor, createRedactor, REDACTED_MARKER, type RedactMode, type RedactionReport } from './redact.ts';
 export { elementNameWithoutValues } from './element-name.ts';
+export { summarizeProfile, formatFrame, type ProfileSummaryOptions } from './profile/profile-summary.ts';
+export { diffProfiles, type ProfileDiffOptions } from './profile/profile-diff.ts';
+export { checkSamplingProfile, isFoldedFrame, objectsOfSample, attributeSamples, type SamplingHeapProfile, type ProfileNode, type ProfileCallFrame, type ProfileSample, type AttributedProfile } from './profile/profile-tree.ts';
+export {
+  ProfileSummarySchema,
+  ProfileDiffSchema,
+  AllocationSiteSchema,
+  ProfileFrameSchema,
+  ProfileStackSchema,
+  SiteDeltaSchema,
+  PROFILE_SUMMARY_SCHEMA_VERSION,
+  type ProfileSummary,
+  type ProfileDiff,
+  type AllocationSite,
+  type ProfileFrame,
+  type ProfileStack,
+  type SiteDelta,
+} from './profile/profile-schema.ts';

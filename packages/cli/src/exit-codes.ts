@@ -45,6 +45,7 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
     case 'snapshot_truncated':
     case 'snapshot_invalid':
     case 'snapshot_ids_reset':
+    case 'profile_invalid':
     case 'protocol_timeout':
     case 'protocol_error':
       return EXIT.snapshot;

@@ -32,6 +32,7 @@ export { commandEnv, ensureBundle, FREE_PORT, HEAPCAP_BIN, HEAPCAP_BUNDLE, heapc
 export { assertGoodArtifact, assertSnapshotShape, assertTimingsAddUp, countObjects, loadArtifact, readManifests, type HeapSnapshotJson, type LoadedArtifact } from './snapshot-check.ts';
 export { startSlackStandIn, slackSign, slashCommandBody, type SlackStandIn, type StandInHook, type StandInPost, type WebApiAnswer } from './slack-stand-in.ts';
 export { samplingProfilerRunning } from './sampling-probe.ts';
+export { startSamplingSession, type SamplingSession } from './sampling-session.ts';
 export { startStubInspector, syntheticSnapshot, type StubInspector, type StubInspectorOptions, type StubInspectorStats } from './stub-inspector.ts';
 export { assembleWat } from './wat.ts';
 export { runSoak, slope, type SoakOptions, type SoakResult, type SoakSample, type SoakSeries } from './soak.ts';
