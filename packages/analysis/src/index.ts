@@ -45,3 +45,4 @@ export {
   type ProfileStack,
   type SiteDelta,
 } from './profile/profile-schema.ts';
+export { profileToPprof, type PprofOptions } from './profile/pprof.ts';

@@ -1,6 +1,6 @@
 /**
  * Allocation sites from real sampling heap profiles of a real Node target
- * (alloc-sites-target.cjs, sampled over its inspector like heapcap's
+ * (testkit's alloc-sites.cjs, sampled over its inspector like heapcap's
  * continuous profiles): the summary's top site is the function that keeps
  * what it allocates, builtins and Node's own frames fold into their caller,
  * the estimate of objects matches the count the target made, and the diff of
@@ -9,15 +9,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startNodeTarget, startSamplingSession, type NodeTarget, type NodeVersion, type SamplingSession } from '@heapcap/testkit';
-import { fileURLToPath } from 'node:url';
+import { fixturePath, startNodeTarget, startSamplingSession, type NodeTarget, type NodeVersion, type SamplingSession } from '@heapcap/testkit';
 import { CaptureError } from '@heapcap/errors';
 import { diffProfiles, isFoldedFrame, objectsOfSample, summarizeProfile, type SamplingHeapProfile } from '../src/index.ts';
 
 const INTERVAL = 8192;
 /** The leak's functions, innermost first: an optimized leakSessions inlines the other two, and V8 then names it alone. */
 const LEAK_FUNCTIONS = ['Session', 'createSession', 'leakSessions'];
-const SCRIPT = fileURLToPath(new URL('./fixtures/alloc-sites-target.cjs', import.meta.url));
+const SCRIPT = fixturePath('alloc-sites.cjs');
 
 interface Run {
   target: NodeTarget;

@@ -74,6 +74,21 @@ function counter(): { stream: Transform; bytes: () => number } {
   return { stream, bytes: () => n };
 }
 
+/** Writes a download's body to `out` through `out.part` (renamed when whole, removed on failure); the bytes written. */
+export async function saveBody(res: Response, out: string): Promise<number> {
+  const part = `${out}.part`;
+  await mkdir(dirname(out), { recursive: true });
+  const count = counter();
+  try {
+    await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), count.stream, createWriteStream(part));
+    await rename(part, out);
+  } catch (err) {
+    await rm(part, { force: true });
+    throw err;
+  }
+  return count.bytes();
+}
+
 type AnalysisBody = { capture: CaptureView; state: { status: string; error?: { code: string; message: string; hint?: string } }; analysis: Analysis | null };
 
 export const CAPTURES_SUBCOMMANDS: Record<string, Subcommand> = {
@@ -129,21 +144,12 @@ export const CAPTURES_SUBCOMMANDS: Record<string, Subcommand> = {
       const started = Date.now();
       // No timeout on the body: a 300 MB snapshot takes as long as the link needs. Only the answer is bounded.
       const res = await downloadApi(c.api, `/v1/captures/${id(c.positionals)}/artifact${gzip ? '?encoding=gzip' : ''}`, {}, 60_000);
-      const part = `${out}.part`;
-      await mkdir(dirname(out), { recursive: true });
-      const count = counter();
-      try {
-        await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), count.stream, createWriteStream(part));
-        await rename(part, out);
-      } catch (err) {
-        await rm(part, { force: true });
-        throw err;
-      }
+      const bytes = await saveBody(res, out);
       const seconds = Math.max(0.001, (Date.now() - started) / 1000);
-      const result = { file: out, bytes: count.bytes(), gzip, seconds, capture: record.id, target: record.targetId };
+      const result = { file: out, bytes, gzip, seconds, capture: record.id, target: record.targetId };
       c.print(result, () =>
         [
-          `wrote ${out} (${formatMiB(count.bytes())} in ${seconds.toFixed(1)} s)`,
+          `wrote ${out} (${formatMiB(bytes)} in ${seconds.toFixed(1)} s)`,
           gzip
             ? `  DevTools loads uncompressed files: gunzip ${basename(out)}, then Memory panel → Load`
             : `  open it in Chrome DevTools: Memory panel → Load → ${basename(out)} (any DevTools window: chrome://inspect → Open dedicated DevTools for Node)`,

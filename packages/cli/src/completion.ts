@@ -12,6 +12,7 @@ import { ANALYZE_OPTIONS } from './analyze.ts';
 import { DIFF_OPTIONS } from './diff.ts';
 import { TARGETS_SUBCOMMANDS } from './targets.ts';
 import { CAPTURES_SUBCOMMANDS } from './captures.ts';
+import { PROFILES_SUBCOMMANDS } from './profiles.ts';
 import { WATCH_SUBCOMMANDS } from './watch.ts';
 import type { Subcommand } from './api-command.ts';
 
@@ -31,6 +32,7 @@ export const COMMAND_TREE: Record<string, Node> = {
   status: { flags: ['--json', '--help'] },
   targets: group(TARGETS_SUBCOMMANDS),
   captures: group(CAPTURES_SUBCOMMANDS),
+  profiles: group(PROFILES_SUBCOMMANDS),
   watch: group(WATCH_SUBCOMMANDS),
   schedules: { subs: { list: ['--json', '--help'], show: ['--json', '--help'], create: flagsOf(CREATE_FLAGS), pause: ['--json', '--help'], resume: ['--json', '--help'], delete: ['--json', '--help'] } },
   hunt: { subs: { start: flagsOf(HUNT_OPTIONS), show: ['--json', '--help'] } },

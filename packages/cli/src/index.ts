@@ -11,5 +11,6 @@ export type { CliIo } from './status-client.ts';
 export { runCli, type ServiceCommand, type ServiceCommands } from './run.ts';
 export { targetsMain, TARGETS_SUBCOMMANDS } from './targets.ts';
 export { capturesMain, CAPTURES_SUBCOMMANDS, downloadName } from './captures.ts';
+export { profilesMain, PROFILES_SUBCOMMANDS, formatProfileSummary } from './profiles.ts';
 export { watchMain, WATCH_SUBCOMMANDS } from './watch.ts';
 export { closest, editDistance } from '@heapcap/config';

@@ -15,6 +15,7 @@ import { schedulesMain } from './schedules.ts';
 import { huntMain } from './hunt.ts';
 import { targetsMain } from './targets.ts';
 import { capturesMain } from './captures.ts';
+import { profilesMain } from './profiles.ts';
 import { watchMain } from './watch.ts';
 import { EXIT } from './exit-codes.ts';
 import { bashCompletion, COMMANDS, zshCompletion } from './completion.ts';
@@ -31,6 +32,7 @@ Usage:
   heapcap status ID                  show a capture's record
   heapcap targets list|show|add|remove                          the registered targets
   heapcap captures list|show|download|pin|unpin|delete|analyse  captures taken through the API
+  heapcap profiles list|show|download TARGET|ID                 where live memory was allocated (sampling profiles)
   heapcap watch list|show|create|pause|resume|delete            captures taken when memory climbs
   heapcap hunt start|show            hunt a leak through the API: suspects that survived three snapshots
   heapcap analyze FILE [--json]      retained sizes and retainer paths of a local snapshot file
@@ -95,6 +97,8 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       return targetsMain(rest, clientEnv(config));
     case 'captures':
       return capturesMain(rest, clientEnv(config));
+    case 'profiles':
+      return profilesMain(rest, clientEnv(config));
     case 'watch':
       return watchMain(rest, clientEnv(config));
     case 'completion': {

@@ -38,6 +38,8 @@ const HELP = [
   ['captures', '--help'],
   ['captures', 'download', '--help'],
   ['captures', 'list', '--help'],
+  ['profiles', '--help'],
+  ['profiles', 'download', '--help'],
   ['watch', '--help'],
   ['watch', 'create', '--help'],
 ];

@@ -7,6 +7,7 @@ export type FixtureName =
   | 'heap-holder.mjs'
   | 'heap-shapes.cjs'
   | 'allocator.cjs'
+  | 'alloc-sites.cjs'
   | 'bundle-target.cjs'
   | 'make-bundle.cjs'
   | 'secrets-target.cjs'

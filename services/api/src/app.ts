@@ -28,6 +28,7 @@ import workers from './plugins/app/workers.ts';
 import workersRoutes from './routes/workers.ts';
 import slack from './plugins/app/slack.ts';
 import heapAnalysis from './plugins/app/heap-analysis.ts';
+import profiles from './plugins/app/profiles.ts';
 import healthRoutes from './routes/health.ts';
 import metricsRoutes from './routes/metrics.ts';
 import capturesRoutes from './routes/captures/index.ts';
@@ -38,6 +39,7 @@ import { samplesRoutes, watchRulesRoutes } from './routes/watch-rules/index.ts';
 import pinRoutes from './routes/captures/pin.ts';
 import slackRoutes from './routes/slack/index.ts';
 import heapRoutes from './routes/captures/heap.ts';
+import profileRoutes from './routes/captures/profile.ts';
 import diffRoutes from './routes/diff.ts';
 import leakHuntRoutes from './routes/leak-hunts.ts';
 import consoleRoutes from './routes/console.ts';
@@ -81,6 +83,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(watchRules, { queue: deps.queue, settings: deps.config.watch });
   await app.register(watchMetrics, { queue: deps.queue, settings: deps.config.watch });
   await app.register(heapAnalysis, { queue: deps.queue, sink: deps.sink });
+  await app.register(profiles, { sink: deps.sink });
   await app.register(workers, { queue: deps.queue });
   if (deps.slack !== undefined) await app.register(slack, { queue: deps.queue, store: deps.sink, slack: deps.slack });
 
@@ -91,6 +94,7 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(artifactRoutes, { prefix: '/v1/captures' });
   await app.register(pinRoutes, { prefix: '/v1/captures' });
   await app.register(heapRoutes, { prefix: '/v1/captures' });
+  await app.register(profileRoutes, { prefix: '/v1/captures' });
   await app.register(diffRoutes, { prefix: '/v1/diff' });
   await app.register(leakHuntRoutes, { prefix: '/v1/leak-hunts' });
   await app.register(targetsRoutes, { prefix: '/v1/targets' });

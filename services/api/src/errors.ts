@@ -22,6 +22,8 @@ export const API_ERROR_STATUS = {
   summary_missing: 404,
   /** No retained-size analysis was asked for (POST /v1/captures/:id/analysis). */
   analysis_missing: 404,
+  /** A capture that is not an allocation sampling profile (a heap snapshot), asked for its profile. */
+  profile_not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,
@@ -32,6 +34,8 @@ export const API_ERROR_STATUS = {
   target_mismatch: 409,
   /** A summary, diff or analysis of a capture whose artifact is a sampling profile, not a heap snapshot. */
   not_a_snapshot: 409,
+  /** An allocation profile larger than the API reads whole (256 MiB): download the artifact instead. */
+  profile_too_large: 409,
   /** A leak hunt's drive.http.url that is not on its target's own host, or carries credentials: the URL is valid, heapcap will not send the hunt's requests there. */
   drive_url_not_allowed: 409,
   idempotency_key_reused: 422,
