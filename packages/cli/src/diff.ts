@@ -7,13 +7,14 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseArgsMessage } from './flags.ts';
 import { openLine } from './open-line.ts';
-import { analyzeSnapshotFile, diffSummaries, summarizeFile, type DiffOptions, type SummaryDiff } from '@heapcap/analysis';
+import { analyzeSnapshotFile, diffSummaries, summarizeFile, type DiffOptions, type ProfileDiff, type SummaryDiff } from '@heapcap/analysis';
 import { DEFAULT_API_URL, ID_PATTERN } from '@heapcap/config';
 import { CaptureError, isCaptureError } from '@heapcap/errors';
 import { apiTargetFrom, callApi, reportRestError, RestError } from './status-client.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
 import { printError } from './print-error.ts';
 import { formatDiff } from './analysis-format.ts';
+import { formatProfileDiff } from './profiles.ts';
 import { DEFAULT_ANALYSIS_MAX_BYTES, positiveInt } from './analyze.ts';
 
 export const DIFF_USAGE = `heapcap diff BASE HEAD [--json] [--top N] [--summary-only] [--max-bytes N] [--force]
@@ -24,7 +25,9 @@ holds them), each with who holds it and a retainer path; then per-class
 count and self-size deltas, largest growth first. BASE and HEAD are two local
 .heapsnapshot or .heapsnapshot.gz files (both analysed here), or two capture
 ids: then the API compares the captures (GET /v1/diff); its suspects have
-holders once both captures are analysed (it queues the analyses).
+holders once both captures are analysed (it queues the analyses). Two
+allocation sampling profiles are compared by allocation site instead: the
+code whose live allocations grew most.
 
   --top N          rows shown (default 20)
   --summary-only   files: skip the analyses (fast, no holders, no retained sizes)
@@ -64,9 +67,12 @@ async function diffCaptures(base: string, head: string, opts: { json: boolean; t
   try {
     const api = apiTargetFrom(env);
     const res = await callApi(api, 'GET', `/v1/diff?${query.toString()}`, undefined, 60_000);
-    const body = res.body as { diff: SummaryDiff; forced: boolean; base: { targetId: string }; head: { targetId: string } };
+    const body = res.body as { diff: SummaryDiff | null; allocations: ProfileDiff | null; forced: boolean; base: { targetId: string }; head: { targetId: string } };
     const label = (id: string, side: { targetId: string }): string => `capture ${id} (${side.targetId})`;
-    process.stdout.write(opts.json ? `${JSON.stringify(body, null, 2)}\n` : `${formatDiff(body.diff, opts.top, label(base, body.base), label(head, body.head))}${openLine(api.url, { compare: [base, head] })}`);
+    const [b, h] = [label(base, body.base), label(head, body.head)];
+    // Two allocation sampling profiles have no summaries: their diff is by allocation site.
+    const human = (): string => (body.diff === null ? (body.allocations === null ? '' : formatProfileDiff(body.allocations, opts.top, b, h)) : formatDiff(body.diff, opts.top, b, h));
+    process.stdout.write(opts.json ? `${JSON.stringify(body, null, 2)}\n` : `${human()}${openLine(api.url, { compare: [base, head] })}`);
     return EXIT.ok;
   } catch (err) {
     if (!(err instanceof RestError)) throw err;

@@ -6,7 +6,7 @@
  * `--pprof`, the gzipped pprof (`go tool pprof`, Pyroscope, Grafana).
  */
 import { join, resolve } from 'node:path';
-import { formatFrame, type ProfileSummary } from '@heapcap/analysis';
+import { formatFrame, type ProfileDiff, type ProfileSummary } from '@heapcap/analysis';
 import { formatMiB } from '@heapcap/capture';
 import { EXIT } from './exit-codes.ts';
 import { flag, intFlag, runGroup, sub, type Subcommand } from './api-command.ts';
@@ -87,6 +87,19 @@ export function formatProfileSummary(capture: { id: string; targetId: string }, 
   const stack = p.stacks[0];
   if (stack !== undefined) lines.push('', `top stack (${formatMiB(stack.bytes)}):`, ...stack.frames.map((f, i) => `  ${i === 0 ? '' : '← '}${formatFrame(f)}`));
   return lines.join('\n');
+}
+
+/** Growth by allocation site between two profiles: the sites that grew most, then those that shrank. */
+export function formatProfileDiff(d: ProfileDiff, top: number, baseLabel: string, headLabel: string): string {
+  const signed = (bytes: number): string => `${bytes < 0 ? '-' : '+'}${formatMiB(Math.abs(bytes))}`;
+  const rows = (sites: ProfileDiff['grown']): string[][] => sites.slice(0, top).map((s) => [signed(s.bytesDelta), formatMiB(s.baseBytes), formatMiB(s.headBytes), formatFrame(s)]);
+  const lines = [
+    `allocation sites from ${baseLabel} to ${headLabel}: live ${signed(d.totalBytesDelta)} (${formatMiB(d.base.totalBytes)} → ${formatMiB(d.head.totalBytes)}, sampled)`,
+    '',
+    d.grown.length === 0 ? 'no site grew' : formatTable(['GROWTH', 'BASE', 'HEAD', 'ALLOCATED AT'], rows(d.grown)),
+  ];
+  if (d.shrunk.length > 0) lines.push('', 'shrunk:', formatTable(['CHANGE', 'BASE', 'HEAD', 'ALLOCATED AT'], rows(d.shrunk)));
+  return `${lines.join('\n')}\n`;
 }
 
 const TARGET_OR_ID = 'TARGET|ID';

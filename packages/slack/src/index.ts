@@ -17,6 +17,7 @@ export { escapeMrkdwn, decodeSlackText, fit, graphemeLength, linkTarget } from '
 export { size, duration, age, timingsTable } from './format.ts';
 export { slackWho, slackUserOf, whoMrkdwn } from './who.ts';
 export { huntMessage, huntStartedMessage, type HuntReportView } from './messages/hunt.ts';
+export { allocationDiffMessage, type AllocationDiffView, type SiteDeltaLine } from './messages/allocations.ts';
 export { diffMessage, schedulesMessage, suspectLines, suspectsHeading, type DiffClassLine, type DiffSuspectLine, type DiffSuspects, type DiffView, type ScheduleLine } from './messages/analysis.ts';
 export { captureMessage, statusPhrase, CAPTURE_AGAIN_ACTION, type CaptureConsoleLinks, type ResultLink } from './messages/result.ts';
 export {

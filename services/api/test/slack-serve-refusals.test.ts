@@ -173,5 +173,19 @@ void test('what engineers type: every edge case gets a 200 and a sensible reply'
   const last = (await h.queue.listCaptures({ targetId: 'demo', limit: 1 })).items[0]!;
   const status = await ok(`status ${last.id.toLowerCase()}`);
   assert.match(JSON.stringify(status.body), /demo: heap snapshot succeeded/);
-  assert.match(JSON.stringify(status.body), /Download the snapshot/);
+  assert.match(JSON.stringify(status.body), /Download the snapshot/);  // Two allocation sampling profiles: compared by allocation site, the top grown site in the text.
+  const sampled: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const res = await fetch(`${h.serve.url}/v1/captures?wait=60`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${RUNBOOK_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ target: 'demo', options: { kind: 'sampling', samplingSeconds: 1, samplingIntervalBytes: 1024 } }),
+    });
+    const body = (await res.json()) as { capture: { id: string; status: string } };
+    assert.equal(body.capture.status, 'succeeded', JSON.stringify(body));
+    sampled.push(body.capture.id);
+  }
+  const profiles = await ok(`diff ${sampled[0]!} ${sampled[1]!}`);
+  assert.match(profiles.text, new RegExp(`^Where demo's live allocations grew: \`${sampled[0]!}\` \\(.+\\) → \`${sampled[1]!}\` \\(.+\\), sampled live bytes [+−][\\d.]+ MiB\n`));
+  assert.match(JSON.stringify(profiles.body?.blocks), /\*Allocation sites\*, largest growth first:/);
 });

@@ -112,18 +112,34 @@ export interface DiffSideRef {
   analysis: { status: string; error?: string };
 }
 
+/** One allocation site's growth between two sampling profiles. */
+export interface SiteDelta {
+  functionName: string;
+  url: string;
+  line: number;
+  column: number;
+  baseBytes: number;
+  headBytes: number;
+  bytesDelta: number;
+}
+
 export interface DiffView {
   base: DiffSideRef;
   head: DiffSideRef;
   omittedClasses: number;
+  /** Null when both captures are allocation sampling profiles (`allocations` then). */
   diff: {
     suspects: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[] };
     totalSelfSizeDelta: number;
     nodeCountDelta: number;
     retained: boolean;
     classes: ClassDelta[];
-  };
+  } | null;
+  allocations: { totalBytesDelta: number; grown: SiteDelta[] } | null;
 }
+
+/** A diff of two heap snapshots. */
+export type SnapshotDiffView = DiffView & { diff: NonNullable<DiffView['diff']> };
 
 /** A schedule as GET /v1/schedules shows it: the stored schedule, its state and its next runs. */
 export interface ScheduleView {

@@ -12,7 +12,7 @@ import { profilesMain } from '@heapcap/cli';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
-import { fixturePath, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, runHeapcap, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let dir: TmpDir;
@@ -180,4 +180,28 @@ void test('heapcap profiles list|show|download TARGET|ID: the profiles of a targ
   const none = await profilesCli(['show', 'no-such-target']);
   assert.equal(none.code, 2, none.stderr);
   assert.match(none.stderr, /profile_not_found: target no-such-target has no allocation profile .*heapcap trigger no-such-target --sampling 30s/);
+});
+
+void test('GET /v1/diff of two sampling profiles: diff null, allocations ranks the leaking site first; heapcap diff prints it; a profile against a snapshot stays not_a_snapshot', { timeout: 300_000 }, async () => {
+  const base = await profileWhile('cache 2000', 'CACHED');
+  const head = await profileWhile('leak 30000', 'LEAKED');
+  type DiffBody = { diff: unknown; allocations: { grown: { functionName: string; url: string; baseBytes: number; headBytes: number; bytesDelta: number }[]; totalBytesDelta: number } | null };
+  const res = await api<DiffBody>('GET', `/v1/diff?base=${base}&head=${head}&limit=3`);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.equal(res.body.diff, null);
+  const grown = res.body.allocations!.grown;
+  assert.ok(grown.length <= 3);
+  assert.ok(['Session', 'createSession', 'leakSessions'].includes(grown[0]!.functionName) && grown[0]!.url === fixturePath('alloc-sites.cjs'), JSON.stringify(grown));
+  assert.ok(grown[0]!.bytesDelta > 1024 * 1024 && grown[0]!.bytesDelta === grown[0]!.headBytes - grown[0]!.baseBytes, JSON.stringify(grown[0]));
+
+  const cli = await runHeapcap(['diff', base, head, '--top', '2'], { env: { HEAPCAP_API_URL: serve.url }, timeoutMs: 180_000 });
+  assert.equal(cli.code, 0, cli.stderr);
+  const printed = cli.stdout;
+  assert.match(printed, new RegExp(`^allocation sites from capture ${base} \\(alloc\\) to capture ${head} \\(alloc\\): live \\+`));
+  assert.match(printed, /GROWTH +BASE +HEAD +ALLOCATED AT\n\+[\d.]+ MiB .*(Session|createSession|leakSessions) \/.*alloc-sites\.cjs:\d+:\d+\n/);
+
+  const snapshotId = await snapshot();
+  const mixed = await api<ErrorBody>('GET', `/v1/diff?base=${snapshotId}&head=${head}`);
+  assert.equal(mixed.status, 409);
+  assert.equal(mixed.body.error.code, 'not_a_snapshot');
 });

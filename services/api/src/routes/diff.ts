@@ -21,7 +21,9 @@ const diffRoutes: FastifyPluginAsyncZod = async (app) => {
           '(`new`, `vanished`, `grown`, `shrunk`, `unchanged`); `retainedSizeDelta` too when both captures have a succeeded analysis. ' +
           'The first `limit` classes are answered (default 100), the rest counted in `omittedClasses`. ' +
           '409 `target_mismatch` for captures of two targets unless `force=true`; 404 `not_found` for an unknown id, `summary_missing` for a capture without a summary; ' +
-          '409 `artifact_not_available` for a capture that did not succeed; 409 `not_a_snapshot` for an allocation sampling profile (only heap snapshots have summaries). Audited.',
+          '409 `artifact_not_available` for a capture that did not succeed; 409 `not_a_snapshot` when one side is an allocation sampling profile and the other a snapshot. ' +
+          'When both captures are allocation sampling profiles, `diff` is null and `allocations` holds the growth by allocation site: `grown` (most live-byte growth first) and `shrunk`, ' +
+          'each site with both sides\' live bytes and samples and `bytesDelta` (at most `limit`; docs/analysis.md, "Where it was allocated"); `allocations` is null otherwise. Audited.',
         querystring: DiffQuerySchema,
         response: { 200: DiffResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
       },
@@ -30,10 +32,15 @@ const diffRoutes: FastifyPluginAsyncZod = async (app) => {
       const { base: baseId, head: headId, limit } = req.query;
       const force = req.query.force === 'true' || req.query.force === '1';
       const [base, head] = [await app.captures.get(baseId), await app.captures.get(headId)];
+      if (app.profiles.has(base) && app.profiles.has(head)) {
+        const result = await app.profiles.diff(base, head, force, limit);
+        await app.audit.record(req, { action: 'capture.diff', targetId: head.targetId, captureId: head.id, details: { base: base.id, forced: result.forced, allocations: true } });
+        return { ...result, omittedClasses: 0, diff: null };
+      }
       const result = await app.heapAnalysis.diff(base, head, force);
       await app.audit.record(req, { action: 'capture.diff', targetId: head.targetId, captureId: head.id, details: { base: base.id, forced: result.forced } });
       const { classes } = result.diff;
-      return { ...result, omittedClasses: Math.max(0, classes.length - limit), diff: { ...result.diff, classes: classes.slice(0, limit) } };
+      return { ...result, omittedClasses: Math.max(0, classes.length - limit), diff: { ...result.diff, classes: classes.slice(0, limit) }, allocations: null };
     },
   );
 };

@@ -1,7 +1,7 @@
 /** Request and response schemas of the summary, diff and analysis routes (shared with the OpenAPI document). */
 import { z } from 'zod';
 import { IdSchema, RedactModeSchema } from '@heapcap/config';
-import { AnalysisSchema, LeakHuntSchema, SummaryDiffSchema, SummarySchema } from '@heapcap/analysis';
+import { AnalysisSchema, LeakHuntSchema, ProfileDiffSchema, SummaryDiffSchema, SummarySchema } from '@heapcap/analysis';
 import { AnalysisStateSchema, CaptureRecordSchema, HuntDriveSchema, LeakHuntRecordSchema, textSchema } from '@heapcap/state';
 
 /** Most classes a diff answers with (`limit`); the rest are counted in `omittedClasses`. */
@@ -40,7 +40,10 @@ export const DiffResponseSchema = z
     forced: z.boolean(),
     /** Classes left out by `limit` (the smallest growth). */
     omittedClasses: z.number().int().nonnegative(),
-    diff: SummaryDiffSchema,
+    /** Null when both captures are allocation sampling profiles (no summaries): `allocations` then. */
+    diff: SummaryDiffSchema.nullable(),
+    /** Growth by allocation site when both captures have an allocation profile, else null. */
+    allocations: ProfileDiffSchema.nullable(),
   })
   .describe('CaptureDiff');
 

@@ -6,7 +6,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, query, type ApiFailure, type ClassDelta, type DiffSideRef, type DiffView, type Suspect } from '../api.ts';
+import { api, query, type ApiFailure, type ClassDelta, type DiffSideRef, type DiffView, type SiteDelta, type SnapshotDiffView, type Suspect } from '../api.ts';
 import { bytes, signed } from '../format.ts';
 import { useInterval, useLoad } from '../hooks.ts';
 import { href } from '../router.ts';
@@ -62,7 +62,7 @@ function needAnalysis(view: DiffView): ['base' | 'head', DiffSideRef][] {
   return missing.length === 0 ? both : missing;
 }
 
-function Suspects({ view, note }: { view: DiffView; note: ComponentChildren }) {
+function Suspects({ view, note }: { view: SnapshotDiffView; note: ComponentChildren }) {
   const { mode, suspects } = view.diff.suspects;
   return (
     <>
@@ -151,6 +151,42 @@ function ClassTable({ classes, retained, suspects }: { classes: ClassDelta[]; re
   );
 }
 
+/** Two allocation sampling profiles: the sites whose live bytes grew most (docs/analysis.md, "Where it was allocated"). */
+function AllocationGrowth({ sites }: { sites: SiteDelta[] }) {
+  return (
+    <>
+      <h2>Allocation sites that grew</h2>
+      {sites.length === 0 ? (
+        <p class="muted">No allocation site grew.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Growth</th>
+              <th>Base</th>
+              <th>Head</th>
+              <th>Allocated at</th>
+            </tr>
+          </thead>
+          <tbody>
+            {sites.map((s) => (
+              <tr key={`${s.functionName} ${s.url}:${s.line}:${s.column}`}>
+                <td>{signed(s.bytesDelta, bytes)}</td>
+                <td>{bytes(s.baseBytes)}</td>
+                <td>{bytes(s.headBytes)}</td>
+                <td>
+                  <code>{s.functionName || '(anonymous)'}</code> {s.url}
+                  {s.line > 0 ? `:${s.line}:${s.column}` : ''}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
 export function CompareView({ params }: { params: URLSearchParams }) {
   const base = params.get('base') ?? '';
   const head = params.get('head') ?? '';
@@ -177,12 +213,13 @@ export function CompareView({ params }: { params: URLSearchParams }) {
         <a href={href('captures', base)}>{base}</a> (base) → <a href={href('captures', head)}>{head}</a> (head)
       </p>
       <ErrorNote error={failure ?? diff.error} />
-      {d !== undefined && (
+      {d?.allocations && <AllocationGrowth sites={d.allocations.grown} />}
+      {d !== undefined && d.diff !== null && (
         <>
           <p>
             {signed(d.diff.nodeCountDelta)} objects, {signed(d.diff.totalSelfSizeDelta, bytes)} self size.
           </p>
-          <Suspects view={d} note={<SummaryNote view={d} analysing={analysing} onAnalyse={canAnalyse ? () => void analyse(d) : null} />} />
+          <Suspects view={{ ...d, diff: d.diff }} note={<SummaryNote view={d} analysing={analysing} onAnalyse={canAnalyse ? () => void analyse(d) : null} />} />
           <h2>Every class</h2>
           <ClassTable classes={d.diff.classes} retained={d.diff.retained} suspects={d.diff.suspects.suspects} />
           {d.omittedClasses > 0 && <p class="muted">{d.omittedClasses} smaller classes left out.</p>}

@@ -51,6 +51,30 @@ declare module 'fastify' {
   }
 }
 
+/** One side of a diff as the API answers it. */
+export function side(r: CaptureRecord, analysed: boolean): DiffSide {
+  return {
+    captureId: r.id,
+    targetId: r.targetId,
+    createdAt: r.createdAt,
+    analysed,
+    analysis: {
+      status: r.analysis?.status ?? 'none',
+      poll: `/v1/captures/${r.id}/analysis`,
+      error: r.analysis?.error === undefined ? undefined : `${r.analysis.error.code}: ${r.analysis.error.message}`,
+    },
+  };
+}
+
+/** `target_mismatch` for captures of two targets unless `force`. */
+export function assertSameTarget(base: CaptureRecord, head: CaptureRecord, force: boolean): void {
+  if (base.targetId === head.targetId || force) return;
+  throw new ApiError('target_mismatch', `base ${base.id} is of target ${base.targetId}, head ${head.id} of ${head.targetId}; add force=true to compare them anyway`, {
+    base: base.targetId,
+    head: head.targetId,
+  });
+}
+
 /** Summaries, diffs and analyses read heap snapshots: refuse a sampling profile with a code that says so. */
 function assertSnapshot(record: CaptureRecord, role: string, what: string): void {
   if (record.artifact?.kind !== 'sampling-profile') return;
@@ -101,28 +125,11 @@ const heapAnalysisPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; sink: Artifa
     return doc === null ? null : AnalysisSchema.parse(doc);
   }
 
-  const side = (r: CaptureRecord, analysed: boolean): DiffSide => ({
-    captureId: r.id,
-    targetId: r.targetId,
-    createdAt: r.createdAt,
-    analysed,
-    analysis: {
-      status: r.analysis?.status ?? 'none',
-      poll: `/v1/captures/${r.id}/analysis`,
-      error: r.analysis?.error === undefined ? undefined : `${r.analysis.error.code}: ${r.analysis.error.message}`,
-    },
-  });
-
   const service: HeapAnalysisService = {
     summary: (record) => readSummary(record),
 
     async diff(base, head, force) {
-      if (base.targetId !== head.targetId && !force) {
-        throw new ApiError('target_mismatch', `base ${base.id} is of target ${base.targetId}, head ${head.id} of ${head.targetId}; add force=true to compare them anyway`, {
-          base: base.targetId,
-          head: head.targetId,
-        });
-      }
+      assertSameTarget(base, head, force);
       const [b, h] = [await readSummary(base, 'base '), await readSummary(head, 'head ')];
       const [ba, ha] = [await readAnalysis(base), await readAnalysis(head)];
       const both = ba !== null && ha !== null;

@@ -10,6 +10,7 @@ import { CaptureError } from '@heapcap/errors';
 import type { CaptureRecord } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { ApiError } from '../../errors.ts';
+import { assertSameTarget, side, type DiffSide } from './heap-analysis.ts';
 
 /**
  * Profiles are read whole (JSON.parse). V8's are small: the call tree of the
@@ -26,8 +27,8 @@ export interface ProfilesService {
   summary(record: CaptureRecord, limit: number): Promise<ProfileSummary>;
   /** The gzipped pprof encoding. */
   pprof(record: CaptureRecord): Promise<Buffer>;
-  /** Growth by allocation site from `base` to `head`. */
-  diff(base: CaptureRecord, head: CaptureRecord, limit: number): Promise<ProfileDiff>;
+  /** Growth by allocation site from `base` to `head`; `target_mismatch` across targets unless `force`. */
+  diff(base: CaptureRecord, head: CaptureRecord, force: boolean, limit: number): Promise<{ base: DiffSide; head: DiffSide; forced: boolean; allocations: ProfileDiff }>;
 }
 
 declare module 'fastify' {
@@ -72,7 +73,11 @@ const profilesPlugin: FastifyPluginAsync<{ sink: ArtifactStore }> = async (app, 
     has: (record) => record.status === 'succeeded' && record.artifact?.kind === 'sampling-profile',
     summary: async (record, limit) => summarizeProfile(await load(record), { samplingIntervalBytes: intervalOf(record), limit }),
     pprof: async (record) => profileToPprof(await load(record), { samplingIntervalBytes: intervalOf(record), takenAt: new Date(record.finishedAt ?? record.createdAt) }),
-    diff: async (base, head, limit) => diffProfiles(await load(base, 'base '), await load(head, 'head '), { limit }),
+    async diff(base, head, force, limit) {
+      assertSameTarget(base, head, force);
+      const allocations = diffProfiles(await load(base, 'base '), await load(head, 'head '), { limit });
+      return { base: side(base, false), head: side(head, false), forced: base.targetId !== head.targetId, allocations };
+    },
   };
   app.decorate('profiles', service);
 };

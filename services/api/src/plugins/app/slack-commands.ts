@@ -9,6 +9,7 @@ import type { HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { consoleLinks } from '@heapcap/config';
 import {
+  allocationDiffMessage,
   artifactLink,
   captureConsoleLinks,
   captureMessage,
@@ -167,6 +168,11 @@ async function diffCommand(app: FastifyInstance, deps: SlackCommandDeps, a: stri
   const missing = [base === null ? a : undefined, head === null ? b : undefined].filter((id) => id !== undefined);
   if (base === null || head === null) return ephemeral(`:mag: There is no capture ${missing.map((id) => `\`${id}\``).join(' or ')}. \`${name} list\` shows the recent ones.`);
   try {
+    if (app.profiles.has(base) && app.profiles.has(head)) {
+      const { allocations } = await app.profiles.diff(base, head, false, 5);
+      const of = (r: CaptureRecord): { captureId: string; createdAt: string } => ({ captureId: r.id, createdAt: r.createdAt });
+      return allocationDiffMessage({ targetId: head.targetId, base: of(base), head: of(head), totalBytesDelta: allocations.totalBytesDelta, grown: allocations.grown });
+    }
     const { diff } = await app.heapAnalysis.diff(base, head, false);
     return diffMessage({
       base: { captureId: base.id, createdAt: base.createdAt },
