@@ -1,5 +1,5 @@
 /**
- * Allocation sites from real sampling heap profiles of a real Node target
+ * Allocation sites from real sampling heap profiles of real Node targets (20, 22) and a Chromium page
  * (testkit's alloc-sites.cjs, sampled over its inspector like heapcap's
  * continuous profiles): the summary's top site is the function that keeps
  * what it allocates, builtins and Node's own frames fold into their caller,
@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { fixturePath, startNodeTarget, startSamplingSession, type NodeTarget, type NodeVersion, type SamplingSession } from '@heapcap/testkit';
+import { fixturePath, startChromium, startNodeTarget, startSamplingSession, type NodeTarget, type NodeVersion, type SamplingSession } from '@heapcap/testkit';
 import { CaptureError } from '@heapcap/errors';
 import { diffProfiles, isFoldedFrame, objectsOfSample, summarizeProfile, type SamplingHeapProfile } from '../src/index.ts';
 
@@ -117,5 +117,38 @@ void test('what is not a sampling profile is refused with profile_invalid', () =
       () => summarizeProfile(bad),
       (e: unknown) => e instanceof CaptureError && e.code === 'profile_invalid' && /heapprofile/.test(e.hint ?? ''),
     );
+  }
+});
+
+void test('Chromium: a page\'s leak leads its profile and the diff of two profiles of one session, at the page\'s script', { timeout: 120_000 }, async () => {
+  const chromium = await startChromium();
+  try {
+    // The page's own functions: Session objects kept on window, a cache refilled to the same size.
+    const html =
+      `<script>class Session { constructor(i) { this.id = i; this.user = 'user-' + i + '-' + 'u'.repeat(40); this.scopes = new Array(24).fill(i); } }` +
+      ` window.__sessions = []; function createSession(i) { const s = new Session(i); window.__sessions.push(s); return s; }` +
+      ` function leakSessions(n) { const start = window.__sessions.length; for (let i = 0; i < n; i++) createSession(start + i); }` +
+      ` const cache = new Map(); function fillCache(n) { cache.clear(); for (let i = 0; i < n; i++) cache.set(i, { key: 'k' + i, value: new Array(8).fill(i) }); }</script>` +
+      `<title>heapcap test page</title>`;
+    const page = await chromium.openPage(`data:text/html,${encodeURIComponent(html)}`);
+    const session = await startSamplingSession(page.webSocketDebuggerUrl, INTERVAL);
+    try {
+      await session.evaluate('leakSessions(4000); fillCache(2000)');
+      const first = await session.profile();
+      await session.evaluate('leakSessions(20000); fillCache(2000)');
+      const second = await session.profile();
+      const summary = summarizeProfile(second, { samplingIntervalBytes: INTERVAL });
+      const top = summary.sites[0]!;
+      assert.ok(LEAK_FUNCTIONS.includes(top.functionName) && top.url.startsWith('data:text/html'), JSON.stringify(summary.sites.slice(0, 4)));
+      assert.ok(top.line > 0 && top.column > 0);
+      const leakBytes = summary.sites.filter((s) => s.url === top.url && LEAK_FUNCTIONS.includes(s.functionName)).reduce((n, s) => n + s.bytes, 0);
+      assert.ok(leakBytes > 0.5 * summary.totalBytes, `the leak holds ${leakBytes} of ${summary.totalBytes}`);
+      const grown = diffProfiles(first, second).grown[0]!;
+      assert.ok(LEAK_FUNCTIONS.includes(grown.functionName) && grown.headBytes > 3 * grown.baseBytes, JSON.stringify(grown));
+    } finally {
+      await session.close();
+    }
+  } finally {
+    await chromium.close();
   }
 });

@@ -10,6 +10,8 @@ import WebSocket from 'ws';
 /** An open sampling session; `close` stops the sampler and closes the socket (idempotent). */
 export interface SamplingSession {
   profile(): Promise<unknown>;
+  /** Runtime.evaluate in the target (a page's code to run while sampling); resolves when it has run. */
+  evaluate(expression: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,10 @@ export async function startSamplingSession(wsUrl: string, intervalBytes: number,
   let closed = false;
   return {
     profile: async () => ((await send('HeapProfiler.getSamplingProfile')) as { profile: unknown }).profile,
+    async evaluate(expression) {
+      const r = (await send('Runtime.evaluate', { expression, awaitPromise: true })) as { exceptionDetails?: { text: string } };
+      if (r.exceptionDetails !== undefined) throw new Error(`${expression} threw: ${r.exceptionDetails.text}`);
+    },
     async close() {
       if (closed) return;
       closed = true;
