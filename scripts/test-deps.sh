@@ -4,7 +4,7 @@
 # schemathesis (a venv under the cache dir); for the deploy checks promtool
 # (Debian package prometheus), kubernetes-validate (a venv under the cache dir)
 # kustomize (kubectl's built-in, else go install) and helm (go install, cached
-# under the cache dir).
+# under the cache dir); Go's own go tool pprof (the pprof export's test).
 # Idempotent and quick when everything is present; prints what it installs;
 # exits non-zero with a message naming what is missing and how to get it.
 set -euo pipefail
@@ -83,6 +83,14 @@ if [[ ! -x "$minio_bin" ]]; then
   else
     fail "MinIO missing at $minio_bin and no Go toolchain to build it: install Go, then go install $MINIO_MODULE"
   fi
+fi
+
+# --- go tool pprof (part of the Go toolchain): services/serve/test/profiles.test.ts reads heapcap's
+# pprof exports with it (its first run builds it, ~15 s, cached in GOCACHE; the test allows 240 s).
+if command -v go >/dev/null 2>&1; then
+  go tool -n pprof >/dev/null 2>&1 || fail "go tool pprof is not available: the Go toolchain is incomplete"
+else
+  fail "no Go toolchain: services/serve/test/profiles.test.ts runs go tool pprof on heapcap's pprof export (install Go from the Debian package golang-go or go.dev)"
 fi
 
 # --- Node 22 from the npm registry (cached in ~/.npm/_npx after the first run) ---
