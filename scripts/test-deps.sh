@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ensures what the tests start as real processes is installed: Chromium,
-# redis-server, zsh, MinIO, Node 22 (Node 18 is fetched the same way on first use) and
+# redis-server, zsh, MinIO, Node 22 and 24 (Node 18 is fetched the same way on first use) and
 # schemathesis (a venv under the cache dir); for the deploy checks promtool
 # (Debian package prometheus), kubernetes-validate (a venv under the cache dir)
 # kustomize (kubectl's built-in, else go install) and helm (go install, cached
@@ -105,6 +105,15 @@ else
   fi
 fi
 
+# --- Node 24 the same way (allocation-site tests: packages/analysis/test/profile.test.ts) ---
+if [[ -n "${HEAPCAP_TEST_NODE24:-}" ]]; then
+  [[ -x "$HEAPCAP_TEST_NODE24" ]] || fail "HEAPCAP_TEST_NODE24=$HEAPCAP_TEST_NODE24 is not executable"
+elif ! node24_version="$(cd /tmp && NODE_OPTIONS= npx -y node@24 --version 2>/dev/null)"; then
+  fail "cannot run Node 24 via 'npx -y node@24' (npm registry unreachable?); or set HEAPCAP_TEST_NODE24"
+elif [[ "$node24_version" != v24.* ]]; then
+  fail "npx -y node@24 --version printed '$node24_version', expected v24.x"
+fi
+
 # --- Python tools (PyPI), each pinned in its own venv under the cache dir ----
 # A venv so the system site-packages are never touched; reused when present.
 # pip_tool PACKAGE VERSION VENV BINARY OVERRIDE_VAR
@@ -163,4 +172,4 @@ if ((failed)); then
   say "some test dependencies are missing (see above)"
   exit 1
 fi
-say "ok (chromium, redis-server, minio at $minio_bin, node 22, schemathesis $SCHEMATHESIS_VERSION, promtool, kubernetes-validate $KUBERNETES_VALIDATE_VERSION, helm $HELM_VERSION)"
+say "ok (chromium, redis-server, minio at $minio_bin, node 22, node 24, schemathesis $SCHEMATHESIS_VERSION, promtool, kubernetes-validate $KUBERNETES_VALIDATE_VERSION, helm $HELM_VERSION)"

@@ -1,5 +1,5 @@
 /**
- * Allocation sites from real sampling heap profiles of real Node targets (20, 22) and a Chromium page
+ * Allocation sites from real sampling heap profiles of real Node targets (20, 22, 24) and a Chromium page
  * (testkit's alloc-sites.cjs, sampled over its inspector like heapcap's
  * continuous profiles): the summary's top site is the function that keeps
  * what it allocates, builtins and Node's own frames fold into their caller,
@@ -43,8 +43,8 @@ async function run(node: NodeVersion): Promise<Run> {
 }
 
 const runs = new Map<NodeVersion, Run>();
-// 'system' is Node 20 on this machine; testkit has no Node 24.
-const VERSIONS: NodeVersion[] = ['system', '22'];
+// 'system' is Node 20 on this machine.
+const VERSIONS: NodeVersion[] = ['system', '22', '24'];
 before(async () => {
   for (const v of VERSIONS) runs.set(v, await run(v));
 });

@@ -6,12 +6,12 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /**
- * Node versions the tests run targets on: the system Node (20 here) and npm's `node@22` / `node@18`.
+ * Node versions the tests run targets on: the system Node (20 here) and npm's `node@22` / `node@24` / `node@18`.
  * 'system' is the Node that started scripts/run-tests.mjs (HEAPCAP_TEST_NODE_SYSTEM), not
  * necessarily the one running the test file: the service's tests run on Node 22, their targets
  * stay where the tests put them.
  */
-export type NodeVersion = 'system' | '22' | '18';
+export type NodeVersion = 'system' | '22' | '24' | '18';
 
 // One lookup per version and process: `npx -y node@22` costs ~1 s when cached
 // in ~/.npm/_npx and a download otherwise.
@@ -35,7 +35,7 @@ export function systemNode(): string {
   return process.env.HEAPCAP_TEST_NODE_SYSTEM || process.execPath;
 }
 
-async function resolveNpmNode(version: '22' | '18'): Promise<string> {
+async function resolveNpmNode(version: Exclude<NodeVersion, 'system'>): Promise<string> {
   const override = process.env[`HEAPCAP_TEST_NODE${version}`];
   if (override) return checkExecutable(override, `HEAPCAP_TEST_NODE${version}`);
   try {
