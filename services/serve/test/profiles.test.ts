@@ -71,8 +71,16 @@ async function snapshot(): Promise<string> {
 
 /** A sampling profile of `alloc` during which the target runs `command` (e.g. `leak 20000`: createSession, kept). */
 async function profileWhile(command: string, reply: string): Promise<string> {
-  const id = (await api<CaptureBody>('POST', '/v1/captures', { target: 'alloc', options: { kind: 'sampling', samplingSeconds: 3, samplingIntervalBytes: 8192 } })).body.capture.id;
-  await waitFor(async () => (await api<CaptureBody>('GET', `/v1/captures/${id}`)).body.capture.phase === 'sampling', { timeoutMs: 60_000, intervalMs: 50, what: 'the capture to be sampling' });
+  // 10 s: the command must run inside the window, and on a loaded host a poll can take a second or more.
+  const id = (await api<CaptureBody>('POST', '/v1/captures', { target: 'alloc', options: { kind: 'sampling', samplingSeconds: 10, samplingIntervalBytes: 8192 } })).body.capture.id;
+  const seen = await waitFor(
+    async () => {
+      const r = (await api<CaptureBody>('GET', `/v1/captures/${id}`)).body.capture;
+      return r.phase === 'sampling' || ['succeeded', 'failed', 'cancelled'].includes(r.status) ? r : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 50, what: 'the capture to be sampling' },
+  );
+  assert.equal(seen.phase, 'sampling', `capture ${id} ended (${seen.status}) before this test saw it sampling: ${JSON.stringify(seen.error)}`);
   await target.request(command, reply);
   return succeeded(id);
 }
@@ -157,7 +165,7 @@ void test('heapcap profiles list|show|download TARGET|ID: the profiles of a targ
   const ids = (JSON.parse(list.stdout) as { items: { id: string; artifact: { kind: string } }[] }).items.map((c) => c.id);
   assert.ok(ids.includes(profileId), 'the profile is listed');
   const table = await profilesCli(['list', 'alloc']);
-  assert.match(table.stdout, new RegExp(`${profileId} +alloc .* 3 s +8 KiB`));
+  assert.match(table.stdout, new RegExp(`${profileId} +alloc .* 10 s +8 KiB`));
 
   const show = await profilesCli(['show', 'alloc', '--top', '3']);
   assert.equal(show.code, 0, show.stderr);
