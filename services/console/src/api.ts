@@ -31,9 +31,19 @@ export interface Sample {
   rssBytes: number | null;
 }
 
+/** Why a target's last sample failed (the API's `down`; docs/watch.md). */
+export interface TargetDown {
+  since: number;
+  at: number;
+  reason: string;
+  code: string;
+  message: string;
+}
+
 export interface Samples {
   targetId: string;
   sampler: string | null;
+  down: TargetDown | null;
   /** redis: every sample of the retention; prometheus: a longer range, one point per step. */
   source: 'redis' | 'prometheus';
   items: Sample[];
@@ -158,7 +168,7 @@ export interface WatchRuleView {
   };
   state: 'active' | 'paused';
   matches: number;
-  targets: { targetId: string; state: 'ok' | 'pending' | 'firing' | 'cooling'; since: number; value: number | null; lastSampleAt: number | null; lastFiring: WatchFiring | null; sampler: string | null }[];
+  targets: { targetId: string; state: 'ok' | 'pending' | 'firing' | 'cooling'; since: number; value: number | null; lastSampleAt: number | null; lastFiring: WatchFiring | null; sampler: string | null; down: TargetDown | null }[];
   lastFiring: (WatchFiring & { targetId: string }) | null;
 }
 

@@ -31,3 +31,12 @@ export function time(iso: string | null | undefined): string {
   if (iso === null || iso === undefined) return '–';
   return new Date(iso).toLocaleString('en-GB', { hour12: false });
 }
+
+/** Milliseconds as a short age: "12 s", "7 min", "3 h", "2 d". */
+export function ago(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 120) return `${s} s`;
+  if (s < 7_200) return `${Math.round(s / 60)} min`;
+  if (s < 172_800) return `${Math.round(s / 3_600)} h`;
+  return `${Math.round(s / 86_400)} d`;
+}
