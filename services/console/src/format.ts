@@ -1,8 +1,9 @@
 /** How numbers and times read in the console. */
 
-const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
+/** IEC units: every size the console shows is a power of 1024, and says so (a 40,000,000-byte threshold read "38.1 MB"). */
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
 
-/** 1536 → "1.5 KB" (powers of 1024, as DevTools shows heap sizes). */
+/** 1536 → "1.5 KiB" (powers of 1024, as DevTools computes heap sizes); the console's one size formatter. */
 export function bytes(n: number | null | undefined): string {
   if (n === null || n === undefined) return '–';
   let v = Math.abs(n);
@@ -14,7 +15,7 @@ export function bytes(n: number | null | undefined): string {
   return `${n < 0 ? '-' : ''}${v >= 100 || i === 0 ? v.toFixed(0) : v.toFixed(1)} ${UNITS[i]}`;
 }
 
-/** A delta with its sign: "+1.2 MB", "-3". */
+/** A delta with its sign: "+1.2 MiB", "-3". */
 export function signed(n: number | undefined, fmt: (v: number) => string = (v) => v.toLocaleString('en')): string {
   if (n === undefined) return '–';
   return n > 0 ? `+${fmt(n)}` : fmt(n);

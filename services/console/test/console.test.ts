@@ -7,6 +7,7 @@
  * screenshots in docs/console/ (the README shows them). A Slack command
  * (signed, answered to the loopback stand-in for Slack) links to the console
  * page a phone then opens.
+ * Its text has no size spelt KB/MB/GB (sizes are KiB/MiB/GiB).
  */
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -128,6 +129,9 @@ async function bothSizes(p: Page, name: string, save: boolean): Promise<void> {
 
 /** Every view the test reaches: checked at both sizes, then its screenshots for the docs. */
 async function shot(p: Page, name: string): Promise<void> {
+  // One unit rule (issue 40): sizes are powers of 1024 and read KiB/MiB/GiB; "38.1 MB" for 40,000,000 bytes misled.
+  const text = await p.evaluate(() => document.querySelector('body')?.textContent ?? '');
+  assert.doesNotMatch(text, /\d ?(?:KB|MB|GB|TB)\b/, `${name}: a size spelt in decimal units`);
   await bothSizes(p, name, true);
 }
 
