@@ -67,10 +67,19 @@ export interface CaptureRecord {
   analysis?: { status: string };
   /** The mode the snapshot was stored with (effective: a target's `strings` over a request's `none`), and its counts. */
   redaction?: { mode: string; redactedStrings?: number; rewrittenNames?: number };
+  /** Scheduled captures: what grew since the target's previous finished capture. */
+  growth?: Growth;
   worker?: string;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+}
+
+/** A capture record's `growth` (packages/state analysis-schema.ts). */
+export interface Growth {
+  since: string | null;
+  suspects?: { mode: 'graph' | 'summary'; note?: string; items: { rank: number; class: string; countDelta: number; selfSizeDelta: number; retainedSizeDelta?: number; reason: string }[] };
+  classes: { name: string; countDelta: number; selfSizeDelta: number; retainedSizeDelta?: number }[];
 }
 
 export interface ClassRow {

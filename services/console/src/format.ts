@@ -27,10 +27,22 @@ export function ms(n: number | undefined): string {
   return n < 1000 ? `${Math.round(n)} ms` : `${(n / 1000).toFixed(1)} s`;
 }
 
-/** An ISO time as local date and time, seconds included. */
+const pad = (n: number): string => String(n).padStart(2, '0');
+
+/** Milliseconds since the epoch as local 24-hour "14:03:02": the chart's axis and legend, in the format of time(). */
+export function clock(ms: number): string {
+  const d = new Date(ms);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/**
+ * An ISO time as local "2026-11-28 14:03:02": the console's one date format (pages mixed "28/11/2026, 14:03:02",
+ * uPlot's "2:03pm" and raw ISO). Year first: unambiguous in every locale.
+ */
 export function time(iso: string | null | undefined): string {
   if (iso === null || iso === undefined) return '–';
-  return new Date(iso).toLocaleString('en-GB', { hour12: false });
+  const d = new Date(iso);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${clock(d.getTime())}`;
 }
 
 /** Milliseconds as a short age: "12 s", "7 min", "3 h", "2 d". */
