@@ -75,6 +75,9 @@ export function firstSampleWindow(count: number, everyMs: number): number {
   return Math.max(1, Math.min(everyMs, count * FIRST_SAMPLE_SPACING_MS));
 }
 
+/** How much of a late timer's delay the next sample makes up (a fraction of the interval): see #schedule. */
+const MAX_CATCH_UP = 0.05;
+
 /** The window of samples a watch capture links to: the minutes that led to it. */
 const LINKED_WINDOW_MS = 10 * 60_000;
 
@@ -233,8 +236,10 @@ export class Watcher {
       if (this.#state !== 'running' || !this.#held.has(id) || w === undefined || this.#busy.has(id)) return;
       const now = Date.now();
       const every = this.#every(w);
-      // A timer that fired more than an interval late (a blocked event loop) starts again from now: no burst of catch-up samples.
-      const at = now - due >= every ? now : due;
+      // A timer that fired late catches up by at most 5 % of the interval: no two samples much closer than one interval
+      // (a handover test holds gaps >= 0.85 interval), and a timer late by more than an interval (a blocked event
+      // loop) starts again from about now, without a burst of catch-up samples.
+      const at = Math.max(due, now - every * MAX_CATCH_UP);
       this.#lastSampled.set(id, at);
       const run = this.#sampleAndStep(w).finally(() => {
         this.#busy.delete(id);
