@@ -351,7 +351,7 @@ void describe('console', () => {
     await page.waitForFunction(() => /\d/.test((document as unknown as { querySelector(s: string): { textContent: string } | null }).querySelector('[data-testid=memory-chart] .u-legend .u-series:nth-child(2) .u-value')?.textContent ?? ''), { timeout: 15_000 });
     const values = await legend();
     assert.match(values['heap used'] ?? '', /^\d+(\.\d)? (KiB|MiB)$/, JSON.stringify(values));
-    assert.match(values['heap limit'] ?? '', /^\d+(\.\d)? (MB|GB)$/, JSON.stringify(values));
+    assert.match(values['heap limit'] ?? '', /^\d+(\.\d)? (MiB|GiB)$/, JSON.stringify(values));
     assert.match(values['time'] ?? '', /^newest, \d\d:\d\d:\d\d$/, JSON.stringify(values));
     // The y axis fits the heap, not its limit (a few MB under a limit of GB drew a flat line at the bottom).
     const samples = ((await (await fetch(`${serve.url}/v1/targets/shapes/samples`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { items: { heapUsedBytes: number; heapTotalBytes: number; heapLimitBytes: number; rssBytes: number | null }[] }).items;
