@@ -25,6 +25,9 @@ try {
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify({ name: manifest.name, version, ...manifest }, null, 2)}\n`);
   cpSync(join(ROOT, 'deploy/npm/bin'), join(stage, 'bin'), { recursive: true });
   cpSync(join(ROOT, 'README.md'), join(stage, 'README.md'));
+  // The command's messages and the README point at docs/*.md ("see docs/configuration.md"): ship them, so those
+  // paths exist in the installed package (node_modules/heapcap/docs/). Text only; the screenshots stay out.
+  cpSync(join(ROOT, 'docs'), join(stage, 'docs'), { recursive: true, filter: (src) => !/\.(png|jpe?g|gif|webp)$/i.test(src) });
   const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', out], { cwd: stage, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
   console.log(join(out, packed[0].filename));
 } finally {

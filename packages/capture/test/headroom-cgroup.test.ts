@@ -94,7 +94,7 @@ void describe('headroom gate in a memory-limited cgroup', { skip: 'unsupported' 
     assert.equal(error.code, 'insufficient_headroom');
     assert.equal(error.phase, 'preflight');
     assert.equal(error.details['limitBytes'], LOW);
-    assert.match(run.stderr, /^insufficient_headroom: the snapshot needs about \d+ MB more memory/m);
+    assert.match(run.stderr, /^insufficient_headroom: the snapshot needs about \d+\.\d MiB more memory/m);
     assert.deepEqual(await filesUnder(out.path), []);
     assert.equal((await low.stats()).limitHits, 0);
   });

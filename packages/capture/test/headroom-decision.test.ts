@@ -60,7 +60,7 @@ void describe('headroom decision', () => {
     assert.equal(err.details?.['heapUsedBytes'], 300 * MiB);
     assert.equal(err.details?.['estimateBytes'], report.estimate.extraBytes);
     assert.ok((err.details?.['requiredLimitBytes'] as number) > 2048 * MiB);
-    assert.match(err.hint ?? '', /raise the target's memory limit to at least \d+ MB, capture a replica with more room, or force it/);
+    assert.match(err.hint ?? '', /raise the target's memory limit to at least \d+\.\d MiB, capture a replica with more room, or force it/);
   });
 
   void it('lets the same heap through when the container has room', () => {

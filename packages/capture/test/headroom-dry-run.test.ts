@@ -1,7 +1,7 @@
 // `heapcap capture --dry-run` on each target kind (node, node-pid, chromium):
 // prints the preflight facts and the decision, exits 0 (6 when it would be
 // refused), and takes nothing: no artifact, and the target's peak RSS does not
-// move (a snapshot of these heaps raises it by hundreds of MB).
+// move (a snapshot of these heaps raises it by hundreds of MiB).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { filesUnder, maxRss as maxRssOf } from './probes.ts';
@@ -28,8 +28,8 @@ const runCli = (args: string[]): Promise<CliRun> => runCliWithin(args, 60_000);
 /** The lines every dry run prints, whatever the target. */
 function assertFactsPrinted(stdout: string): void {
   assert.match(stdout, /^dry run: .*; nothing taken$/m);
-  assert.match(stdout, /^ {2}heap used +\d+\.\d MB/m);
-  assert.match(stdout, /^ {2}estimate +\+\d+\.\d MB during the snapshot \((node-v8-1[12]|chromium): [\d.]+ × heap \+ [\d.]+ MB\)/m);
+  assert.match(stdout, /^ {2}heap used +\d+\.\d MiB/m);
+  assert.match(stdout, /^ {2}estimate +\+\d+\.\d MiB during the snapshot \((node-v8-1[12]|chromium): [\d.]+ × heap \+ [\d.]+ MiB\)/m);
   assert.match(stdout, /^ {2}decision +(capture|refuse)/m);
 }
 
@@ -52,8 +52,8 @@ void describe('heapcap capture --dry-run', () => {
     assert.equal(run.code, 0, run.stderr);
     assertFactsPrinted(run.stdout);
     assert.match(run.stdout, new RegExp(`^dry run: node 127\\.0\\.0\\.1:${t.port} \\(node v20\\.[\\d.]+, V8 11\\.3[\\d.]+-node\\.\\d+, pid ${t.pid}\\)`, 'm'));
-    assert.match(run.stdout, /^ {2}rss +\d+\.\d MB \(peak so far \d+\.\d MB\)$/m);
-    assert.match(run.stdout, /^ {2}host +\d+\.\d MB available of \d+\.\d MB \(target\)$/m);
+    assert.match(run.stdout, /^ {2}rss +\d+\.\d MiB \(peak so far \d+\.\d MiB\)$/m);
+    assert.match(run.stdout, /^ {2}host +\d+\.\d MiB available of \d+\.\d MiB \(target\)$/m);
     assert.match(run.stdout, /^ {2}facts via +getBuiltinModule$/m);
     assert.match(run.stdout, /^ {2}decision +capture \(fits\)$/m);
     assert.deepEqual(await filesUnder(out.path), []);
@@ -83,14 +83,14 @@ void describe('heapcap capture --dry-run', () => {
     assert.equal(run.code, 0, run.stderr);
     assertFactsPrinted(run.stdout);
     assert.match(run.stdout, new RegExp(`^dry run: node pid ${t.pid} .*pid ${t.pid}\\); nothing taken$`, 'm'));
-    assert.match(run.stdout, /^ {2}rss +\d+\.\d MB/m);
+    assert.match(run.stdout, /^ {2}rss +\d+\.\d MiB/m);
     assert.deepEqual(await filesUnder(out.path), []);
     await t.waitForStderr(/Debugger listening on ws:\/\/\S+/, 5_000);
     // The dry run closed the inspector it opened: read the peak (VmHWM, the same
     // high-water mark as resourceUsage().maxRSS) from /proc instead.
     const peak = peakRssKb(t.pid) * 1024;
     const rssNow = rssKb(t.pid) * 1024;
-    // 40 MB of heap: a snapshot would have pushed the peak ~300 MB above the current RSS.
+    // 40 MiB of heap: a snapshot would have pushed the peak ~300 MiB above the current RSS.
     assert.ok(peak - rssNow < 64 * MiB, `peak ${peak} vs rss ${rssNow}`);
   });
 
@@ -112,8 +112,8 @@ void describe('heapcap capture --dry-run', () => {
       assert.equal(run.code, 0, run.stderr);
       assertFactsPrinted(run.stdout);
       assert.match(run.stdout, /^dry run: chromium 127\.0\.0\.1:\d+ page "heapcap test page" \(chromium .*Chrom.*, V8 \d+\.\d+[\d.]*\); nothing taken$/m);
-      assert.match(run.stdout, /^ {2}heap used +\d+\.\d MB \(V8 heap limit \d+\.\d MB\)$/m);
-      assert.match(run.stdout, /^ {2}host +\d+\.\d MB available of \d+\.\d MB \(capturing host\)$/m);
+      assert.match(run.stdout, /^ {2}heap used +\d+\.\d MiB \(V8 heap limit \d+\.\d MiB\)$/m);
+      assert.match(run.stdout, /^ {2}host +\d+\.\d MiB available of \d+\.\d MiB \(capturing host\)$/m);
       assert.match(run.stdout, /^ {2}facts via +browser$/m);
       assert.match(run.stdout, /\(chromium: /);
       assert.match(run.stdout, /^ {2}note +a page cannot see its renderer process RSS/m);

@@ -36,7 +36,7 @@ export interface CaptureCommand {
   sampling: { seconds: number; intervalBytes: number | undefined } | undefined;
 }
 
-export const CAPTURE_USAGE = `Usage: heapcap capture TARGET [options]
+export const CAPTURE_USAGE = `Usage: heapcap capture (--node HOST:PORT | --ws URL | --chromium HOST:PORT | --pid N) [options]
 
 Target (exactly one):
   --node HOST:PORT        a Node.js inspector (--inspect) address

@@ -76,6 +76,8 @@ async function diffCaptures(base: string, head: string, opts: { json: boolean; t
     return EXIT.ok;
   } catch (err) {
     if (!(err instanceof RestError)) throw err;
+    // The API's way round a target mismatch is its query parameter force=true; a CLI user's is --force.
+    if (err.code === 'target_mismatch') err.message = err.message.replace(/\bforce=true\b/g, '--force');
     // The API's stable code (summary_missing, target_mismatch, not_found, …), as `heapcap status` prints it.
     if (opts.json) process.stdout.write(`${JSON.stringify({ error: { code: err.code, message: err.message, status: err.status } }, null, 2)}\n`);
     return reportRestError({ stdout: process.stdout, stderr: process.stderr }, err);

@@ -8,7 +8,8 @@ import { redactionText } from './status-format.ts';
 function headLines(m: CaptureManifest | SamplingManifest, what: string): string[] {
   return [
     `${what} ${m.target.endpoint} (${m.runtime.product} ${m.runtime.version}, V8 ${m.runtime.v8Version ?? '?'})`,
-    `  heap used  ${formatMiB(m.heap.usedBytes)} of ${formatMiB(m.heap.totalBytes)}`,
+    // The heap total is what V8 has reserved now, not a limit: "3.1 MiB of 4.0 MiB" read as one.
+    `  heap used  ${formatMiB(m.heap.usedBytes)} (heap total ${formatMiB(m.heap.totalBytes)})`,
     ...(m.selection === undefined ? [] : [`  selected   ${selectionText(m.selection)}`]),
   ];
 }

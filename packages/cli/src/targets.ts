@@ -4,6 +4,7 @@ import { flag, intFlag, runGroup, sub, UsageError, type Subcommand } from './api
 import { parseSelectorArg } from './schedules-args.ts';
 import { callApi, type CliIo } from './status-client.ts';
 import { formatTable, utcTime } from './table.ts';
+import { statusText, targetHealth, type TargetHealth } from './target-status.ts';
 
 /** A registered target as the API shows it (the fields the table uses). */
 interface TargetView {
@@ -19,11 +20,21 @@ function address(t: TargetView['target']): string {
   return `${t.browser ?? '-'}${select.length > 0 ? ` (${select.join(', ')})` : ''}`;
 }
 
-function formatTargets(items: readonly TargetView[]): string {
+function formatTargets(items: readonly TargetView[], health?: Map<string, TargetHealth> | null): string {
   if (items.length === 0) return 'no targets (add one: heapcap targets add ID --inspect HOST:PORT, or list them in HEAPCAP_TARGETS_FILE)';
+  const now = Date.now();
+  const status = health === undefined ? [] : ['STATUS'];
   return formatTable(
-    ['ID', 'KIND', 'ADDRESS', 'LABELS', 'SOURCE', 'UPDATED (UTC)'],
-    items.map((v) => [v.target.id, v.target.kind, address(v.target), Object.entries(v.target.labels ?? {}).map(([k, x]) => `${k}=${x}`).join(',') || '-', v.source, utcTime(v.updatedAt)]),
+    ['ID', 'KIND', 'ADDRESS', 'LABELS', 'SOURCE', 'UPDATED (UTC)', ...status],
+    items.map((v) => [
+      v.target.id,
+      v.target.kind,
+      address(v.target),
+      Object.entries(v.target.labels ?? {}).map(([k, x]) => `${k}=${x}`).join(',') || '-',
+      v.source,
+      utcTime(v.updatedAt),
+      ...(health === undefined ? [] : [statusText(health?.get(v.target.id), now)]),
+    ]),
   );
 }
 
@@ -91,11 +102,14 @@ export const TARGETS_SUBCOMMANDS: Record<string, Subcommand> = {
   list: sub({
     args: [],
     flags: {},
-    summary: 'the registered targets (the allowlist of what can be captured)',
+    summary: 'the registered targets (the allowlist of what can be captured), up or unreachable and why',
     examples: ['heapcap targets list', 'heapcap targets list --json | jq -r ".items[].target.id"'],
     async run(c) {
       const data = (await callApi(c.api, 'GET', '/v1/targets', undefined, 30_000)).body as { items: TargetView[] };
-      c.print(data, () => formatTargets(data.items));
+      // STATUS: the age of the newest sample, or unreachable with the reason of the last failed one (docs/watch.md).
+      const health = await targetHealth(c.api, data.items.map((v) => v.target.id));
+      const items = data.items.map((v) => ({ ...v, health: health?.get(v.target.id) ?? null }));
+      c.print({ ...data, items }, () => formatTargets(data.items, health));
       return EXIT.ok;
     },
   }),

@@ -56,6 +56,16 @@ void test('every command and subcommand --help shows examples of itself', { time
   }
 });
 
+void test('heapcap capture --help shows the usage it accepts: a target flag, no positional TARGET (which it refuses)', { timeout: 60_000 }, async () => {
+  const help = await runHeapcap(['capture', '--help']);
+  const usage = help.stdout.split('\n')[0]!;
+  assert.match(usage, /^Usage: heapcap capture \(--node HOST:PORT \| --ws URL \| --chromium HOST:PORT \| --pid N\) \[options\]$/, usage);
+  // What the old usage line suggested is refused: the help must not show it.
+  const positional = await runHeapcap(['capture', '127.0.0.1:9229', '--dry-run']);
+  assert.notEqual(positional.code, 0, positional.stdout);
+  assert.doesNotMatch(usage, /capture TARGET/);
+});
+
 void test('did you mean: commands, subcommands, flags and HEAPCAP_* settings', { timeout: 60_000 }, async () => {
   const cases: [string[], Record<string, string>, RegExp][] = [
     [['captrue', '--node', '1:2'], {}, /^invalid_input: unknown command "captrue" \(did you mean "capture"\?\)/],

@@ -46,10 +46,19 @@ void describe('units and phases of heapcap capture', { timeout: 180_000 }, () =>
     assert.match(stdout, /^ {2}enable +\d+\.\d$/m);
     assert.match(stdout, /^ {2}gc +0\.0$/m);
     // Every size in the summary, in MiB.
-    assert.ok(stdout.includes(`  heap used  ${mib(m.heap.usedBytes)} of ${mib(m.heap.totalBytes)}\n`), stdout);
+    // The heap total is not a limit: not "X of Y" (issue 40).
+    assert.ok(stdout.includes(`  heap used  ${mib(m.heap.usedBytes)} (heap total ${mib(m.heap.totalBytes)})\n`), stdout);
     assert.ok(stdout.includes(`  snapshot   ${mib(m.artifact.bytesUncompressed)} → ${mib(m.artifact.bytesStored)} gzip,`), stdout);
     assert.ok(stdout.includes(`  headroom   estimate +${mib(m.estimate.extraBytes)}, `), stdout);
     assert.doesNotMatch(stdout, /\d MB\b/, 'no decimal megabytes anywhere');
+  });
+
+  void test('--dry-run prints its sizes in MiB too: no KB, MB or GB for a power-of-1024 value', async () => {
+    const res = await runCli(['--node', `127.0.0.1:${target.port}`, '--dry-run']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^ {2}heap used +\d+\.\d MiB \(V8 heap limit \d+\.\d MiB\)$/m, res.stdout);
+    assert.match(res.stdout, /^ {2}estimate +\+\d+\.\d MiB during the snapshot/m, res.stdout);
+    assert.doesNotMatch(res.stdout + res.stderr, /\d ?(?:KB|MB|GB)\b/, 'no decimal-unit spelling anywhere');
   });
 
   void test('with --gc: the collection is timed as gc, after enable', async () => {

@@ -164,6 +164,10 @@ export class Keys {
   watchSamples(targetId: string): string {
     return `${this.base}:watch:samples:${targetId}`;
   }
+  /** String with a TTL: why the target's last sample failed (JSON), deleted by its next sample. */
+  watchDown(targetId: string): string {
+    return `${this.base}:watch:down:${targetId}`;
+  }
   /** String with a TTL: the watcher that samples a target (its id). */
   watchLease(targetId: string): string {
     return `${this.base}:watch:lease:${targetId}`;

@@ -134,6 +134,9 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     const mismatch = await runHeapcapHere(['diff', ids.base, ids.other], { env });
     assert.equal(mismatch.code, 2);
     assert.match(mismatch.stderr, /^target_mismatch: /);
+    // In the CLI's words: its flag, not the API's query parameter.
+    assert.match(mismatch.stderr, /add --force to compare them anyway/, mismatch.stderr);
+    assert.doesNotMatch(mismatch.stderr, /force=true/, mismatch.stderr);
     assert.equal((await runHeapcapHere(['diff', ids.base, ids.other, '--force'], { env })).code, 0);
   });
 

@@ -67,6 +67,34 @@ void describe('OpenAPI document', () => {
     assert.deepEqual(missing, []);
   });
 
+  void it('every operation has an operationId, and each is unique (docs/api.md promises them)', () => {
+    const ids: string[] = [];
+    for (const [path, ops] of Object.entries(doc['paths'] as Json)) {
+      for (const [method, op] of Object.entries(ops as Json)) {
+        if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+        assert.equal(typeof (op as Json)['operationId'], 'string', `${method.toUpperCase()} ${path} has no operationId`);
+        ids.push((op as Json)['operationId'] as string);
+      }
+    }
+    assert.equal(new Set(ids).size, ids.length, `duplicated: ${ids.filter((x, i) => ids.indexOf(x) !== i).join(', ')}`);
+    assert.equal(doc['paths']['/v1/captures/{id}/pin']['post']['operationId'], 'pinCapture');
+    assert.equal(doc['paths']['/v1/captures/{id}/pin']['delete']['operationId'], 'unpinCapture');
+  });
+
+  void it('Swagger UI at /docs/ sends a CSP that forbids framing, and X-Frame-Options DENY, on the page and its files', async () => {
+    const page = await h.app.inject({ method: 'GET', url: '/docs/' });
+    assert.equal(page.statusCode, 200);
+    const files = [...page.body.matchAll(/(?:src|href)="\.?\/?([^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+    assert.ok(files.length > 0, page.body);
+    for (const res of [page, ...(await Promise.all(files.map((f) => h.app.inject({ method: 'GET', url: `/docs/${f.replace(/^docs\//, '')}` }))))]) {
+      const csp = String(res.headers['content-security-policy'] ?? '');
+      assert.match(csp, /default-src 'self'/, `${res.raw.req.url}: ${csp}`);
+      assert.match(csp, /frame-ancestors 'none'/, `${res.raw.req.url}: ${csp}`);
+      assert.doesNotMatch(csp, /upgrade-insecure-requests/);
+      assert.equal(res.headers['x-frame-options'], 'DENY', res.raw.req.url);
+    }
+  });
+
   void it('defect 9: POST /v1/captures/{id}/pin has an optional body, as the server accepts none', () => {
     const body = doc['paths']['/v1/captures/{id}/pin']['post']['requestBody'] as Json | undefined;
     assert.notEqual(body?.['required'], true, JSON.stringify(body));

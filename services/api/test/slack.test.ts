@@ -80,10 +80,11 @@ void test('without a signing secret the Slack paths do not exist; with one they 
   assert.equal((await off.inject({ method: 'POST', url: '/slack/interactions', payload: '' })).statusCode, 404);
 
   const on = await app(groupDeps());
-  const doc = (await on.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, { post?: { requestBody?: { content: Record<string, unknown> }; security?: unknown[] } }> }>();
-  for (const path of ['/slack/commands', '/slack/interactions']) {
+  const doc = (await on.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, { post?: { operationId?: string; requestBody?: { content: Record<string, unknown> }; security?: unknown[] } }> }>();
+  for (const [path, operationId] of [['/slack/commands', 'slackCommand'], ['/slack/interactions', 'slackInteraction']] as const) {
     const op = doc.paths[path]?.post;
     assert.ok(op !== undefined, `${path} documented`);
+    assert.equal(op.operationId, operationId, `${path}: the operationId docs/api.md promises`);
     assert.deepEqual(Object.keys(op.requestBody?.content ?? {}), ['application/x-www-form-urlencoded']);
     assert.deepEqual(op.security, []);
   }

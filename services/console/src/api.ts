@@ -31,9 +31,19 @@ export interface Sample {
   rssBytes: number | null;
 }
 
+/** Why a target's last sample failed (the API's `down`; docs/watch.md). */
+export interface TargetDown {
+  since: number;
+  at: number;
+  reason: string;
+  code: string;
+  message: string;
+}
+
 export interface Samples {
   targetId: string;
   sampler: string | null;
+  down: TargetDown | null;
   /** redis: every sample of the retention; prometheus: a longer range, one point per step. */
   source: 'redis' | 'prometheus';
   items: Sample[];
@@ -57,10 +67,19 @@ export interface CaptureRecord {
   analysis?: { status: string };
   /** The mode the snapshot was stored with (effective: a target's `strings` over a request's `none`), and its counts. */
   redaction?: { mode: string; redactedStrings?: number; rewrittenNames?: number };
+  /** Scheduled captures: what grew since the target's previous finished capture. */
+  growth?: Growth;
   worker?: string;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+}
+
+/** A capture record's `growth` (packages/state analysis-schema.ts). */
+export interface Growth {
+  since: string | null;
+  suspects?: { mode: 'graph' | 'summary'; note?: string; items: { rank: number; class: string; countDelta: number; selfSizeDelta: number; retainedSizeDelta?: number; reason: string }[] };
+  classes: { name: string; countDelta: number; selfSizeDelta: number; retainedSizeDelta?: number }[];
 }
 
 export interface ClassRow {
@@ -174,7 +193,7 @@ export interface WatchRuleView {
   };
   state: 'active' | 'paused';
   matches: number;
-  targets: { targetId: string; state: 'ok' | 'pending' | 'firing' | 'cooling'; since: number; value: number | null; lastSampleAt: number | null; lastFiring: WatchFiring | null; sampler: string | null }[];
+  targets: { targetId: string; state: 'ok' | 'pending' | 'firing' | 'cooling'; since: number; value: number | null; lastSampleAt: number | null; lastFiring: WatchFiring | null; sampler: string | null; down: TargetDown | null }[];
   lastFiring: (WatchFiring & { targetId: string }) | null;
 }
 

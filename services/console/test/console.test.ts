@@ -7,6 +7,7 @@
  * screenshots in docs/console/ (the README shows them). A Slack command
  * (signed, answered to the loopback stand-in for Slack) links to the console
  * page a phone then opens.
+ * Its text has no size spelt KB/MB/GB (sizes are KiB/MiB/GiB).
  */
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -128,6 +129,9 @@ async function bothSizes(p: Page, name: string, save: boolean): Promise<void> {
 
 /** Every view the test reaches: checked at both sizes, then its screenshots for the docs. */
 async function shot(p: Page, name: string): Promise<void> {
+  // One unit rule (issue 40): sizes are powers of 1024 and read KiB/MiB/GiB; "38.1 MB" for 40,000,000 bytes misled.
+  const text = await p.evaluate(() => document.querySelector('body')?.textContent ?? '');
+  assert.doesNotMatch(text, /\d ?(?:KB|MB|GB|TB)\b/, `${name}: a size spelt in decimal units`);
   await bothSizes(p, name, true);
 }
 
@@ -346,8 +350,8 @@ void describe('console', () => {
       page.$$eval('[data-testid=memory-chart] .u-legend .u-series', (trs) => Object.fromEntries(trs.map((tr) => [tr.querySelector('.u-label')?.textContent ?? '', tr.querySelector('.u-value')?.textContent ?? ''])));
     await page.waitForFunction(() => /\d/.test((document as unknown as { querySelector(s: string): { textContent: string } | null }).querySelector('[data-testid=memory-chart] .u-legend .u-series:nth-child(2) .u-value')?.textContent ?? ''), { timeout: 15_000 });
     const values = await legend();
-    assert.match(values['heap used'] ?? '', /^\d+(\.\d)? (KB|MB)$/, JSON.stringify(values));
-    assert.match(values['heap limit'] ?? '', /^\d+(\.\d)? (MB|GB)$/, JSON.stringify(values));
+    assert.match(values['heap used'] ?? '', /^\d+(\.\d)? (KiB|MiB)$/, JSON.stringify(values));
+    assert.match(values['heap limit'] ?? '', /^\d+(\.\d)? (MiB|GiB)$/, JSON.stringify(values));
     assert.match(values['time'] ?? '', /^newest, \d\d:\d\d:\d\d$/, JSON.stringify(values));
     // The y axis fits the heap, not its limit (a few MB under a limit of GB drew a flat line at the bottom).
     const samples = ((await (await fetch(`${serve.url}/v1/targets/shapes/samples`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { items: { heapUsedBytes: number; heapTotalBytes: number; heapLimitBytes: number; rssBytes: number | null }[] }).items;

@@ -56,6 +56,18 @@ void test('the tarball holds the bin script and the bundle; the installed packag
   }
 });
 
+void test('every docs/*.md the command or its README names is in the package (its messages say "see docs/configuration.md")', async () => {
+  const root = join(app, 'node_modules/heapcap');
+  const dist = join(root, 'dist');
+  const texts = [await readFile(join(root, 'README.md'), 'utf8')];
+  for (const f of (await readdir(dist)).filter((n) => n.endsWith('.mjs'))) texts.push(await readFile(join(dist, f), 'utf8'));
+  const named = new Set(texts.flatMap((t) => [...t.matchAll(/\bdocs\/([a-z0-9-]+\.md)\b/g)].map((m) => m[1]!)));
+  assert.ok(named.has('configuration.md'), `the bundle names docs/configuration.md: ${[...named].join(', ')}`);
+  const shipped = new Set(await readdir(join(root, 'docs')));
+  const missing = [...named].filter((f) => !shipped.has(f));
+  assert.deepEqual(missing, [], `named but not shipped: ${missing.join(', ')}`);
+});
+
 void test('npx heapcap --version prints the package version', async () => {
   const pkg = JSON.parse(await readFile(join(app, 'node_modules/heapcap/package.json'), 'utf8')) as { version: string };
   assert.match(tarball, new RegExp(`heapcap-${pkg.version.replaceAll('.', '\\.')}\\.tgz$`));

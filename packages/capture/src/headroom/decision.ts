@@ -6,6 +6,7 @@
  * diagnose the service would get it OOM-killed.
  */
 import { CaptureError } from '../errors.ts';
+import { formatMiB } from '../units.ts';
 import type { RuntimeFacts } from '../runtime.ts';
 import type { MemoryFacts } from './facts.ts';
 import { estimateExtraBytes, modelFor, type MemoryModel, type MemoryModelOverride } from './memory-model.ts';
@@ -143,8 +144,9 @@ export function previousEstimate(previous: PreviousCapture | undefined, heapUsed
   return Math.round((PREVIOUS_CAPTURE_SAFETY * previous.extraBytes * heapUsedBytes) / previous.heapUsedBytes);
 }
 
+/** Sizes in MiB, as every other size heapcap prints (units.ts). */
 function mb(bytes: number): string {
-  return `${Math.round(bytes / 1e6)} MB`;
+  return formatMiB(bytes);
 }
 
 /** The `insufficient_headroom` error for a refused report, with the numbers and what to do. */

@@ -2,10 +2,12 @@
  * The headroom facts and decision as short human lines, shared by the CLI's
  * `--dry-run` and anything that reports a refusal to people (Slack, logs).
  */
+import { formatMiB } from '../units.ts';
 import type { HeadroomReport } from './decision.ts';
 
+/** Sizes in MiB, as every other size heapcap prints (units.ts); they were decimal MB beside the summary's MiB. */
 function mb(bytes: number | null | undefined): string {
-  return bytes === null || bytes === undefined ? '?' : `${(bytes / 1e6).toFixed(1)} MB`;
+  return bytes === null || bytes === undefined ? '?' : formatMiB(bytes);
 }
 
 /** One line per fact, then the estimate, each limit, and the decision. */

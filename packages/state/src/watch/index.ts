@@ -21,6 +21,7 @@ export {
   type Firing,
   type FiringOutcome,
 } from './schema.ts';
+export { DOWN_REASONS, TargetDownSchema, downReason, type DownReason, type TargetDown } from './down.ts';
 export { WatchStore, type StoredSample } from './store.ts';
 export { checkWatchRule, buildWatchRule, newWatchRuleId, watchedBy, type WatchCheckContext, type WatchIssue } from './check.ts';
 export { metricValue, step as watchStep, fired as watchFired, initialState as initialWatchState, type EpisodeAction } from './episode.ts';

@@ -9,6 +9,7 @@
 import type { QueueContext } from '../context.ts';
 import { withRedisDeadline } from '../connection.ts';
 import { LuaScript } from '../script.ts';
+import { downReason, TargetDownSchema, type TargetDown } from './down.ts';
 import { FIRING_OUTCOMES, WatchRuleSchema, WatchSampleSchema, WatchTargetStateSchema, type FiringOutcome, type WatchRule, type WatchSample, type WatchTargetState } from './schema.ts';
 
 const DAY_MS = 86_400_000;
@@ -191,6 +192,8 @@ export class WatchStore {
         .multi()
         .xadd(key, 'MAXLEN', '=', String(keep), '*', ...fields)
         .pexpire(key, Math.max(3_600_000, Math.round(retentionMs)))
+        // The target answers: it is no longer down (in the same round trip).
+        .del(this.#keys.watchDown(targetId))
         .exec(),
       'watch sample add',
     )) as [[Error | null, string]];
@@ -238,6 +241,42 @@ export class WatchStore {
       if (err) throw err;
       const newest = (entries as [string, string[]][])[0];
       if (newest !== undefined) out.set(targetIds[i] as string, decodeSample(newest[1]).t);
+    });
+    return out;
+  }
+
+  /**
+   * Record a failed sample of `targetId`: its reason, code and message, when it happened, and (kept from the first
+   * failure) since when the target is down. The record goes with the target's next sample (addSample), or expires
+   * after `retentionMs` (at least an hour) once nobody samples the target.
+   */
+  async recordDown(targetId: string, code: string, message: string, at: number, retentionMs: number): Promise<void> {
+    const key = this.#keys.watchDown(targetId);
+    await this.#deadline(
+      this.#ctx.redis
+        .multi()
+        .hsetnx(key, 'since', String(at))
+        .hset(key, 'at', String(at), 'reason', downReason(code, message), 'code', code, 'message', message.slice(0, 500))
+        .pexpire(key, Math.max(3_600_000, Math.round(retentionMs)))
+        .exec(),
+      'watch down record',
+    );
+  }
+
+  /** The targets among `targetIds` whose last sample failed, and why; one round trip. */
+  async downs(targetIds: readonly string[]): Promise<Map<string, TargetDown>> {
+    const out = new Map<string, TargetDown>();
+    if (targetIds.length === 0) return out;
+    const pipe = this.#ctx.redis.pipeline();
+    for (const id of targetIds) pipe.hgetall(this.#keys.watchDown(id));
+    const replies = (await this.#deadline(pipe.exec(), 'watch downs')) ?? [];
+    targetIds.forEach((id, i) => {
+      const [err, h] = replies[i] ?? [null, {}];
+      if (err !== null) throw err;
+      const f = h as Record<string, string>;
+      if (f.at === undefined) return;
+      const parsed = TargetDownSchema.safeParse({ since: Number(f.since ?? f.at), at: Number(f.at), reason: f.reason, code: f.code ?? '', message: f.message ?? '' });
+      if (parsed.success) out.set(id, parsed.data);
     });
     return out;
   }

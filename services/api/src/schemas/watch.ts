@@ -2,7 +2,10 @@
 import { z } from 'zod';
 import { RULE_SOURCES } from '@heapcap/state';
 import { ID_PATTERN, IdSchema } from '@heapcap/config';
-import { FiringSchema, WatchRuleSchema, WatchRuleSpecSchema, WatchSampleSchema, WatchTargetStateSchema } from '@heapcap/state/watch';
+import { FiringSchema, TargetDownSchema, WatchRuleSchema, WatchRuleSpecSchema, WatchSampleSchema, WatchTargetStateSchema } from '@heapcap/state/watch';
+
+/** A target whose last sample failed (null: it answered, or nobody tried): since when, the latest attempt, the reason. */
+const DownSchema = TargetDownSchema.nullable().describe('the last sample failed: since (first failure, ms), at (latest attempt, ms), reason (connection refused | timed out | not Node | closed | not found | other), code, message; null: it answered, or nobody samples it');
 
 export const WatchRuleParamsSchema = z.strictObject({ id: IdSchema });
 
@@ -19,7 +22,7 @@ export const WatchRuleViewSchema = z
     /** The registered targets it watches now. */
     matches: z.number().int(),
     /** Its state for each target it watches now: ok | pending | firing | cooling, the last value and firing. */
-    targets: z.array(WatchTargetStateSchema.extend({ sampler: z.string().nullable().describe('the watcher (worker id) sampling this target now; null: none') })),
+    targets: z.array(WatchTargetStateSchema.extend({ sampler: z.string().nullable().describe('the watcher (worker id) sampling this target now; null: none'), down: DownSchema })),
     /** Its most recent firing over every target (with the outcome: captured, refused_headroom, sampled, suppressed_cooldown, suppressed_cap, failed). */
     // One strict object: `FiringSchema.and({targetId})` became an allOf of a closed object and
     // another property, which no response can satisfy (schemathesis found it when a rule had fired).
@@ -49,6 +52,7 @@ export const SamplesResponseSchema = z
     stored: z.number().int(),
     /** Where the items came from: redis (every sample, the last HEAPCAP_WATCH_RETENTION) or prometheus (a range starting earlier, with HEAPCAP_PROMETHEUS_URL set: one point per step). */
     source: z.enum(['redis', 'prometheus']),
+    down: DownSchema,
     items: z.array(WatchSampleSchema.extend({ heapUsedRatio: z.number().nullable() })),
   })
   .describe('TargetSamples');
@@ -70,6 +74,6 @@ export const LatestSamplesResponseSchema = z
   .object({
     since: z.string(),
     /** One per distinct id, in the order asked; each target's samples oldest first. */
-    items: z.array(z.object({ targetId: z.string(), samples: z.array(WatchSampleSchema) })),
+    items: z.array(z.object({ targetId: z.string(), samples: z.array(WatchSampleSchema), down: DownSchema })),
   })
   .describe('LatestTargetSamples');

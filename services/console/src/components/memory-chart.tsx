@@ -6,7 +6,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { CaptureRecord, Sample } from '../api.ts';
-import { bytes } from '../format.ts';
+import { bytes, clock } from '../format.ts';
 
 /** Marker colours by trigger kind (the legend below the chart says which is which). */
 export const TRIGGER_COLOURS: Record<string, string> = {
@@ -74,10 +74,9 @@ export function MemoryChart({ samples, captures, from, to }: MemoryChartProps) {
       const shown = idx === null ? newest(si) : v;
       return shown === null ? '–' : bytes(shown);
     };
-    const clock = (t: number) => new Date(t * 1000).toLocaleTimeString('en-GB', { hour12: false });
     const at = (_u: uPlot, v: number | null, _si: number, idx: number | null) => {
       const t = idx === null ? newest(0) : v;
-      return t === null ? '–' : idx === null ? `newest, ${clock(t)}` : clock(t);
+      return t === null ? '–' : idx === null ? `newest, ${clock(t * 1000)}` : clock(t * 1000);
     };
     // The y axis fits what the heap does, not the heap limit: a 50 MB heap under a 4 GB limit would be a
     // flat line at the bottom. The limit line is drawn once the heap comes within half of it (when it
@@ -91,7 +90,8 @@ export function MemoryChart({ samples, captures, from, to }: MemoryChartProps) {
         width: Math.max(240, el.clientWidth),
         height: 280,
         scales: { x: { time: true, range: () => [from, to] }, y: { range: () => [0, top > 0 ? top : 1] } },
-        axes: [{}, { values: (_u, vals) => vals.map((v) => bytes(v)), size: 70 }],
+        // The time axis in the console's one format (uPlot's default read "2:03pm" beside "14:03:02").
+        axes: [{ values: (_u, vals) => vals.map((v) => clock(v * 1000)) }, { values: (_u, vals) => vals.map((v) => bytes(v)), size: 70 }],
         series: [
           { label: 'time', value: at },
           { label: 'heap used', stroke: '#2563eb', width: 2, value },

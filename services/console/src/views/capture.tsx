@@ -13,6 +13,7 @@ import { useInterval, useLoad } from '../hooks.ts';
 import { go, href } from '../router.ts';
 import { useCan } from '../session.tsx';
 import { ErrorFact, ErrorNote, StatusBadge } from './parts.tsx';
+import { GrowthSection } from './growth.tsx';
 
 const LIVE = new Set(['queued', 'running']);
 
@@ -155,6 +156,7 @@ export function CaptureView({ id }: { id: string }) {
         )}
         {canRead && c.status === 'succeeded' && snapshot && <CompareWith capture={c} />}
       </div>
+      {c.growth !== undefined && <GrowthSection growth={c.growth} />}
       <h2>Phases</h2>
       {c.timings === null ? <p class="muted">No phase has finished yet.</p> : <Waterfall timings={c.timings} running={LIVE.has(c.status) ? c.phase : null} />}
       {canRead && c.status === 'succeeded' && snapshot && c.artifact?.summaryKey !== undefined && (

@@ -57,6 +57,16 @@ export function CaptureTable({ items, showTarget }: { items: CaptureRecord[]; sh
             )}
             <td>
               <StatusBadge status={c.status} />
+              {c.pinned !== null && (
+                <span class="label" data-testid="pinned" title={`pinned by ${c.pinned.by}${c.pinned.reason === undefined ? '' : `: ${c.pinned.reason}`}`}>
+                  pinned
+                </span>
+              )}
+              {c.error !== null && (
+                <div class="error" data-testid="row-error">
+                  {c.error.code}: {c.error.message}
+                </div>
+              )}
             </td>
             <td>
               {c.trigger.kind} by {c.trigger.who}

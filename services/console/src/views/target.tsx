@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, query, type CaptureRecord, type Samples } from '../api.ts';
 import { MemoryChart, TRIGGER_COLOURS } from '../components/memory-chart.tsx';
+import { TargetHealth } from '../components/target-health.tsx';
 import { time } from '../format.ts';
 import { useLoad } from '../hooks.ts';
 import { go, href } from '../router.ts';
@@ -69,6 +70,11 @@ export function TargetView({ id }: { id: string }) {
         )}
         <a href={`${href('captures')}?target=${encodeURIComponent(id)}`}>All captures of {id}</a>
       </div>
+      {samples.data !== undefined && (
+        <p>
+          Status: <TargetHealth down={samples.data.down} lastSampleAt={points[points.length - 1]?.t ?? null} />
+        </p>
+      )}
       <ErrorNote error={failure ?? samples.error ?? captures.error} />
       <MemoryChart samples={points} captures={items} from={start / 1000} to={until / 1000} />
       {fitted && (

@@ -1,9 +1,10 @@
 /** Targets: every registered target, its labels, its latest heap numbers and a sparkline of its recent samples. */
 import { useMemo, useState } from 'preact/hooks';
-import { api, query, type Sample, type Target } from '../api.ts';
+import { api, query, type Sample, type Target, type TargetDown } from '../api.ts';
 import { Sparkline } from '../components/sparkline.tsx';
+import { TargetHealth } from '../components/target-health.tsx';
 import { bytes } from '../format.ts';
-import { useLoad } from '../hooks.ts';
+import { useInterval, useLoad } from '../hooks.ts';
 import { href } from '../router.ts';
 import { ErrorNote } from './parts.tsx';
 
@@ -19,8 +20,10 @@ function Labels({ labels }: { labels: Record<string, string> | undefined }) {
   );
 }
 
-function TargetRow({ target, samples }: { target: Target; samples: Sample[] | undefined }) {
-  const last = samples?.[samples.length - 1];
+function TargetRow({ target, samples, down }: { target: Target; samples: Sample[] | undefined; down: TargetDown | null | undefined }) {
+  // A target that does not answer shows no heap numbers and no curve as if current: its status says why, and since when.
+  const dead = down !== null && down !== undefined;
+  const last = dead ? undefined : samples?.[samples.length - 1];
   return (
     <tr data-target={target.id}>
       <td>
@@ -30,10 +33,11 @@ function TargetRow({ target, samples }: { target: Target; samples: Sample[] | un
       <td>
         <Labels labels={target.labels} />
       </td>
+      <td>{samples === undefined ? '…' : <TargetHealth down={down} lastSampleAt={samples[samples.length - 1]?.t ?? null} />}</td>
       <td class="num">{bytes(last?.heapUsedBytes)}</td>
       <td class="num">{bytes(last?.heapLimitBytes)}</td>
       <td class="num">{bytes(last?.rssBytes)}</td>
-      <td>{samples === undefined ? '…' : <Sparkline samples={samples} />}</td>
+      <td>{samples === undefined ? '…' : dead ? <span class="muted">down</span> : <Sparkline samples={samples} />}</td>
     </tr>
   );
 }
@@ -59,6 +63,8 @@ function matches(t: Target, filter: string): boolean {
 const PAGE_SIZE = 50;
 /** The sparkline's points: the newest this many samples of the last hour (an hour at the default 1 min interval). */
 const SPARK_POINTS = 60;
+/** How often the page's numbers are read again: a target that dies shows as unreachable without a reload. */
+const REFRESH_MS = 3_000;
 
 export function TargetsView() {
   const targets = useLoad(() => api<{ items: { target: Target }[] }>('GET', '/v1/targets'), []);
@@ -71,11 +77,13 @@ export function TargetsView() {
   const shown = matching.slice(at * PAGE_SIZE, (at + 1) * PAGE_SIZE);
   const ids = shown.map((t) => t.id).join(',');
   const latest = useLoad(
-    () => (ids === '' ? Promise.resolve({ items: [] }) : api<{ items: { targetId: string; samples: Sample[] }[] }>('GET', `/v1/targets/samples/latest${query({ ids, points: SPARK_POINTS })}`)),
+    () => (ids === '' ? Promise.resolve({ items: [] }) : api<{ items: { targetId: string; samples: Sample[]; down: TargetDown | null }[] }>('GET', `/v1/targets/samples/latest${query({ ids, points: SPARK_POINTS })}`)),
     [ids],
   );
+  useInterval(latest.reload, REFRESH_MS, ids !== '' && !latest.loading);
   // Keyed by the ids asked for: the previous page's answer is not shown against this page's rows.
   const samples = useMemo(() => new Map((latest.data?.items ?? []).map((i) => [i.targetId, i.samples])), [latest.data]);
+  const downs = useMemo(() => new Map((latest.data?.items ?? []).map((i) => [i.targetId, i.down])), [latest.data]);
   return (
     <section>
       <h1>Targets</h1>
@@ -99,6 +107,7 @@ export function TargetsView() {
             <th scope="col">Target</th>
             <th scope="col">Kind</th>
             <th scope="col">Labels</th>
+            <th scope="col">Status</th>
             <th scope="col">Heap used</th>
             <th scope="col">Heap limit</th>
             <th scope="col">RSS</th>
@@ -107,7 +116,7 @@ export function TargetsView() {
         </thead>
         <tbody>
           {shown.map((t) => (
-            <TargetRow key={t.id} target={t} samples={samples.get(t.id)} />
+            <TargetRow key={t.id} target={t} samples={samples.get(t.id)} down={downs.get(t.id)} />
           ))}
         </tbody>
       </table>

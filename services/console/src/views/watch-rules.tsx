@@ -9,6 +9,7 @@
 import { useState } from 'preact/hooks';
 import { api, query, type CaptureRecord, type WatchRuleView } from '../api.ts';
 import { bytes, time } from '../format.ts';
+import { TargetHealth } from '../components/target-health.tsx';
 import { useLoad } from '../hooks.ts';
 import { href } from '../router.ts';
 import { useCan } from '../session.tsx';
@@ -130,7 +131,7 @@ export function WatchRulesView() {
                   <ul class="next-runs" data-testid="rule-targets">
                     {v.targets.map((t) => (
                       <li key={t.targetId} data-target-state={t.state}>
-                        {t.targetId}: {t.state} ({value(v.rule.when.metric, t.value)})
+                        {t.targetId}: {t.down === null ? `${t.state} (${value(v.rule.when.metric, t.value)})` : <TargetHealth down={t.down} lastSampleAt={t.lastSampleAt} />}
                       </li>
                     ))}
                   </ul>

@@ -1,6 +1,8 @@
 /**
- * The watcher: samples every watched target at the watch interval and runs
- * the watch rules over the samples. Every `heapcap serve` and `heapcap
+ * The watcher: samples every watched target at the faster of the watch
+ * interval and HEAPCAP_SAMPLE_INTERVAL (every other target at the latter),
+ * records why a sample failed (the target is down), and runs the watch rules
+ * over the samples. Every `heapcap serve` and `heapcap
  * worker` runs one; a lease per target in Redis makes exactly one of them
  * sample a given target. The holder renews its leases at every tick (a
  * quarter of the interval) for one interval; when it dies, another watcher
@@ -73,6 +75,9 @@ export function firstSampleWindow(count: number, everyMs: number): number {
   return Math.max(1, Math.min(everyMs, count * FIRST_SAMPLE_SPACING_MS));
 }
 
+/** How much of a late timer's delay the next sample makes up (a fraction of the interval): see #schedule. */
+const MAX_CATCH_UP = 0.05;
+
 /** The window of samples a watch capture links to: the minutes that led to it. */
 const LINKED_WINDOW_MS = 10 * 60_000;
 
@@ -94,6 +99,10 @@ export class Watcher {
   readonly #lastSampled = new Map<string, number>();
   /** Targets with a sample (and its rule steps) in flight. */
   readonly #busy = new Map<string, Promise<void>>();
+  /** Per held target: the timer of its next sample and when that sample is due (ms). */
+  readonly #timers = new Map<string, { due: number; timer: NodeJS.Timeout }>();
+  /** What the last tick found watched here (a timer samples with it). */
+  #watchedNow = new Map<string, Watched>();
   #held = new Set<string>();
   #state: State = 'created';
   #timer: NodeJS.Timeout | undefined;
@@ -117,6 +126,11 @@ export class Watcher {
     return this.#held;
   }
 
+  /**
+   * The lease tick: a quarter of the watch interval (leases last one interval). Samples do not wait for a tick: each
+   * has a timer at its due time (#schedule), so a target is sampled at its own interval however the tick falls (a
+   * 2 s sample interval under a 15 s watch interval gave samples 3.75 s apart, one per tick).
+   */
   get #tickMs(): number {
     return Math.max(25, Math.floor(this.#deps.settings.intervalMs / 4));
   }
@@ -183,13 +197,13 @@ export class Watcher {
         const every = this.#every(watched.get(id)!);
         this.#lastSampled.set(id, last.get(id) ?? firstDue(id, now, firstSampleWindow(fresh, every)) - every);
       }
+      this.#watchedNow = watched;
       for (const id of this.#held) {
         if (this.#busy.has(id)) continue;
-        const w = watched.get(id)!;
-        if (now - (this.#lastSampled.get(id) ?? 0) < this.#every(w)) continue;
-        this.#lastSampled.set(id, now);
-        const run = this.#sampleAndStep(w).finally(() => this.#busy.delete(id));
-        this.#busy.set(id, run);
+        const due = (this.#lastSampled.get(id) ?? 0) + this.#every(watched.get(id)!);
+        const planned = this.#timers.get(id);
+        // A rule that now watches the target can make its interval shorter: the earlier due time wins.
+        if (planned === undefined || due < planned.due) this.#schedule(id, due);
       }
     } catch (err) {
       this.#log.warn({ err }, 'watch tick failed; the next tick tries again');
@@ -198,13 +212,47 @@ export class Watcher {
     }
   }
 
-  /** A watched target's sample interval: the watch interval; a target sampled only for its curve: HEAPCAP_SAMPLE_INTERVAL. */
+  /**
+   * A target's sample interval: HEAPCAP_SAMPLE_INTERVAL for every target when it is on, the faster of it and the watch
+   * interval for a target a rule watches (being watched never makes a target's curve coarser); the watch interval when
+   * only watched targets are sampled.
+   */
   #every(w: Watched): number {
     const { intervalMs, sampleIntervalMs } = this.#deps.settings;
-    return w.rules.length > 0 || sampleIntervalMs === undefined || sampleIntervalMs <= 0 ? intervalMs : sampleIntervalMs;
+    if (sampleIntervalMs === undefined || sampleIntervalMs <= 0) return intervalMs;
+    return w.rules.length > 0 ? Math.min(intervalMs, sampleIntervalMs) : sampleIntervalMs;
+  }
+
+  /**
+   * Sample `id` at `due` (at once when that has passed). The next sample is due one interval after this one's due time,
+   * not after when its timer fired or its sample ended, so the delays of timers and samples do not add up: samples stay
+   * one interval apart on average, each late by the timer's delay only (bench-free: watch-spacing.test.ts measures it).
+   */
+  #schedule(id: string, due: number): void {
+    clearTimeout(this.#timers.get(id)?.timer);
+    const timer = setTimeout(() => {
+      this.#timers.delete(id);
+      const w = this.#watchedNow.get(id);
+      if (this.#state !== 'running' || !this.#held.has(id) || w === undefined || this.#busy.has(id)) return;
+      const now = Date.now();
+      const every = this.#every(w);
+      // A timer that fired late catches up by at most 5 % of the interval: no two samples much closer than one interval
+      // (a handover test holds gaps >= 0.85 interval), and a timer late by more than an interval (a blocked event
+      // loop) starts again from about now, without a burst of catch-up samples.
+      const at = Math.max(due, now - every * MAX_CATCH_UP);
+      this.#lastSampled.set(id, at);
+      const run = this.#sampleAndStep(w).finally(() => {
+        this.#busy.delete(id);
+        if (this.#state === 'running' && this.#held.has(id) && this.#watchedNow.has(id)) this.#schedule(id, at + this.#every(this.#watchedNow.get(id)!));
+      });
+      this.#busy.set(id, run);
+    }, Math.max(0, due - Date.now()));
+    this.#timers.set(id, { due, timer });
   }
 
   async #forget(targetId: string): Promise<void> {
+    clearTimeout(this.#timers.get(targetId)?.timer);
+    this.#timers.delete(targetId);
     const s = this.#samplers.get(targetId);
     this.#samplers.delete(targetId);
     this.#lastSampled.delete(targetId);
@@ -233,8 +281,12 @@ export class Watcher {
       sample = await (await this.#sampler(w.target)).sample();
       if (this.#failing.delete(id)) this.#log.info({ targetId: id }, 'watched target answers again');
     } catch (err) {
-      if (!this.#failing.has(id)) this.#log.warn({ targetId: id, err: err instanceof Error ? err.message : String(err) }, 'could not sample a watched target; will keep trying at each interval');
+      const message = err instanceof Error ? err.message : String(err);
+      if (!this.#failing.has(id)) this.#log.warn({ targetId: id, err: message }, 'could not sample a watched target; will keep trying at each interval');
       this.#failing.add(id);
+      // Stored, so that the console, `heapcap targets list` and /metrics say the target is down and why.
+      const code = typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : 'internal';
+      await queue.watch.recordDown(id, code, message, Date.now(), settings.retentionMs).catch((e: unknown) => this.#log.warn({ targetId: id, err: e }, 'could not record a failed sample'));
       return;
     }
     try {
@@ -363,6 +415,8 @@ export class Watcher {
   async #close(): Promise<void> {
     this.#state = 'closing';
     clearInterval(this.#timer);
+    for (const { timer } of this.#timers.values()) clearTimeout(timer);
+    this.#timers.clear();
     await Promise.allSettled([...this.#busy.values()]);
     const held = [...this.#held];
     for (const id of [...this.#samplers.keys()]) await this.#forget(id);

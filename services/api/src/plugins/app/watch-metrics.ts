@@ -3,7 +3,7 @@
  * replica): heapcap_watch_rules{state}, heapcap_watch_firings_total{outcome};
  * and each sampled target's newest sample as heapcap_target_*{target} gauges,
  * so that a Prometheus scraping /metrics keeps the curves longer than Redis
- * does (HEAPCAP_PROMETHEUS_URL reads them back: prometheus-samples.ts).
+ * does, and heapcap_target_up{target} (0 while its samples fail) (HEAPCAP_PROMETHEUS_URL reads them back: prometheus-samples.ts).
  */
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
@@ -63,6 +63,22 @@ const watchMetricsPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Wa
       1,
     );
     return new Map([...newest].flatMap(([id, samples]) => (samples[0] === undefined ? [] : [[id, samples[0]] as const])));
+  });
+  // Up or down: 1 for a target with a fresh sample, 0 for one whose last sample failed (the reason is on the
+  // console and in `heapcap targets list`); a target nobody samples has no series. One pipelined round trip.
+  const downs = readOncePerScrape<Set<string>>(async () => new Set((await queue.watch.downs((await queue.targets.list()).map(({ target }) => target.id))).keys()));
+  new Gauge({
+    name: 'heapcap_target_up',
+    help: 'Whether the watcher could sample the target: 1 (its newest sample is within three intervals), 0 (its last sample failed: connection refused, timed out, not Node, …); no series when nobody samples it',
+    labelNames: ['target'],
+    registers,
+    async collect() {
+      const [samples, down] = await Promise.all([latest(), downs()]);
+      if (samples === null || down === null) return;
+      this.reset();
+      for (const target of samples.keys()) if (!down.has(target)) this.set({ target }, 1);
+      for (const target of down) this.set({ target }, 0);
+    },
   });
   for (const [field, name, help] of TARGET_GAUGES) {
     new Gauge({

@@ -46,11 +46,12 @@ const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Watc
   const view = async (rule: WatchRule): Promise<WatchRuleView> => {
     const [targets, states] = await Promise.all([registered(), fromQueue(() => queue.watch.states(rule.id))]);
     const watched = watchedBy(rule, targets);
+    const downs = await fromQueue(() => queue.watch.downs(watched.map((t) => t.id)));
     const rows = await Promise.all(
       watched.map(async (t) => {
         const s = states.get(t.id) ?? { targetId: t.id, state: 'ok' as const, since: 0, firedAt: null, suppressedThisEpisode: false, value: null, lastSampleAt: null, lastFiring: null };
         const lease = await fromQueue(() => queue.watch.leaseOf(t.id));
-        return { ...s, sampler: lease?.holder ?? null };
+        return { ...s, sampler: lease?.holder ?? null, down: downs.get(t.id) ?? null };
       }),
     );
     const last = [...states.values()].filter((s) => s.lastFiring !== null).sort((a, b) => (b.lastFiring!.at < a.lastFiring!.at ? -1 : 1))[0];
@@ -127,8 +128,8 @@ const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Watc
     async latestSamples(query) {
       const ids = [...new Set(query.ids.split(','))];
       const since = query.since === undefined ? Date.now() - HOUR_MS : Date.parse(query.since);
-      const newest = await fromQueue(() => queue.watch.newestSamples(ids, since, query.points));
-      return { since: new Date(since).toISOString(), items: ids.map((targetId) => ({ targetId, samples: newest.get(targetId) ?? [] })) };
+      const [newest, downs] = await Promise.all([fromQueue(() => queue.watch.newestSamples(ids, since, query.points)), fromQueue(() => queue.watch.downs(ids))]);
+      return { since: new Date(since).toISOString(), items: ids.map((targetId) => ({ targetId, samples: newest.get(targetId) ?? [], down: downs.get(targetId) ?? null })) };
     },
     async samples(targetId, query) {
       if ((await fromQueue(() => queue.targets.get(targetId))) === null) throw new ApiError('not_found', `no target ${targetId} in the registry`, { targetId });
@@ -144,10 +145,11 @@ const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Watc
         if (fromPrometheus) return prometheusSamples(settings.prometheusUrl!, targetId, since, until, query.limit);
         return (await fromQueue(() => queue.watch.samples(targetId, since, until, query.limit))).map((x) => x.sample);
       };
-      const [stored, count, lease] = await Promise.all([
+      const [stored, count, lease, downs] = await Promise.all([
         read(),
         fromQueue(() => queue.watch.sampleCount(targetId)),
         fromQueue(() => queue.watch.leaseOf(targetId)),
+        fromQueue(() => queue.watch.downs([targetId])),
       ]);
       return {
         targetId,
@@ -157,6 +159,7 @@ const watchRulesPlugin: FastifyPluginAsync<{ queue: HeapcapQueue; settings: Watc
         keep: Math.ceil(settings.retentionMs / settings.intervalMs),
         stored: count,
         source: fromPrometheus ? ('prometheus' as const) : ('redis' as const),
+        down: downs.get(targetId) ?? null,
         items: stored.map((sample) => ({ ...sample, heapUsedRatio: sample.heapLimitBytes === null || sample.heapLimitBytes === 0 ? null : sample.heapUsedBytes / sample.heapLimitBytes })),
       };
     },

@@ -43,7 +43,18 @@ const openapiPlugin: FastifyPluginAsync<{ version: string }> = async (app, { ver
     docs.addHook('onRoute', (route) => {
       route.config = { ...route.config, public: true };
     });
-    await docs.register(swaggerUi, { routePrefix: '/docs', ...swaggerAssets() });
+    // A policy on every Swagger UI response (it sent none): its own scripts only, and never framed, since the
+    // session cookie reaches /docs too (clickjacking). Swagger UI's policy, with frame-ancestors 'self' made 'none'
+    // and without upgrade-insecure-requests (it would break a plain-HTTP deployment's page).
+    docs.addHook('onSend', async (_req, reply) => {
+      reply.header('x-frame-options', 'DENY').header('x-content-type-options', 'nosniff');
+    });
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      staticCSP: true,
+      transformStaticCSP: (header: string) => header.replace("frame-ancestors 'self'", "frame-ancestors 'none'").replace(/\s*upgrade-insecure-requests;?/, ''),
+      ...swaggerAssets(),
+    });
   });
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, () => app.swagger());
 };

@@ -11,6 +11,7 @@ const pinRoutes: FastifyPluginAsyncZod = async (app) => {
       config: { scope: 'captures:write' },
       schema: {
         tags: ['captures'],
+        operationId: 'pinCapture',
         summary: 'Pin a capture: retention never deletes its artifact, nor the record TTL its record',
         description: '409 `artifact_not_available` when retention already deleted the artifact; 409 `conflict` while it is deleting it.',
         params: CaptureParamsSchema,
@@ -27,6 +28,7 @@ const pinRoutes: FastifyPluginAsyncZod = async (app) => {
       config: { scope: 'captures:write' },
       schema: {
         tags: ['captures'],
+        operationId: 'unpinCapture',
         summary: 'Unpin a capture: retention applies to it again',
         params: CaptureParamsSchema,
         response: { 200: PinResponseSchema, ...errorResponses(400, 401, 403, 404, 429, 503) },

@@ -93,6 +93,7 @@ const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string; responseOrigin
       bodyLimit: COMMAND_BODY_LIMIT,
       schema: {
         ...documented,
+        operationId: 'slackCommand',
         summary: 'The /heapcap slash command (Slack calls this)',
         description:
           'Verified with the app signing secret before the form is parsed (401 `unauthorized` with `details.reason` otherwise; audited). ' +
@@ -116,6 +117,7 @@ const slackRoutes: FastifyPluginAsyncZod<{ signingSecret: string; responseOrigin
       bodyLimit: INTERACTION_BODY_LIMIT,
       schema: {
         ...documented,
+        operationId: 'slackInteraction',
         summary: 'Slack interactivity: the "Capture again" button (Slack calls this)',
         description:
           'Verified like /slack/commands. A block_actions payload with the `heapcap_capture_again` button starts a capture of the button\'s target for the clicking user ' +
