@@ -42,7 +42,15 @@ export const HolderSchema = z.object({
   /** For a scope holder (a closure's Context, the global): the variable or property holding the unit. */
   via: z.string().nullable(),
   /** For a closure's Context: the holder of the closure that owns it (`handlers` (Array)), so a scope says who keeps it. */
-  within: z.object({ class: z.string(), edge: z.string().nullable() }).nullable().optional(),
+  within: z
+    .object({
+      class: z.string(),
+      edge: z.string().nullable(),
+      /** True when the closure's holder is itself a variable of a scope: `class` is then that variable's name (`never`). */
+      variable: z.boolean().optional(),
+    })
+    .nullable()
+    .optional(),
   /** Class of the object that owns the holder (an `Order` owning its `items` Array); null when nothing does. */
   owner: z.string().nullable().optional(),
 });

@@ -161,7 +161,7 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     assert.match(suspects?.note ?? '', new RegExp(`^summary-only \\(no holders\\): capture ${record.id} was just taken and has no analysis; .*POST /v1/captures/${ids.head}/analysis .*GET /v1/diff\\?base=${ids.head}&head=${record.id}$`));
     assert.equal(suspects?.items[0]?.class, 'Leaked');
     assert.equal(suspects?.items[0]?.countDelta, N);
-    assert.match(suspects?.items[0]?.reason ?? '', /^\+20,000 instances \(\+[\d.]+ [KM]iB self\); holder unknown \(summary only\)$/);
+    assert.match(suspects?.items[0]?.reason ?? '', /^\+20,000 Leaked \(\+[\d.]+ [KM]iB self\); holder unknown \(summary only\)$/);
     assert.ok((suspects?.items.length ?? 0) <= 5);
     assert.equal(done.growth?.classes[0]?.name, 'Leaked');
     assert.equal(done.growth?.classes[0]?.countDelta, N);
@@ -198,7 +198,7 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     const [suspect] = diff['diff']['suspects']['suspects'] as Json[];
     assert.equal(diff['diff']['suspects']['mode'], 'graph');
     assert.deepEqual([suspect?.['class'], suspect?.['countDelta'], suspect?.['holder']['class'], suspect?.['holder']['edge']], ['Leaked', N, 'Array', '__leaks']);
-    assert.match(suspect?.['reason'], /^\+20,000 Leaked instances holding \+[\d.]+ [KM]iB, all held by `__leaks` \(Array\)$/);
+    assert.match(suspect?.['reason'], /^\+20,000 elements in `__leaks` \(Array\): 20,000 Leaked \(\+[\d.]+ [KM]iB\)/);
     assert.deepEqual(diff['head']['analysis'], { status: 'succeeded', poll: `/v1/captures/${ids.head}/analysis` });
     // A capture that did not succeed has nothing to analyse.
     const unknown = await h.app.inject({ method: 'POST', url: '/v1/captures/nope/analysis', headers: auth('runbook') });

@@ -102,7 +102,15 @@ export interface Suspect {
   selfSizeDelta: number;
   retainedSizeDelta?: number;
   path: PathStep[] | null;
+  /** One suspect per leak: what its holder gained, what came with it, the holder's own growth. */
+  parts?: { role: 'gained' | 'brought' | 'holder'; class: string; countDelta: number; retainedSizeDelta: number }[];
   reason: string;
+}
+
+/** Growth below the significance rule: `and N small changes (X in all)`. */
+export interface SmallChanges {
+  count: number;
+  bytes: number;
 }
 
 /** One capture of a diff and its analysis (`none` when never asked for; `error` when it failed). */
@@ -117,7 +125,7 @@ export interface DiffView {
   head: DiffSideRef;
   omittedClasses: number;
   diff: {
-    suspects: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[] };
+    suspects: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[]; small?: SmallChanges };
     totalSelfSizeDelta: number;
     nodeCountDelta: number;
     retained: boolean;
@@ -186,7 +194,7 @@ export interface LeakHuntRecord {
 
 /** A hunt's report: what was created between baseline and target and still lives in final. */
 export interface LeakHuntReport {
-  suspects?: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[] };
+  suspects?: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[]; small?: SmallChanges };
   createdCount: number;
   survivingCount: number;
   survivingSelfSize: number;

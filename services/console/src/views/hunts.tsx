@@ -184,7 +184,7 @@ function Report({ report }: { report: LeakHuntReport }) {
       {report.suspects !== undefined && (
         <>
           <h2>Suspects</h2>
-          <SuspectList suspects={report.suspects.suspects} reasons={true} />
+          <SuspectList suspects={report.suspects.suspects} reasons={true} small={report.suspects.small} />
         </>
       )}
       <h2>Classes that survived</h2>
