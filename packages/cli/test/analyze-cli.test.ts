@@ -130,7 +130,7 @@ void describe('heapcap analyze and diff', { timeout: 300_000 }, () => {
     const top = d.suspects.suspects[0];
     const expected = heapHolderShape(4).orders - heapHolderShape(2).orders;
     assert.equal(top?.class, 'Order', JSON.stringify(d.suspects.suspects.slice(0, 3)));
-    assert.deepEqual(top.parts?.map((p) => [p.class, p.countDelta]), [['LineItem', 4 * expected]], 'its LineItems are parts of it, not a row of their own');
+    assert.deepEqual(top.parts?.map((p) => [p.role, p.class, p.countDelta]), [['gained', 'Order', expected], ['brought', 'LineItem', 4 * expected]], 'its LineItems are parts of it, not a row of their own');
     assert.equal(top.countDelta, expected);
     assert.ok(top.path?.some((s) => s.edge === '__heapcapHeld'), 'the path goes through the global holding the orders');
     const text = await diff([small, large, '--top', '3']);
