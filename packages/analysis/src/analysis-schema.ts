@@ -51,6 +51,10 @@ export const HolderSchema = z.object({
     })
     .nullable()
     .optional(),
+  /** For a closure's Context holding the unit by a variable: a module's top-level scope or a function's. */
+  scope: z.enum(['module', 'closure']).optional(),
+  /** ... and the script declaring it, its last two path segments (`src/sessions.js`). */
+  script: z.string().optional(),
   /** Class of the object that owns the holder (an `Order` owning its `items` Array); null when nothing does. */
   owner: z.string().nullable().optional(),
 });
@@ -65,6 +69,8 @@ export const SuspectGroupSchema = z.object({
   selfSize: z.number().nonnegative(),
   /** Self sizes of everything folded into the group's units (nested units not counted). */
   retainedSize: z.number().nonnegative(),
+  /** Chromium: units holding detached DOM nodes (`trees`) and the detached native nodes folded into them (`nodes`); absent when none. */
+  detached: z.object({ trees: z.number().int().nonnegative(), nodes: z.number().int().nonnegative() }).optional(),
   /** Root → … → holder → … → the group's largest unit; null when not recorded (small groups) or unreachable. */
   path: z.array(PathStepSchema).nullable(),
 });

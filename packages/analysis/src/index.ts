@@ -5,7 +5,7 @@ export { SnapshotScanner, invalidSnapshot, type ScanHandler, type ScanTotals, ty
 export { typeGroup, nameClass } from './class-name.ts';
 export { analyzeSnapshotFile, analyzeGraph, loadSnapshotGraph, type AnalyzeOptions } from './analyze.ts';
 export { AnalysisSchema, AnalysisClassSchema, DominatorSchema, PathStepSchema, ANALYSIS_SCHEMA_VERSION, type Analysis, type AnalysisClass, type DominatorEntry } from './analysis-schema.ts';
-export { formatPath, type PathStep } from './paths.ts';
+export { formatPath, shortPath, type PathStep } from './paths.ts';
 export { snapshotFileInfo, type SnapshotFileInfo } from './source.ts';
 export { diffSummaries, topGrowth, SummaryDiffSchema, ClassDeltaSchema, GrowthEntrySchema, DIFF_SCHEMA_VERSION, type SummaryDiff, type ClassDelta, type GrowthEntry, type DiffOptions, NO_ANALYSIS_NOTE } from './diff.ts';
 export { leakHunt, LeakHuntSchema, LeakClassSchema, LEAK_HUNT_SCHEMA_VERSION, NO_DRIVE_NOTE, type LeakHunt, type LeakClass, type LeakHuntOptions } from './leak-hunt.ts';

@@ -26,6 +26,8 @@ export interface Row {
   retainedSizeDelta: number;
   /** New objects the class table confirms (a prototype or holder change of an old object confirms none). */
   confirmed: number;
+  /** Chromium: growth of the detached DOM trees and nodes the group holds. */
+  detached: { trees: number; nodes: number };
 }
 
 /** What a suspect's rows were added to. */
@@ -35,7 +37,14 @@ export interface Container {
   name: string | null;
   /** The object owning it (`bus` (EventEmitter) for its `tick` listener array). */
   owner: { class: string; name: string | null } | null;
+  /** When a scope's variable names it: a module's or a function's, and the script declaring it. */
+  scope?: 'module' | 'closure';
+  script?: string;
 }
+
+/** The scope and script of a holder that is a scope's variable (copied onto the container it names). */
+const declared = (h: Holder | null): Pick<Container, 'scope' | 'script'> =>
+  h === null ? {} : { ...(h.scope === undefined ? {} : { scope: h.scope }), ...(h.script === undefined ? {} : { script: h.script }) };
 
 /** A part of a suspect and its role. */
 export interface PartRow {
@@ -60,7 +69,7 @@ function containerOf(row: Row): { container: Container; role: 'gained' | 'brough
     const w = h.within;
     return { container: w.variable === true ? { class: 'system / Context', name: w.class, owner: null } : { class: w.class, name: w.edge, owner: null }, role: 'brought' };
   }
-  if (isScope(h.class)) return { container: { class: h.class, name: h.via, owner: null }, role: 'gained' };
+  if (isScope(h.class)) return { container: { class: h.class, name: h.via, owner: null, ...declared(h) }, role: 'gained' };
   const owner = h.owner === undefined || h.owner === null ? null : { class: h.owner, name: null };
   return { container: { class: h.class, name: h.edge, owner }, role: 'gained' };
 }
@@ -71,18 +80,21 @@ const selfName = (row: Row): string => row.group.holder?.via ?? row.group.holder
 
 /** Groups rows into suspects, one per container (rows held straight by a GC root stay one per class). */
 export function mergeRows(rows: readonly Row[]): Merged[] {
-  const merged = new Map<string, Merged>();
-  const placed = new Map<Row, Merged>();
-  const place = (key: string, container: Container | null, part: PartRow): void => {
-    let m = merged.get(key);
-    if (m === undefined) merged.set(key, (m = { container, parts: [] }));
-    m.parts.push(part);
-    placed.set(part.row, m);
-  };
   // The containers: what every row was added to.
   const where = rows.map((row) => ({ row, at: containerOf(row) }));
   const containers = new Map<string, Container>();
   for (const { at } of where) if (at !== null) containers.set(keyOf(at.container, ''), at.container);
+  const merged = new Map<string, Merged>();
+  const placed = new Map<Row, Merged>();
+  const place = (key: string, container: Container | null, part: PartRow): void => {
+    let m = merged.get(key);
+    // One container object per key: the one every row's lookup finds.
+    if (m === undefined) merged.set(key, (m = { container: containers.get(key) ?? container, parts: [] }));
+    // The container's own growth, held by a scope's variable, says where that variable is declared.
+    if (part.role === 'holder' && m.container !== null && part.row.group.holder !== null && isScope(part.row.group.holder.class)) Object.assign(m.container, declared(part.row.group.holder));
+    m.parts.push(part);
+    placed.set(part.row, m);
+  };
   // Application classes whose instances grew: objects in collections they own are brought by them (an Order's LineItems).
   const growing = new Map<string, Row>();
   for (const r of rows) {
@@ -94,8 +106,9 @@ export function mergeRows(rows: readonly Row[]): Merged[] {
   for (const { row, at } of where) {
     // The container's own growth: a row of the container's class held under its name, or the owner of an owned container that grew in place.
     const self = [row.group.class, selfName(row), ''].join('\u0000');
-    if (containers.has(self)) {
-      place(self, containers.get(self) ?? null, { role: 'holder', row });
+    const named = containers.get(self);
+    if (named !== undefined) {
+      place(self, named, { role: 'holder', row });
       continue;
     }
     if (row.confirmed <= 0) {

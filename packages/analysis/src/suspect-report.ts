@@ -7,9 +7,10 @@
  */
 import type { ClassDelta } from './class-delta.ts';
 import type { Holder, SuspectGroup } from './analysis-schema.ts';
-import { classKind, groupKey, type Container, type Suspect, type SuspectPart, type Suspects } from './suspects.ts';
+import { classKind, groupKey, NOTHING_GREW, type Container, type Suspect, type SuspectPart, type Suspects } from './suspects.ts';
 import { leadPart, mergeRows, type Merged, type PartRow, type Row } from './suspect-merge.ts';
 import { significant } from './significance.ts';
+import { shortPath } from './paths.ts';
 
 /** How many suspects a diff lists. */
 export const SUSPECTS = 10;
@@ -30,7 +31,8 @@ const signed = (x: number): string => `${x >= 0 ? '+' : '-'}${int(Math.abs(x))}`
 export function describeHolder(h: Holder): string {
   if (h.class === 'system / Context') {
     const scope = h.within === undefined || h.within === null ? 'a closure scope' : `the scope of closures held by ${h.within.edge === null ? `a ${h.within.class}` : `\`${h.within.edge}\` (${h.within.class})`}`;
-    return h.via === null ? scope : `\`${h.via}\` (a variable of ${scope === 'a closure scope' ? 'a module or closure scope' : scope})`;
+    if (h.via === null) return scope;
+    return scope === 'a closure scope' ? `\`${h.via}\` (${variableWords(h)})` : `\`${h.via}\` (a variable of ${scope})`;
   }
   if (h.class === 'global' || h.class === 'Window' || h.class.startsWith('global / ')) return h.via === null ? 'the global object' : `\`${h.via}\` (a global)`;
   return h.edge === null ? `a ${h.class}` : `\`${h.edge}\` (${h.class})`;
@@ -39,11 +41,19 @@ export function describeHolder(h: Holder): string {
 /** "`sessions` (Map)", "`tick` (Array) of `bus` (EventEmitter)", "`log` (a module or closure variable)", "a GC root". */
 export function describeContainer(c: Container | null | undefined): string {
   if (c === null || c === undefined) return 'a GC root';
-  if (c.class === 'system / Context') return c.name === null ? 'a closure scope' : `\`${c.name}\` (a module or closure variable)`;
+  if (c.class === 'system / Context') return c.name === null ? 'a closure scope' : `\`${c.name}\`, ${variableWords(c)}`;
   if (c.class === 'global' || c.class === 'Window' || c.class.startsWith('global / ')) return c.name === null ? 'the global object' : `\`${c.name}\` (a global)`;
   const self = c.name === null ? `a ${c.class}` : `\`${c.name}\` (${c.class})`;
-  if (c.owner === null) return self;
-  return `${self} of ${c.owner.name === null ? `a ${c.owner.class}` : `\`${c.owner.name}\` (${c.owner.class})`}`;
+  // The variable naming the container, or its owner when it has one (`bus`, whose `tick` listener array grew).
+  const declared = c.scope === undefined ? '' : `, ${variableWords(c)}`;
+  if (c.owner === null) return `${self}${declared}`;
+  return `${self} of ${c.owner.name === null ? `a ${c.owner.class}` : `\`${c.owner.name}\` (${c.owner.class})`}${declared}`;
+}
+
+/** "a module variable of src/sessions.js", "a variable of a function in src/app.js", "a module or closure variable". */
+function variableWords(c: Pick<Container, 'scope' | 'script'>): string {
+  const what = c.scope === 'module' ? 'a module variable' : c.scope === 'closure' ? 'a variable of a function' : 'a module or closure variable';
+  return c.script === undefined ? what : `${what}${c.scope === 'closure' ? ' in' : ' of'} ${c.script}`;
 }
 
 const KEYED = new Set(['Map', 'WeakMap']);
@@ -66,7 +76,14 @@ function reasonOf(m: Merged, lead: PartRow): string {
   const where = describeContainer(c);
   const n = lead.role === 'holder' ? 0 : lead.row.countDelta;
   const noun = c !== null && ENTRIES.has(c.class) ? 'entries' : c?.class === 'Array' ? 'elements' : lead.row.group.class;
-  const head = n > 0 ? `${signed(n)} ${noun} in ${where}` : `${c === null ? lead.row.group.class : where} grew in place`;
+  const trees = lead.row.detached.trees;
+  // Chromium: DOM kept out of the document says so, with the detached nodes the trees hold (DevTools' and memlab's count).
+  const head =
+    trees > 0 && lead.role !== 'holder'
+      ? `${signed(trees)} detached ${lead.row.group.class} tree${trees === 1 ? '' : 's'} in ${where} (${int(lead.row.detached.nodes)} detached node${lead.row.detached.nodes === 1 ? '' : 's'})`
+      : n > 0
+        ? `${signed(n)} ${noun} in ${where}`
+        : `${c === null ? lead.row.group.class : where} grew in place`;
   const parts = [lead, ...m.parts.filter((p) => p !== lead).sort((a, b) => b.row.retainedSizeDelta - a.row.retainedSizeDelta)];
   const held = c === null ? ', held by a GC root' : '';
   // One part that is what the head names: its size is all there is to add.
@@ -98,7 +115,8 @@ export function graphSuspects(base: readonly SuspectGroup[], head: readonly Susp
     if (g.kind === 'internal' && g.holder === null) continue;
     const countDelta = g.count - (b?.count ?? 0);
     total += retainedSizeDelta;
-    rows.push({ group: g, base: b, countDelta, selfSizeDelta: g.selfSize - (b?.selfSize ?? 0), retainedSizeDelta, confirmed: Math.min(countDelta, classGrowth.get(g.class) ?? countDelta) });
+    const detached = { trees: (g.detached?.trees ?? 0) - (b?.detached?.trees ?? 0), nodes: (g.detached?.nodes ?? 0) - (b?.detached?.nodes ?? 0) };
+    rows.push({ group: g, base: b, countDelta, selfSizeDelta: g.selfSize - (b?.selfSize ?? 0), retainedSizeDelta, confirmed: Math.min(countDelta, classGrowth.get(g.class) ?? countDelta), detached });
   }
   const extra = new Map(options.rounds?.extra.map((g) => [groupKey(g), g.count]));
   const listed: Suspect[] = [];
@@ -143,7 +161,9 @@ export function graphSuspects(base: readonly SuspectGroup[], head: readonly Susp
       selfSizeDelta: r.selfSizeDelta,
       retainedSizeDelta: bytes,
       ...(perRound === undefined ? {} : { perRound }),
+      ...(r.detached.trees > 0 ? { detached: r.detached } : {}),
       path: r.group.path,
+      ...(r.group.path === null ? {} : { shortPath: shortPath(r.group.path) }),
       parts,
       reason,
     });
@@ -154,7 +174,7 @@ export function graphSuspects(base: readonly SuspectGroup[], head: readonly Susp
     smallCount++;
     smallBytes += s.retainedSizeDelta ?? 0;
   }
-  return { mode: 'graph', suspects: listed.slice(0, top).map((s, i) => ({ ...s, rank: i + 1 })), small: { count: smallCount, bytes: smallBytes } };
+  return { mode: 'graph', suspects: listed.slice(0, top).map((s, i) => ({ ...s, rank: i + 1 })), ...(listed.length === 0 ? { verdict: NOTHING_GREW } : {}), small: { count: smallCount, bytes: smallBytes } };
 }
 
 /** `and 7 small changes (21.4 KiB in all)`, or nothing when there are none. */
@@ -194,6 +214,7 @@ export function summarySuspects(classes: readonly ClassDelta[], note: string, to
       // The class leads: before the analyses exist it is the whole answer (issue 37).
       reason: `${signed(c.countDelta)} ${c.name} (${c.selfSizeDelta >= 0 ? '+' : ''}${formatBytes(c.selfSizeDelta)} self); holder unknown (summary only)`,
     })),
+    ...(rows.length === 0 ? { verdict: NOTHING_GREW } : {}),
     small: { count: small.length, bytes: small.reduce((s, c) => s + Math.max(0, c.selfSizeDelta), 0) },
   };
 }

@@ -32,6 +32,8 @@
  */
 import { z } from 'zod';
 import type { HeapGraph } from './graph.ts';
+import { DETACHED } from './snapshot-meta.ts';
+import { scopeInfo, type ScopeInfo } from './scope-script.ts';
 import { dominatorChildren } from './classes.ts';
 import { edgeLabel, edgeSource, nodeClass as snapshotClass, retainerPath } from './paths.ts';
 import { HolderSchema, PathStepSchema, SuspectKindSchema, type Holder, type SuspectGroup, type SuspectKind } from './analysis-schema.ts';
@@ -57,6 +59,9 @@ export const ContainerSchema = z.object({
   name: z.string().nullable(),
   /** The object owning it (`bus` (EventEmitter) for its `tick` listener array). */
   owner: z.object({ class: z.string(), name: z.string().nullable() }).nullable(),
+  /** When a scope's variable names it: a module's top-level scope or a function's, and the script declaring it (`src/sessions.js`). */
+  scope: z.enum(['module', 'closure']).optional(),
+  script: z.string().optional(),
 });
 export type Container = z.infer<typeof ContainerSchema>;
 
@@ -78,7 +83,11 @@ export const SuspectSchema = z.object({
   retainedSizeDelta: z.number().optional(),
   /** Leak hunts with a drive: the lead part's growth per round of the drive, and in the extra round before the final snapshot. */
   perRound: z.object({ count: z.number(), rounds: z.number().int().positive(), extra: z.number() }).optional(),
+  /** Chromium: the lead part's new detached DOM trees (its units holding detached nodes) and the detached nodes they hold. */
+  detached: z.object({ trees: z.number(), nodes: z.number() }).optional(),
   path: z.array(PathStepSchema).nullable(),
+  /** The path in the application's own names (`sessions (Map) → SessionRecord`); the whole path is `path`. */
+  shortPath: z.string().optional(),
   /** Graph suspects: every part, the lead first. */
   parts: z.array(SuspectPartSchema).optional(),
   /** One line: the holder and what it gained, then the parts (`+3,000 entries in \`sessions\` (Map): 3,000 SessionRecord (+1.3 MiB), …`). */
@@ -96,6 +105,8 @@ export const SuspectsSchema = z.object({
   note: z.string().optional(),
   /** Only growth that passes the significance rule (significance.ts); none: nothing grew beyond noise. */
   suspects: z.array(SuspectSchema),
+  /** With no suspect: `nothing grew beyond noise` ({@link NOTHING_GREW}), so the API's answer says it in words too. */
+  verdict: z.string().optional(),
   /** Growth below the rule (and suspects beyond the top): `and N small changes (X KiB in all)`. */
   small: z.object({ count: z.number().int().nonnegative(), bytes: z.number() }).optional(),
 });
@@ -173,6 +184,8 @@ export interface GroupOptions {
    * live in the third, so its suspects are ranked and folded as a diff's are.
    */
   counted?: Uint8Array;
+  /** Chromium: every node's propagated detachedness (detached.ts); groups then count their detached trees and nodes. */
+  detached?: Uint8Array | undefined;
 }
 
 /** Groups the reachable nodes of a snapshot into units and units into (class, holder) groups. */
@@ -212,9 +225,14 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
   // Exclusive retained size per unit (of the counted nodes).
   const counted = options.counted;
   const excl = new Float64Array(n);
+  // Detached native nodes per unit: few (a page's DOM), so a sparse map.
+  const detachedIn = new Map<number, number>();
+  const state = options.detached;
   for (let v = 1; v < n; v++) {
     const u = unit[v] as number;
-    if (u >= 0 && (counted === undefined || counted[v] === 1)) (excl[u] as number) += graph.selfSize[v] as number;
+    if (u < 0 || (counted !== undefined && counted[v] !== 1)) continue;
+    (excl[u] as number) += graph.selfSize[v] as number;
+    if (state !== undefined && state[v] === DETACHED && graph.nodeType[v] === native) detachedIn.set(u, (detachedIn.get(u) ?? 0) + 1);
   }
 
   interface Acc {
@@ -222,6 +240,7 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
     rep: number;
   }
   const groups = new Map<string, Acc>();
+  const scopes = new Map<number, ScopeInfo>();
   const holderOf = (v: number): Holder | null => {
     // (recursive once per scope: a Context's owner is a closure whose holder is found the same way)
     const h = near[dominator[v] as number] as number;
@@ -240,6 +259,13 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
       }
     }
     const cls = nodeClass(graph, h);
+    // A variable in words: a module's or a closure's, and the script declaring it.
+    let where: { script?: string; scope?: 'module' | 'closure' } = {};
+    if (cls === 'system / Context' && via !== null) {
+      let info = scopes.get(h);
+      if (info === undefined) scopes.set(h, (info = scopeInfo(graph, h)));
+      where = { ...(info.script === null ? {} : { script: info.script }), scope: info.module ? 'module' : 'closure' };
+    }
     if (cls !== 'system / Context') {
       const o = unit[h] as number;
       return { class: cls, edge, via, owner: o >= 0 && o !== h && kind[o] === APP ? nodeClass(graph, o) : null };
@@ -248,7 +274,7 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
     const owner = unit[h] as number;
     const outer = owner >= 0 && owner !== v && owner !== h ? holderOf(owner) : null;
     const variable = outer !== null && outer.class === 'system / Context' && outer.via !== null;
-    return { class: cls, edge, via, within: outer === null ? null : { class: variable ? (outer.via as string) : outer.class, edge: outer.edge, ...(variable ? { variable: true } : {}) } };
+    return { class: cls, edge, via, ...where, within: outer === null ? null : { class: variable ? (outer.via as string) : outer.class, edge: outer.edge, ...(variable ? { variable: true } : {}) } };
   };
   for (let v = 1; v < n; v++) {
     if (unit[v] !== v) continue;
@@ -268,6 +294,12 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
       acc.group.selfSize += graph.selfSize[v] as number;
     }
     acc.group.retainedSize += excl[v] as number;
+    const d = detachedIn.get(v);
+    if (d !== undefined) {
+      const det = (acc.group.detached ??= { trees: 0, nodes: 0 });
+      det.trees++;
+      det.nodes += d;
+    }
     if ((excl[v] as number) > (excl[acc.rep] as number)) acc.rep = v;
   }
   const all = [...groups.values()].sort((a, b) => b.group.retainedSize - a.group.retainedSize);

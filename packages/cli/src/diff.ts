@@ -16,7 +16,7 @@ import { printError } from './print-error.ts';
 import { formatDiff } from './analysis-format.ts';
 import { DEFAULT_ANALYSIS_MAX_BYTES, positiveInt } from './analyze.ts';
 
-export const DIFF_USAGE = `heapcap diff BASE HEAD [--json] [--top N] [--summary-only] [--max-bytes N] [--force]
+export const DIFF_USAGE = `heapcap diff BASE HEAD [--json] [--top N] [--summary-only] [--max-bytes N] [--force] [--verbose]
 
 What grew from BASE to HEAD. First the suspects: the few owners of new
 memory (engine internals, strings and fields folded into the object that
@@ -33,6 +33,8 @@ holders once both captures are analysed (it queues the analyses).
                    larger ones get summary-only suspects
   --force          capture ids: compare captures of two different targets
   --json           print the whole diff as JSON
+  --verbose        each suspect's whole retainer path (V8's roots, tables and
+                   contexts), not only the application's own names
 
 Examples:
   heapcap diff before.heapsnapshot.gz after.heapsnapshot.gz --top 10
@@ -48,6 +50,7 @@ export const DIFF_OPTIONS = {
   'summary-only': { type: 'boolean' },
   'max-bytes': { type: 'string' },
   force: { type: 'boolean' },
+  verbose: { type: 'boolean' },
 } as const;
 
 /** Most classes asked of the API: all of them for any real heap (the table says how many changed). */
@@ -59,14 +62,14 @@ function isCaptureId(arg: string): boolean {
 }
 
 /** `heapcap diff ID ID`: GET /v1/diff. */
-async function diffCaptures(base: string, head: string, opts: { json: boolean; top: number; force: boolean }, env: Record<string, string | undefined>): Promise<number> {
+async function diffCaptures(base: string, head: string, opts: { json: boolean; top: number; force: boolean; verbose: boolean }, env: Record<string, string | undefined>): Promise<number> {
   const query = new URLSearchParams({ base, head, limit: String(API_CLASSES), ...(opts.force ? { force: 'true' } : {}) });
   try {
     const api = apiTargetFrom(env);
     const res = await callApi(api, 'GET', `/v1/diff?${query.toString()}`, undefined, 60_000);
     const body = res.body as { diff: SummaryDiff; forced: boolean; base: { targetId: string }; head: { targetId: string } };
     const label = (id: string, side: { targetId: string }): string => `capture ${id} (${side.targetId})`;
-    process.stdout.write(opts.json ? `${JSON.stringify(body, null, 2)}\n` : `${formatDiff(body.diff, opts.top, label(base, body.base), label(head, body.head))}${openLine(api.url, { compare: [base, head] })}`);
+    process.stdout.write(opts.json ? `${JSON.stringify(body, null, 2)}\n` : `${formatDiff(body.diff, opts.top, label(base, body.base), label(head, body.head), opts.verbose)}${openLine(api.url, { compare: [base, head] })}`);
     return EXIT.ok;
   } catch (err) {
     if (!(err instanceof RestError)) throw err;
@@ -122,13 +125,13 @@ export async function diffMain(argv: string[], env: Record<string, string | unde
       if (values.retained === true || values['max-bytes'] !== undefined || values['summary-only'] === true) {
         throw new CaptureError('invalid_input', 'with capture ids, retained sizes come from the captures\' analyses', { hint: 'POST /v1/captures/ID/analysis for both; the diff then carries retained deltas' });
       }
-      return await diffCaptures(base, head, { json, top, force: values.force === true }, env);
+      return await diffCaptures(base, head, { json, top, force: values.force === true, verbose: values.verbose === true }, env);
     }
     if (values.force === true) throw new CaptureError('invalid_input', '--force is for capture ids (two targets); files are always compared');
     const maxBytes = positiveInt(values['max-bytes'], '--max-bytes') ?? DEFAULT_ANALYSIS_MAX_BYTES;
     const [baseSummary, headSummary] = [await summarizeFile(base), await summarizeFile(head)];
     const diff = diffSummaries(baseSummary, headSummary, values['summary-only'] === true ? { summaryNote: 'summary-only: --summary-only given' } : await analyses(base, head, maxBytes));
-    process.stdout.write(json ? `${JSON.stringify(diff, null, 2)}\n` : formatDiff(diff, top, base, head));
+    process.stdout.write(json ? `${JSON.stringify(diff, null, 2)}\n` : formatDiff(diff, top, base, head, values.verbose === true));
     return EXIT.ok;
   } catch (err) {
     if (!isCaptureError(err)) throw err;

@@ -134,7 +134,9 @@ void describe('heapcap analyze and diff', { timeout: 300_000 }, () => {
     assert.equal(top.countDelta, expected);
     assert.ok(top.path?.some((s) => s.edge === '__heapcapHeld'), 'the path goes through the global holding the orders');
     const text = await diff([small, large, '--top', '3']);
-    assert.match(text.stdout, /\n\nsuspects, largest new retained memory first:\n {2}1\. \+[\d,]+ elements in `orders` \(Array\): [\d,]+ Order \(\+[\d.]+ [KM]iB\), [\d,]+ LineItem \(\+[\d.]+ [KM]iB\)[^\n]*\n(?: {6}[^\n]*\n)* {6}\(root\) → .*__heapcapHeld/);
+    assert.match(text.stdout, /\n\nsuspects, largest new retained memory first:\n {2}1\. \+[\d,]+ elements in `orders` \(Array\): [\d,]+ Order \(\+[\d.]+ [KM]iB\), [\d,]+ LineItem \(\+[\d.]+ [KM]iB\)[^\n]*\n(?: {6}[^\n]*\n)* {6}path: __heapcapHeld \(Object\) → orders \(Array\) → Order\n/);
+    // The whole path (V8's roots and indexes) one flag away.
+    assert.match((await diff([small, large, '--top', '3', '--verbose'])).stdout, /\n {6}\(root\) → .*\.__heapcapHeld Object → \.orders Array → \[\d+\] Order\n/);
     const summaryOnly = SummaryDiffSchema.parse(JSON.parse((await diff([small, large, '--json', '--summary-only'])).stdout));
     // Without the graph: application classes above the strings that grew more, but no holders and no folding.
     assert.equal(summaryOnly.suspects.mode, 'summary');

@@ -328,7 +328,11 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     // Allowed: the target's own host, any port. Its secret header stays out of the record (and so out of GET).
     const ok = await post('admin', { http: { method: 'POST', url: 'http://127.0.0.1:1/login', headers: { authorization: 'Bearer target-secret' }, count: 2 } });
     assert.equal(ok.statusCode, 202, JSON.stringify(ok.json()));
-    assert.deepEqual(ok.json()['hunt']['drive'], { kind: 'http', method: 'POST', url: 'http://127.0.0.1:1/login', count: 2 });
+    // rounds: the default, 3 (the drive runs 3 times before the target snapshot, once more before the final).
+    assert.deepEqual(ok.json()['hunt']['drive'], { kind: 'http', method: 'POST', url: 'http://127.0.0.1:1/login', count: 2, rounds: 3 });
+    const tooMany = await post('admin', { http: { url: 'http://127.0.0.1:1/login' }, rounds: 21 });
+    assert.equal(tooMany.statusCode, 400);
+    assert.equal(tooMany.json()['error']['code'], 'validation_failed');
     assert.doesNotMatch(JSON.stringify((await get(`/v1/leak-hunts/${ok.json()['hunt']['id']}`)).json()), /target-secret/);
     // Nothing answers on port 1: the drive fails the hunt with invalid_input, after its baseline.
     const failed = await waitFor(async () => {

@@ -102,6 +102,8 @@ export interface Suspect {
   selfSizeDelta: number;
   retainedSizeDelta?: number;
   path: PathStep[] | null;
+  /** The path in the application's own names; the whole path is `path`, one click away. */
+  shortPath?: string;
   /** One suspect per leak: what its holder gained, what came with it, the holder's own growth. */
   parts?: { role: 'gained' | 'brought' | 'holder'; class: string; countDelta: number; retainedSizeDelta: number }[];
   reason: string;
@@ -195,6 +197,9 @@ export interface LeakHuntRecord {
 /** A hunt's report: what was created between baseline and target and still lives in final. */
 export interface LeakHuntReport {
   suspects?: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[]; small?: SmallChanges };
+  /** Rounds of the drive (null: no drive; then `note` says a replaced buffer cannot be told from a leak). */
+  rounds?: number | null;
+  note?: string;
   createdCount: number;
   survivingCount: number;
   survivingSelfSize: number;

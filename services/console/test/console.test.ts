@@ -70,6 +70,8 @@ let page: Page;
 let slack: SlackStandIn;
 const firstCapture: { id?: string } = {};
 const hunted: { id?: string } = {};
+/** The compare test's head: the base of the no-leak compare after it. */
+const secondCapture: { id?: string } = {};
 
 let axeSource: string | undefined;
 
@@ -365,6 +367,7 @@ void describe('console', () => {
     await target.request('map 3000', 'MAP');
     await target.request('garbage 2000', 'GARBAGE');
     const second = await captureNow(page);
+    secondCapture.id = second.id;
     await page.waitForSelector('[data-testid=compare-with]', { timeout: 15_000 });
     await page.select('[data-testid=compare-with]', firstCapture.id);
     await page.waitForFunction((base, head) => location.hash === `#/compare?base=${base}&head=${head}`, { timeout: 15_000 }, firstCapture.id, second.id);
@@ -400,6 +403,22 @@ void describe('console', () => {
     await page.goto(`${serve.url}/ui/#/captures`);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=captures] tbody tr').length >= 2, { timeout: 15_000 });
     await shot(page, 'captures');
+  });
+
+  void it('compares two captures across which nothing was kept: no suspect, "Nothing grew beyond noise", in the page and the API', async () => {
+    assert.ok(secondCapture.id !== undefined, 'the compare test ran');
+    await target.request('garbage 2000', 'GARBAGE');
+    const third = await captureNow(page);
+    await page.waitForSelector('[data-testid=compare-with]', { timeout: 15_000 });
+    await page.select('[data-testid=compare-with]', secondCapture.id);
+    await page.waitForFunction((base, head) => location.hash === `#/compare?base=${base}&head=${head}`, { timeout: 15_000 }, secondCapture.id, third.id);
+    await page.waitForSelector('[data-testid=analyse-both]', { timeout: 30_000 });
+    await page.click('[data-testid=analyse-both]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=suspects-note]').length === 0, { timeout: 120_000 });
+    assert.equal((await page.waitForSelector('[data-testid=nothing-grew]', { timeout: 15_000 }).then((e) => e?.evaluate((x) => x.textContent))) ?? '', 'Nothing grew beyond noise.');
+    assert.equal(await page.$$eval('[data-testid=suspects] li', (els) => els.length), 0);
+    const api = (await (await fetch(`${serve.url}/v1/diff?base=${secondCapture.id}&head=${third.id}`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { diff: { suspects: { mode: string; suspects: unknown[]; verdict?: string } } };
+    assert.deepEqual([api.diff.suspects.mode, api.diff.suspects.suspects.length, api.diff.suspects.verdict], ['graph', 0, 'nothing grew beyond noise']);
   });
 
   void it('a leak hunt from the target page: the API\'s message at its field, then the hunt live to succeeded, naming the leaking class', async () => {

@@ -74,7 +74,7 @@ void test('heapcap hunt prints the suspects first: the leaked class, its count a
   // Progress on stderr: the phases the CLI saw while polling (each second), ending with the report.
   assert.match(err.text(), /^leak hunt [0-9A-Z]{26} of leaky: three snapshots 2 s apart\n( {2}[a-z-]+\n)* {2}wait\n( {2}[a-z-]+\n)* {2}wait-final\n/);
   assert.match(text, /^leak hunt [0-9A-Z]{26} of leaky: [\d,]+ of [\d,]+ objects created between baseline and target still alive in final/);
-  assert.match(text, /\nsuspects, largest surviving new memory first:\n {2}1\. \+3,000 elements in `__leaks` \(Array\): 3,000 Leaked \(\+[\d.]+ KiB\)[^\n]*\n(?: {6}[^\n]*\n)* {6}\(root\) → .*\.__leaks Array/);
+  assert.match(text, /\nsuspects, largest surviving new memory first:\n {2}1\. \+3,000 elements in `__leaks` \(Array\): 3,000 Leaked \(\+[\d.]+ KiB\)[^\n]*\n(?: {6}[^\n]*\n)* {6}path: __leaks \(Array\) → Leaked\n/);
   // No drive: the report says what it cannot tell.
   assert.match(text, /\n {2}note: no drive: the hunt cannot tell a buffer the target replaces from a leak/);
   assert.ok(text.indexOf('suspects,') < text.indexOf('classes, largest surviving'), 'suspects before classes');
@@ -119,7 +119,7 @@ void test('a hunt drives the target itself: HTTP requests to its own host, or a 
   // Three rounds (the default) before the target snapshot, one more before the final: 500 logins a round.
   const http = await run(['web', '--interval', '1s', '--http', `http://127.0.0.1:${webPort}/login`, '--method', 'POST', '--count', '500']);
   assert.equal(http.code, 0, http.err);
-  assert.match(http.out, /\n {2}1\. \+1,500 entries in `sessions` \(Map\): 1,500 Session \(\+[\d.]+ KiB\)[^\n]* \(\+500 per round, 3 rounds\)\n/, http.out);
+  assert.match(http.out, /\n {2}1\. \+1,500 entries in `sessions` \(Map\), a module variable of fixtures\/http-leak\.cjs: 1,500 Session \(\+[\d.]+ KiB\)[^\n]* \(\+500 per round, 3 rounds\)\n/, http.out);
 
   const evaluated = await run(['web', '--interval', '1s', '--rounds', '2', '--evaluate', '(() => { globalThis.Driven ??= class Driven {}; (globalThis.__driven ??= []).push(...Array.from({ length: 700 }, () => new globalThis.Driven())); })()']);
   assert.equal(evaluated.code, 0, evaluated.err);

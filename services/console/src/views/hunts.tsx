@@ -185,6 +185,11 @@ function Report({ report }: { report: LeakHuntReport }) {
         <>
           <h2>Suspects</h2>
           <SuspectList suspects={report.suspects.suspects} reasons={true} small={report.suspects.small} />
+          {report.note !== undefined && (
+            <p class="muted" data-testid="hunt-note">
+              {report.note}
+            </p>
+          )}
         </>
       )}
       <h2>Classes that survived</h2>

@@ -48,20 +48,32 @@ export function SuspectList({ suspects, reasons, small }: { suspects: Suspect[];
             {s.retainedSizeDelta !== undefined && `, ${signed(s.retainedSizeDelta, bytes)} retained`}
             {reasons && <div>{s.reason}</div>}
             {s.parts !== undefined && s.parts.length > 1 && (
-              <ul class="parts" data-testid="suspect-parts">
+              // Divs, not a nested list: the ranked items stay the list's only <li>s.
+              <div class="parts" data-testid="suspect-parts">
                 {s.parts.map((p, i) => (
-                  <li key={i} data-role={p.role}>
+                  <div key={i} data-role={p.role} data-part-class={p.class}>
                     {p.role}: {p.countDelta > 0 && `${signed(p.countDelta)} `}
                     <code>{p.class}</code> {signed(p.retainedSizeDelta, bytes)}
-                  </li>
+                  </div>
                 ))}
-              </ul>
+              </div>
             )}
-            {s.path !== null && s.path.length > 0 && <RetainerPath path={s.path} />}
+            {s.path !== null && s.path.length > 0 && s.shortPath === undefined && <RetainerPath path={s.path} />}
+            {/* The application's own names; V8's whole path one click away. */}
+            {s.path !== null && s.path.length > 0 && s.shortPath !== undefined && (
+              <details class="path" data-testid="suspect-path">
+                <summary>{s.shortPath}</summary>
+                <RetainerPath path={s.path} />
+              </details>
+            )}
           </li>
         ))}
       </ol>
-      {suspects.length === 0 && <p class="muted">Nothing grew beyond noise.</p>}
+      {suspects.length === 0 && (
+        <p class="muted" data-testid="nothing-grew">
+          Nothing grew beyond noise.
+        </p>
+      )}
       {small !== undefined && small.count > 0 && (
         <p class="muted" data-testid="small-changes">
           and {small.count.toLocaleString('en')} small change{small.count === 1 ? '' : 's'} ({bytes(small.bytes)} in all)
