@@ -452,11 +452,13 @@ void describe('console', () => {
     const steps = await page.$$eval('[data-testid=hunt-steps] li', (lis) => lis.map((li) => `${li.getAttribute('data-step')}:${li.getAttribute('data-state')}`));
     assert.deepEqual(steps, ['lock', 'baseline', 'drive', 'wait', 'target', 'wait-final', 'final', 'report'].map((s) => `${s}:done`));
     const row = await page.waitForSelector('[data-testid=hunt-classes] tr[data-class="SessionRecord"]', { timeout: 15_000 });
-    assert.equal(await row!.$eval('td:nth-child(2)', (e) => e.textContent), '3,000');
+    // The drive runs 3 rounds (the default) between baseline and target: 3 × 3,000 made then, alive in final.
+    assert.equal(await row!.$eval('td:nth-child(2)', (e) => e.textContent), '9,000');
     assert.match((await row!.$eval('td:nth-child(5)', (e) => e.textContent)) ?? '', /sessions/, 'the path to the module\'s Map');
     const suspects = await page.$$eval('[data-testid=suspects] li', (lis) => lis.map((li) => li.getAttribute('data-class')));
     console.log(`hunt suspects: ${suspects.slice(0, 5).join(', ')}`);
     assert.equal(suspects[0], 'SessionRecord', suspects.join(', '));
+    assert.match((await page.$eval('[data-testid=suspects] li[data-rank="1"]', (e) => e.textContent)) ?? '', /\(\+3,000 per round, 3 rounds\)/);
     assert.equal(await page.$eval('[data-testid=hunt-phase] + dt + dd', (e) => e.textContent), '2.0 s between snapshots');
     await shot(page, 'hunt');
     await page.goto(`${serve.url}/ui/#/hunts`);
