@@ -23,7 +23,11 @@
  * 1.02x (docs/analysis.md, "What suspects cost"). The limits guard against
  * regressions; they are not the target.
  *
- * Run: npm run bench -- suspects   (BENCH_SUSPECTS_HEAP_MB)
+ * With BENCH_SUSPECTS_COMPARE=DIR (a checkout of an older commit with its
+ * dependencies installed), the pair is also run through DIR's code, alternated
+ * with this checkout's, and checked to cost < 1.1x its CPU (issue 37).
+ *
+ * Run: npm run bench -- suspects   (BENCH_SUSPECTS_HEAP_MB, BENCH_SUSPECTS_COMPARE)
  */
 import { createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -83,6 +87,16 @@ export async function suspectsBench(): Promise<Check[]> {
     const analysis = await child('analysis', head);
     const pair = await child('pair', base, head);
     const summaryOnly = await child('summary', base, head);
+    // BENCH_SUSPECTS_COMPARE=DIR: the same pair through another checkout's code (an older commit's), alternated with
+    // this one's twice more, so a change's cost is a ratio measured on one machine state.
+    const compare = process.env.BENCH_SUSPECTS_COMPARE;
+    const pairs: { this: ChildResult[]; other: ChildResult[] } = { this: [pair], other: [] };
+    if (compare !== undefined) {
+      for (let i = 0; i < 2; i++) {
+        pairs.other.push(await runHelper<ChildResult>('./suspects-child.ts', ['pair', base, head], CHILD_TIMEOUT_MS, compare));
+        pairs.this.push(await child('pair', base, head));
+      }
+    }
 
     console.log('');
     printTable(
@@ -101,6 +115,14 @@ export async function suspectsBench(): Promise<Check[]> {
     console.log(`suspect groups: +${((analysis.cpuAllMs - plain.cpuAllMs) / 1000).toFixed(1)} CPU-s (${ratio(cpuRatio)}), peak RSS ${ratio(rssRatio)} of the plain analysis`);
     console.log(`pair: ${pair.mode} suspects; #1: ${pair.first ?? '-'}`);
     console.log(`summary-only: #1: ${summaryOnly.first ?? '-'}`);
+    if (compare !== undefined) {
+      const best = (rs: ChildResult[]): ChildResult => rs.reduce((a, b) => (b.cpuAllMs < a.cpuAllMs ? b : a));
+      const [mine, theirs] = [best(pairs.this), best(pairs.other)];
+      console.log(`pair CPU-s, this checkout: ${pairs.this.map(cpuS).join(', ')}; ${compare}: ${pairs.other.map(cpuS).join(', ')}`);
+      console.log(`pair wall s, this checkout: ${pairs.this.map((r) => (r.wallMs / 1000).toFixed(1)).join(', ')}; ${compare}: ${pairs.other.map((r) => (r.wallMs / 1000).toFixed(1)).join(', ')}`);
+      console.log(`pair, best of each: ${cpuS(mine)} vs ${cpuS(theirs)} CPU-s (${ratio(mine.cpuAllMs / theirs.cpuAllMs)}), peak RSS ${peakMb(mine)} vs ${peakMb(theirs)} MB; #1 there: ${theirs.first ?? '-'}`);
+      checks.expect(mine.cpuAllMs / theirs.cpuAllMs < 1.1, `the pair costs < 1.1x the CPU of ${compare}'s`, `${cpuS(mine)} vs ${cpuS(theirs)} CPU-s`);
+    }
     console.log(`load average at end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     console.log('');
     checks.expect(cpuRatio < 1.5, 'the suspect grouping adds < 50% CPU to the analysis', `${cpuS(analysis)} vs ${cpuS(plain)} CPU-s: ${ratio(cpuRatio)}`);

@@ -4,6 +4,7 @@
  * the JSON object it prints as its last stdout line.
  */
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -13,12 +14,15 @@ process.once('exit', () => {
   for (const kill of running) kill();
 });
 
-/** Run `bench/lib/<file>` with `args`; rejects on a non-zero exit or at the deadline (the child is killed). */
-export function runHelper<T>(file: string, args: string[], timeoutMs: number): Promise<T> {
-  const path = fileURLToPath(new URL(file, import.meta.url));
+/**
+ * Run `bench/lib/<file>` with `args`; rejects on a non-zero exit or at the deadline (the child is killed).
+ * `root`: another checkout's bench/lib/<file> instead (a before/after comparison in one run).
+ */
+export function runHelper<T>(file: string, args: string[], timeoutMs: number, root?: string): Promise<T> {
+  const path = root === undefined ? fileURLToPath(new URL(file, import.meta.url)) : join(root, 'bench/lib', file);
   return new Promise((resolve, reject) => {
     // cwd = repo root so `--import tsx` resolves from the workspace's node_modules.
-    const child = spawn(process.execPath, ['--import', 'tsx', path, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path, ...args], { cwd: root ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const kill = (): void => {
       child.kill('SIGKILL');
     };

@@ -42,7 +42,19 @@ export const HolderSchema = z.object({
   /** For a scope holder (a closure's Context, the global): the variable or property holding the unit. */
   via: z.string().nullable(),
   /** For a closure's Context: the holder of the closure that owns it (`handlers` (Array)), so a scope says who keeps it. */
-  within: z.object({ class: z.string(), edge: z.string().nullable() }).nullable().optional(),
+  within: z
+    .object({
+      class: z.string(),
+      edge: z.string().nullable(),
+      /** True when the closure's holder is itself a variable of a scope: `class` is then that variable's name (`never`). */
+      variable: z.boolean().optional(),
+    })
+    .nullable()
+    .optional(),
+  /** For a closure's Context holding the unit by a variable: a module's top-level scope or a function's. */
+  scope: z.enum(['module', 'closure']).optional(),
+  /** ... and the script declaring it, its last two path segments (`src/sessions.js`). */
+  script: z.string().optional(),
   /** Class of the object that owns the holder (an `Order` owning its `items` Array); null when nothing does. */
   owner: z.string().nullable().optional(),
 });
@@ -57,6 +69,8 @@ export const SuspectGroupSchema = z.object({
   selfSize: z.number().nonnegative(),
   /** Self sizes of everything folded into the group's units (nested units not counted). */
   retainedSize: z.number().nonnegative(),
+  /** Chromium: units holding detached DOM nodes (`trees`) and the detached native nodes folded into them (`nodes`); absent when none. */
+  detached: z.object({ trees: z.number().int().nonnegative(), nodes: z.number().int().nonnegative() }).optional(),
   /** Root → … → holder → … → the group's largest unit; null when not recorded (small groups) or unreachable. */
   path: z.array(PathStepSchema).nullable(),
 });

@@ -7,7 +7,7 @@ import { createGraphLoader, graphBytes, type HeapGraph } from './graph.ts';
 import { computeDominators } from './dominators.ts';
 import { classify, classRetainedSizes } from './classes.ts';
 import { nodeClass, retainerPath, shortestPathTree } from './paths.ts';
-import { detachedClasses } from './detached.ts';
+import { detachedClasses, detachedState } from './detached.ts';
 import { suspectGroups } from './suspects.ts';
 import { checkSnapshotSize, readSnapshot, snapshotFileInfo } from './source.ts';
 import { invalidSnapshot } from './scanner.ts';
@@ -65,6 +65,8 @@ export function analyzeGraph(graph: HeapGraph, topDominators = 20, withGroups = 
     path: retainerPath(graph, parentEdge, node) ?? null,
   }));
 
+  // Once for both: the class table of detached nodes and the suspects' detached trees.
+  const detached = detachedState(graph);
   const stringBytes = graph.strings.reduce((s, x) => s + 2 * x.length + 16, 0);
   const kept = graphBytes();
   return {
@@ -75,8 +77,8 @@ export function analyzeGraph(graph: HeapGraph, topDominators = 20, withGroups = 
     totalSelfSize,
     classes: rows,
     dominators,
-    detached: detachedClasses(graph),
-    ...(withGroups ? { groups: suspectGroups(graph, dominator, parentEdge) } : {}),
+    detached: detachedClasses(graph, detached),
+    ...(withGroups ? { groups: suspectGroups(graph, dominator, parentEdge, { detached }) } : {}),
     memory: {
       // Graph arrays + dominator, retained sizes, class ids and path tree (4 + 8 + 4 + 4) + the dominator computation's scratch
       // (the suspects' grouping, 29 bytes per node, runs after it and needs less).

@@ -43,10 +43,14 @@ export function propagateDetachedness(graph: HeapGraph): Uint8Array {
   return state;
 }
 
-/** Detached native nodes per class, or null when the snapshot has no detachedness field. */
-export function detachedClasses(graph: HeapGraph): Analysis['detached'] {
-  if (graph.layout.nodeDetachedness < 0) return null;
-  const state = propagateDetachedness(graph);
+/** The propagated state, or undefined when the snapshot has no detachedness field (Node.js). */
+export function detachedState(graph: HeapGraph): Uint8Array | undefined {
+  return graph.layout.nodeDetachedness < 0 ? undefined : propagateDetachedness(graph);
+}
+
+/** Detached native nodes per class, or null when the snapshot has no detachedness field; `state` is detachedState(graph) when computed already. */
+export function detachedClasses(graph: HeapGraph, state: Uint8Array | undefined = detachedState(graph)): Analysis['detached'] {
+  if (state === undefined) return null;
   const native = graph.layout.nodeTypes.indexOf('native');
   const rows = new Map<string, { name: string; count: number; selfSize: number }>();
   let count = 0;

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import type { Summary } from './summary-schema.ts';
 import type { Analysis } from './analysis-schema.ts';
 import { ClassDeltaSchema, type SideSchema, type ClassDelta } from './class-delta.ts';
-import { graphSuspects, summarySuspects, SuspectsSchema } from './suspects.ts';
+import { SuspectsSchema } from './suspects.ts';
+import { graphSuspects, summarySuspects } from './suspect-report.ts';
 
 export const DIFF_SCHEMA_VERSION = 1;
 
@@ -85,7 +86,7 @@ export function diffSummaries(base: Summary, head: Summary, options: DiffOptions
   const hg = options.headAnalysis?.groups;
   const suspects =
     withRetained && bg !== undefined && hg !== undefined
-      ? graphSuspects(bg, hg)
+      ? graphSuspects(bg, hg, { classes })
       : summarySuspects(classes, options.summaryNote ?? (withRetained ? 'summary-only: an analysis predates suspects; analyse the capture again for holders' : NO_ANALYSIS_NOTE));
   return {
     schemaVersion: DIFF_SCHEMA_VERSION,

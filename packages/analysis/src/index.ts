@@ -5,25 +5,15 @@ export { SnapshotScanner, invalidSnapshot, type ScanHandler, type ScanTotals, ty
 export { typeGroup, nameClass } from './class-name.ts';
 export { analyzeSnapshotFile, analyzeGraph, loadSnapshotGraph, type AnalyzeOptions } from './analyze.ts';
 export { AnalysisSchema, AnalysisClassSchema, DominatorSchema, PathStepSchema, ANALYSIS_SCHEMA_VERSION, type Analysis, type AnalysisClass, type DominatorEntry } from './analysis-schema.ts';
-export { formatPath, type PathStep } from './paths.ts';
+export { formatPath, shortPath, type PathStep } from './paths.ts';
 export { snapshotFileInfo, type SnapshotFileInfo } from './source.ts';
 export { diffSummaries, topGrowth, SummaryDiffSchema, ClassDeltaSchema, GrowthEntrySchema, DIFF_SCHEMA_VERSION, type SummaryDiff, type ClassDelta, type GrowthEntry, type DiffOptions, NO_ANALYSIS_NOTE } from './diff.ts';
-export { leakHunt, LeakHuntSchema, LeakClassSchema, LEAK_HUNT_SCHEMA_VERSION, type LeakHunt, type LeakClass, type LeakHuntOptions } from './leak-hunt.ts';
+export { leakHunt, LeakHuntSchema, LeakClassSchema, LEAK_HUNT_SCHEMA_VERSION, NO_DRIVE_NOTE, type LeakHunt, type LeakClass, type LeakHuntOptions } from './leak-hunt.ts';
 export { SummaryWritable, SummaryTee, summarizeFile, type SummaryOutcome } from './summary-stream.ts';
 export { createGraphLoader, type GraphLoader, type HeapGraph } from './graph.ts';
-export {
-  suspectGroups,
-  graphSuspects,
-  summarySuspects,
-  classKind,
-  describeHolder,
-  formatBytes,
-  SuspectSchema,
-  SuspectsSchema,
-  SUSPECTS,
-  type Suspect,
-  type Suspects,
-} from './suspects.ts';
+export { suspectGroups, classKind, SuspectSchema, SuspectsSchema, SuspectPartSchema, ContainerSchema, NOTHING_GREW, type Suspect, type Suspects, type SuspectPart, type Container } from './suspects.ts';
+export { graphSuspects, summarySuspects, describeHolder, describeContainer, formatBytes, smallLine, SUSPECTS, type GraphSuspectOptions } from './suspect-report.ts';
+export { significant, SIGNIFICANCE_RULE, type Evidence } from './significance.ts';
 export { SuspectGroupSchema, HolderSchema, type SuspectGroup, type Holder, type SuspectKind } from './analysis-schema.ts';
 export { SnapshotRedactor, createRedactor, REDACTED_MARKER, type RedactMode, type RedactionReport } from './redact.ts';
 export { elementNameWithoutValues } from './element-name.ts';

@@ -20,7 +20,8 @@ import { findId, idAgreement, readNodeIds, signature, signatureOf, type NodeIdSe
 import { retainerPath, shortestPathTree } from './paths.ts';
 import { PathStepSchema } from './analysis-schema.ts';
 import { sortRows } from './summarizer.ts';
-import { graphSuspects, suspectGroups, SuspectsSchema, type Suspects } from './suspects.ts';
+import { suspectGroups, SuspectsSchema, type Suspects } from './suspects.ts';
+import { graphSuspects } from './suspect-report.ts';
 
 export const LEAK_HUNT_SCHEMA_VERSION = 1;
 
@@ -46,6 +47,15 @@ export const LeakHuntSchema = z.object({
    * the memory they hold. Absent in reports made before suspects.
    */
   suspects: SuspectsSchema.optional(),
+  /**
+   * How many times the drive ran between baseline and target (one more round
+   * ran before final); null without a drive. With rounds, a suspect grew in
+   * proportion to them and in the extra round; without, `note` says a
+   * replaced buffer cannot be told from a leak.
+   */
+  rounds: z.number().int().positive().nullable().optional(),
+  /** What the report cannot tell (a hunt without a drive). */
+  note: z.string().optional(),
   /** Objects created between baseline and target (present in target, absent from baseline). */
   createdCount: z.number().int().nonnegative(),
   /** Of those, the ones still alive in final. */
@@ -62,7 +72,12 @@ export interface LeakHuntOptions {
   maxBytes: number;
   /** How many classes to report (default 20). */
   top?: number;
+  /** Rounds of the drive between baseline and target (one more ran before final); undefined: the hunt had no drive. */
+  rounds?: number | undefined;
 }
+
+/** The note of a hunt without a drive. */
+export const NO_DRIVE_NOTE = 'no drive: the hunt cannot tell a buffer the target replaces from a leak (both are alive in the final snapshot); give it a drive with rounds to repeat the action';
 
 /**
  * Below this share of matching signatures the ids were reassigned between two
@@ -108,10 +123,15 @@ export async function leakHunt(baseline: string, target: string, final: string, 
   let agreeing = 0;
   let survivingCount = 0;
   let survivingSelfSize = 0;
+  // With rounds: the objects the extra round made (absent from target) that live in final, grouped as the suspects are.
+  const extra = options.rounds === undefined ? undefined : new Uint8Array(graph.nodeCount);
   for (let i = 0; i < graph.nodeCount; i++) {
     const id = graph.nodeId[i] as number;
     const inTarget = findId(targetIds, id);
-    if (inTarget < 0) continue;
+    if (inTarget < 0) {
+      if (extra !== undefined && graph.nodeType[i] !== synthetic) extra[i] = 1;
+      continue;
+    }
     common++;
     if (signature(inTarget) === signatureOf(graph.nodeType[i] as number, graph.selfSize[i] as number, (graph.firstEdge[i + 1] as number) - (graph.firstEdge[i] as number))) agreeing++;
     if (graph.nodeType[i] === synthetic || findId(baseIds, id) >= 0) continue;
@@ -128,11 +148,14 @@ export async function leakHunt(baseline: string, target: string, final: string, 
   checkAgreement(common, agreeing, 'target and final');
 
   const parentEdge = shortestPathTree(graph);
-  const suspects: Suspects = graphSuspects([], suspectGroups(graph, dominator, parentEdge, { counted, paths: 50 }));
+  const rounds = options.rounds === undefined || extra === undefined ? undefined : { count: options.rounds, extra: suspectGroups(graph, dominator, parentEdge, { counted: extra, paths: 0 }) };
+  const suspects: Suspects = graphSuspects([], suspectGroups(graph, dominator, parentEdge, { counted, paths: 50 }), { rounds });
   const rows = sortRows([...perClass].map(([c, r]) => ({ name: classes.names[c] as string, ...r }))).slice(0, options.top ?? 20);
   return {
     schemaVersion: LEAK_HUNT_SCHEMA_VERSION,
     suspects,
+    rounds: options.rounds ?? null,
+    ...(options.rounds === undefined ? { note: NO_DRIVE_NOTE } : {}),
     createdCount,
     survivingCount,
     survivingSelfSize,

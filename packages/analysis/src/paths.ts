@@ -147,3 +147,21 @@ export function formatPath(steps: readonly PathStep[]): string {
   });
   return ['(root)', ...parts].join(' → ');
 }
+
+/** V8's and Blink's own references: a short path leaves them out. */
+const INTERNAL_EDGES = new Set(['map', 'table', 'context', 'shared', 'previous', 'scope_info', 'native_context', 'feedback_cell', 'elements', 'properties', '__proto__', 'global_proxy', 'code', 'script_or_debug_info']);
+
+/**
+ * A path in the application's own names: the properties and variables on the
+ * way, each with its class, then the object itself (`sessions (Map) →
+ * SessionRecord`, `handlers (Array) → req (IncomingRequest)`); engine steps
+ * (roots, tables, contexts, element indexes) are left out. The whole path is
+ * {@link formatPath}'s.
+ */
+export function shortPath(steps: readonly PathStep[]): string {
+  const last = steps.length - 1;
+  const named = steps.filter(
+    (s, i) => i === last || ((s.edgeType === 'property' || s.edgeType === 'context') && !/^\d+$/.test(s.edge) && !INTERNAL_EDGES.has(s.edge) && !s.class.startsWith('system /') && s.class !== '(system)'),
+  );
+  return named.map((s, i) => (i === named.length - 1 && !(s.edgeType === 'property' || s.edgeType === 'context') ? s.class : `${s.edge} (${s.class})`)).join(' → ');
+}

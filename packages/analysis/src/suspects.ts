@@ -25,40 +25,90 @@
  * V8 node ids do not survive across inspector sessions, so two snapshots are
  * compared by these groups, not by ids. Only nodes reachable from the root
  * over strong references count: garbage left in a snapshot never does.
+ *
+ * suspect-report.ts turns two snapshots' groups into suspects: rows grouped
+ * under the object that newly holds them (suspect-merge.ts), kept when they
+ * pass the significance rule (significance.ts).
  */
 import { z } from 'zod';
 import type { HeapGraph } from './graph.ts';
+import { DETACHED } from './snapshot-meta.ts';
+import { scopeInfo, type ScopeInfo } from './scope-script.ts';
 import { dominatorChildren } from './classes.ts';
-import { edgeLabel, edgeSource, nodeClass as snapshotClass, retainerPath, type PathStep } from './paths.ts';
+import { edgeLabel, edgeSource, nodeClass as snapshotClass, retainerPath } from './paths.ts';
 import { HolderSchema, PathStepSchema, SuspectKindSchema, type Holder, type SuspectGroup, type SuspectKind } from './analysis-schema.ts';
-import type { ClassDelta } from './class-delta.ts';
 
 const SideSchema = z.object({ count: z.number(), selfSize: z.number(), retainedSize: z.number().optional() });
 
-export const SuspectSchema = z.object({
-  rank: z.number().int().positive(),
+/** One part of a suspect (suspect-merge.ts): what the holder gained, what came with it, or the holder's own growth. */
+export const SuspectPartSchema = z.object({
+  /** `gained`: objects the holder newly holds; `brought`: objects that came with them (kept by their closures, in collections they own); `holder`: the holder's own growth (a Map's table). */
+  role: z.enum(['gained', 'brought', 'holder']),
   class: z.string(),
   kind: SuspectKindSchema,
   holder: HolderSchema.nullable(),
+  countDelta: z.number(),
+  retainedSizeDelta: z.number(),
+});
+export type SuspectPart = z.infer<typeof SuspectPartSchema>;
+
+/** The object a suspect's objects were added to. */
+export const ContainerSchema = z.object({
+  class: z.string(),
+  /** The reference or variable naming it (`sessions`); null when unnamed. */
+  name: z.string().nullable(),
+  /** The object owning it (`bus` (EventEmitter) for its `tick` listener array). */
+  owner: z.object({ class: z.string(), name: z.string().nullable() }).nullable(),
+  /** When a scope's variable names it: a module's top-level scope or a function's, and the script declaring it (`src/sessions.js`). */
+  scope: z.enum(['module', 'closure']).optional(),
+  script: z.string().optional(),
+});
+export type Container = z.infer<typeof ContainerSchema>;
+
+export const SuspectSchema = z.object({
+  rank: z.number().int().positive(),
+  /** The lead part's class: the largest part of new objects (`SessionRecord`). */
+  class: z.string(),
+  kind: SuspectKindSchema,
+  /** The lead part's holder. */
+  holder: HolderSchema.nullable(),
+  /** What newly holds the suspect's objects (`sessions` (Map)); null for objects held straight by a GC root. Graph suspects only. */
+  container: ContainerSchema.nullable().optional(),
   base: SideSchema.nullable(),
   head: SideSchema.nullable(),
+  /** The lead part's count and self size growth. */
   countDelta: z.number(),
   selfSizeDelta: z.number(),
-  /** Graph suspects only: growth of the memory folded into the group. */
+  /** Graph suspects only: growth of the memory of all parts. */
   retainedSizeDelta: z.number().optional(),
+  /** Leak hunts with a drive: the lead part's growth per round of the drive, and in the extra round before the final snapshot. */
+  perRound: z.object({ count: z.number(), rounds: z.number().int().positive(), extra: z.number() }).optional(),
+  /** Chromium: the lead part's new detached DOM trees (its units holding detached nodes) and the detached nodes they hold. */
+  detached: z.object({ trees: z.number(), nodes: z.number() }).optional(),
   path: z.array(PathStepSchema).nullable(),
-  /** Groups folded into this suspect: objects held in collections its instances own (an Order's LineItems). */
-  parts: z.array(z.object({ class: z.string(), countDelta: z.number(), retainedSizeDelta: z.number() })).optional(),
+  /** The path in the application's own names (`sessions (Map) → SessionRecord`); the whole path is `path`. */
+  shortPath: z.string().optional(),
+  /** Graph suspects: every part, the lead first. */
+  parts: z.array(SuspectPartSchema).optional(),
+  /** One line: the holder and what it gained, then the parts (`+3,000 entries in \`sessions\` (Map): 3,000 SessionRecord (+1.3 MiB), …`). */
   reason: z.string(),
 });
 export type Suspect = z.infer<typeof SuspectSchema>;
+
+/** The words every channel prints when a diff has no suspect. */
+export const NOTHING_GREW = 'nothing grew beyond noise';
 
 export const SuspectsSchema = z.object({
   /** `graph`: from both snapshots' dominator trees (holders known); `summary`: from class counts only (no holders). */
   mode: z.enum(['graph', 'summary']),
   /** Why the suspects are summary-only, and what to do for holders. */
   note: z.string().optional(),
+  /** Only growth that passes the significance rule (significance.ts); none: nothing grew beyond noise. */
   suspects: z.array(SuspectSchema),
+  /** With no suspect: `nothing grew beyond noise` ({@link NOTHING_GREW}), so the API's answer says it in words too. */
+  verdict: z.string().optional(),
+  /** Growth below the rule (and suspects beyond the top): `and N small changes (X KiB in all)`. */
+  small: z.object({ count: z.number().int().nonnegative(), bytes: z.number() }).optional(),
 });
 export type Suspects = z.infer<typeof SuspectsSchema>;
 
@@ -134,6 +184,8 @@ export interface GroupOptions {
    * live in the third, so its suspects are ranked and folded as a diff's are.
    */
   counted?: Uint8Array;
+  /** Chromium: every node's propagated detachedness (detached.ts); groups then count their detached trees and nodes. */
+  detached?: Uint8Array | undefined;
 }
 
 /** Groups the reachable nodes of a snapshot into units and units into (class, holder) groups. */
@@ -173,9 +225,14 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
   // Exclusive retained size per unit (of the counted nodes).
   const counted = options.counted;
   const excl = new Float64Array(n);
+  // Detached native nodes per unit: few (a page's DOM), so a sparse map.
+  const detachedIn = new Map<number, number>();
+  const state = options.detached;
   for (let v = 1; v < n; v++) {
     const u = unit[v] as number;
-    if (u >= 0 && (counted === undefined || counted[v] === 1)) (excl[u] as number) += graph.selfSize[v] as number;
+    if (u < 0 || (counted !== undefined && counted[v] !== 1)) continue;
+    (excl[u] as number) += graph.selfSize[v] as number;
+    if (state !== undefined && state[v] === DETACHED && graph.nodeType[v] === native) detachedIn.set(u, (detachedIn.get(u) ?? 0) + 1);
   }
 
   interface Acc {
@@ -183,6 +240,7 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
     rep: number;
   }
   const groups = new Map<string, Acc>();
+  const scopes = new Map<number, ScopeInfo>();
   const holderOf = (v: number): Holder | null => {
     // (recursive once per scope: a Context's owner is a closure whose holder is found the same way)
     const h = near[dominator[v] as number] as number;
@@ -201,6 +259,13 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
       }
     }
     const cls = nodeClass(graph, h);
+    // A variable in words: a module's or a closure's, and the script declaring it.
+    let where: { script?: string; scope?: 'module' | 'closure' } = {};
+    if (cls === 'system / Context' && via !== null) {
+      let info = scopes.get(h);
+      if (info === undefined) scopes.set(h, (info = scopeInfo(graph, h)));
+      where = { ...(info.script === null ? {} : { script: info.script }), scope: info.module ? 'module' : 'closure' };
+    }
     if (cls !== 'system / Context') {
       const o = unit[h] as number;
       return { class: cls, edge, via, owner: o >= 0 && o !== h && kind[o] === APP ? nodeClass(graph, o) : null };
@@ -208,7 +273,8 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
     // A scope is kept by its closure: name the closure's own holder.
     const owner = unit[h] as number;
     const outer = owner >= 0 && owner !== v && owner !== h ? holderOf(owner) : null;
-    return { class: cls, edge, via, within: outer === null ? null : { class: outer.class === 'system / Context' && outer.via !== null ? outer.via : outer.class, edge: outer.edge } };
+    const variable = outer !== null && outer.class === 'system / Context' && outer.via !== null;
+    return { class: cls, edge, via, ...where, within: outer === null ? null : { class: variable ? (outer.via as string) : outer.class, edge: outer.edge, ...(variable ? { variable: true } : {}) } };
   };
   for (let v = 1; v < n; v++) {
     if (unit[v] !== v) continue;
@@ -228,6 +294,12 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
       acc.group.selfSize += graph.selfSize[v] as number;
     }
     acc.group.retainedSize += excl[v] as number;
+    const d = detachedIn.get(v);
+    if (d !== undefined) {
+      const det = (acc.group.detached ??= { trees: 0, nodes: 0 });
+      det.trees++;
+      det.nodes += d;
+    }
     if ((excl[v] as number) > (excl[acc.rep] as number)) acc.rep = v;
   }
   const all = [...groups.values()].sort((a, b) => b.group.retainedSize - a.group.retainedSize);
@@ -245,127 +317,8 @@ function kindOfNode(k: number, cls: string): SuspectKind {
   return classKind(cls) === 'application' ? 'builtin' : classKind(cls);
 }
 
-const groupKey = (g: SuspectGroup): string => keyOf(g.class, g.holder);
+/** A group's identity across snapshots: its class and holder. */
+export const groupKey = (g: SuspectGroup): string => keyOf(g.class, g.holder);
 function keyOf(cls: string, h: Holder | null): string {
   return [cls, h?.class, h?.edge, h?.via, h?.within?.class, h?.within?.edge, h?.owner].map((x) => x ?? '').join('\u0000');
 }
-
-/** How many suspects a diff lists. */
-export const SUSPECTS = 10;
-
-/** Bytes for a reason line: 1.5 MiB, 12.0 KiB, 800 B. */
-export function formatBytes(bytes: number): string {
-  const abs = Math.abs(bytes);
-  const sign = bytes < 0 ? '-' : '';
-  if (abs >= 1024 * 1024) return `${sign}${(abs / 1024 / 1024).toFixed(1)} MiB`;
-  if (abs >= 1024) return `${sign}${(abs / 1024).toFixed(1)} KiB`;
-  return `${sign}${abs} B`;
-}
-
-const signed = (x: number): string => `${x >= 0 ? '+' : '-'}${Math.abs(x).toLocaleString('en-US')}`;
-
-/** "`sessions` (Map)", "`log` in a closure scope", "(Array) `__leaks`". */
-export function describeHolder(h: Holder): string {
-  if (h.class === 'system / Context') {
-    const scope = h.within === undefined || h.within === null ? 'a closure scope' : `the scope of closures held by ${h.within.edge === null ? `a ${h.within.class}` : `\`${h.within.edge}\` (${h.within.class})`}`;
-    return h.via === null ? scope : `\`${h.via}\` (a variable of ${scope === 'a closure scope' ? 'a module or closure scope' : scope})`;
-  }
-  if (h.class === 'global' || h.class === 'Window' || h.class.startsWith('global / ')) return h.via === null ? 'the global object' : `\`${h.via}\` (a global)`;
-  return h.edge === null ? `a ${h.class}` : `\`${h.edge}\` (${h.class})`;
-}
-
-/** Suspects from two snapshots' groups: largest growth of retained memory first. */
-export function graphSuspects(base: readonly SuspectGroup[], head: readonly SuspectGroup[], top = SUSPECTS): Suspects {
-  const before = new Map(base.map((g) => [groupKey(g), g]));
-  const rows: Suspect[] = [];
-  for (const g of head) {
-    const b = before.get(groupKey(g));
-    const retainedSizeDelta = g.retainedSize - (b?.retainedSize ?? 0);
-    if (retainedSizeDelta <= 0) continue;
-    // Engine internals held straight by a root group (code, interned strings): not something a service holds.
-    if (g.kind === 'internal' && g.holder === null) continue;
-    const countDelta = g.count - (b?.count ?? 0);
-    const selfSizeDelta = g.selfSize - (b?.selfSize ?? 0);
-    const holder = g.holder === null ? 'a GC root' : describeHolder(g.holder);
-    const what = countDelta > 0 ? `${signed(countDelta)} ${g.class} instance${countDelta === 1 ? '' : 's'}` : g.count === 0 ? `${g.class} (grew in place)` : `${g.class} (${g.count.toLocaleString('en-US')} instance${g.count === 1 ? '' : 's'}, grew in place)`;
-    rows.push({
-      rank: 0,
-      class: g.class,
-      kind: g.kind,
-      holder: g.holder,
-      base: b === undefined ? null : { count: b.count, selfSize: b.selfSize, retainedSize: b.retainedSize },
-      head: { count: g.count, selfSize: g.selfSize, retainedSize: g.retainedSize },
-      countDelta,
-      selfSizeDelta,
-      retainedSizeDelta,
-      path: g.path,
-      reason: `${what} holding +${formatBytes(retainedSizeDelta)}, all held by ${holder}`,
-    });
-  }
-  const merged = foldParts(rows);
-  merged.sort((x, y) => (y.retainedSizeDelta ?? 0) - (x.retainedSizeDelta ?? 0) || y.countDelta - x.countDelta || (x.class < y.class ? -1 : x.class > y.class ? 1 : 0));
-  return { mode: 'graph', suspects: merged.slice(0, top).map((s, i) => ({ ...s, rank: i + 1 })) };
-}
-
-/**
- * Objects held in a collection owned by another application object whose
- * instances grew too (an `Order`'s `items` Array of `LineItem`s) are parts of
- * that suspect: their growth is added to it. A single owner that did not grow
- * in count (a `Server` with a `sessions` Map) keeps its contents separate:
- * they are the leak, the server is where it lives.
- */
-function foldParts(rows: Suspect[]): Suspect[] {
-  const growing = new Map<string, Suspect>();
-  for (const r of rows) {
-    if (r.kind !== 'application' || r.countDelta <= 0) continue;
-    const best = growing.get(r.class);
-    if (best === undefined || (r.retainedSizeDelta ?? 0) > (best.retainedSizeDelta ?? 0)) growing.set(r.class, r);
-  }
-  const out: Suspect[] = [];
-  for (const r of rows) {
-    const owner = r.holder?.owner;
-    const into = owner === undefined || owner === null || owner === r.class ? undefined : growing.get(owner);
-    if (into === undefined || into === r) {
-      out.push(r);
-      continue;
-    }
-    into.retainedSizeDelta = (into.retainedSizeDelta ?? 0) + (r.retainedSizeDelta ?? 0);
-    (into.parts ??= []).push({ class: r.class, countDelta: r.countDelta, retainedSizeDelta: r.retainedSizeDelta ?? 0 });
-  }
-  for (const r of out) {
-    if (r.parts === undefined) continue;
-    const with_ = r.parts.map((p) => `${signed(p.countDelta)} ${p.class}`).join(', ');
-    r.reason = r.reason.replace(/ holding \+[^,]+, all held by/, ` holding +${formatBytes(r.retainedSizeDelta ?? 0)} with their parts (${with_}), all held by`);
-  }
-  return out;
-}
-
-const KIND_ORDER: Record<SuspectKind, number> = { application: 0, builtin: 1, internal: 2 };
-
-/** Summary-only suspects: classes that grew, application classes above built-ins above engine internals; no holders. */
-export function summarySuspects(classes: readonly ClassDelta[], note: string, top = SUSPECTS): Suspects {
-  const rows = classes
-    .filter((c) => c.selfSizeDelta > 0 || c.countDelta > 0)
-    .map((c) => ({ c, kind: classKind(c.name) }))
-    .sort((x, y) => KIND_ORDER[x.kind] - KIND_ORDER[y.kind] || y.c.selfSizeDelta - x.c.selfSizeDelta || y.c.countDelta - x.c.countDelta)
-    .slice(0, top);
-  return {
-    mode: 'summary',
-    note,
-    suspects: rows.map(({ c, kind }, i) => ({
-      rank: i + 1,
-      class: c.name,
-      kind,
-      holder: null,
-      base: c.base,
-      head: c.head,
-      countDelta: c.countDelta,
-      selfSizeDelta: c.selfSizeDelta,
-      path: null,
-      reason: `${signed(c.countDelta)} instances (${c.selfSizeDelta >= 0 ? '+' : ''}${formatBytes(c.selfSizeDelta)} self); holder unknown (summary only)`,
-    })),
-  };
-}
-
-/** Formats a path for a reason or a table (re-exported for the CLI and Slack). */
-export type { PathStep };

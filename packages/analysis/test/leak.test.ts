@@ -92,7 +92,7 @@ void describe('leak fixture', { timeout: 600_000 }, () => {
     assert.equal(top.class, 'Leaked', table);
     assert.equal(top.countDelta, N, table);
     assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge, via: top.holder.via }, { class: 'Array', edge: '__leaks', via: null }, table);
-    assert.match(top.reason, /^\+5,000 Leaked instances holding \+[\d.]+ KiB, all held by `__leaks` \(Array\)$/);
+    assert.match(top.reason, /^\+5,000 elements in `__leaks` \(Array\): 5,000 Leaked \(\+[\d.]+ KiB\)/);
     assert.equal(top.path?.at(-1)?.class, 'Leaked');
     assert.equal(suspects.find((s) => s.class === 'Transient'), undefined, table);
     // The diff of baseline → target names the same suspect with the same holder: one ranking for both.

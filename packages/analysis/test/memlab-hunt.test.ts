@@ -78,6 +78,9 @@ void describe('memlab findLeaks beside the hunt, on the Node leak shapes', { tim
     { command: 'closures', reply: 'CLOSURES', leaked: 'IncomingRequest', memlabName: 'IncomingRequest(object)', count: N },
     { command: 'listeners', reply: 'LISTENERS', leaked: '(closure)', memlabName: 'tick Array', count: N },
     { command: 'buffers', reply: 'BUFFERS', leaked: 'Buffer', memlabName: 'Buffer(object)', count: N },
+    { command: 'conns', reply: 'CONNS', leaked: 'Connection', memlabName: 'Connection(object)', count: N },
+    { command: 'timers', reply: 'TIMERS', leaked: 'Timeout', memlabName: 'Timeout(object)', count: N },
+    { command: 'pending', reply: 'PENDING', leaked: 'Generator', memlabName: 'Generator(object)', count: N },
   ];
   let k = 0;
   for (const shape of shapes) {

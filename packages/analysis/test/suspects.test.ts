@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { startChromium, startNodeTarget, tmpDir, type Chromium, type NodeTarget, type TmpDir } from '@heapcap/testkit';
+import { runHeapcapHere, startChromium, startNodeTarget, tmpDir, type Chromium, type NodeTarget, type TmpDir } from '@heapcap/testkit';
 import { analyzeSnapshotFile, diffSummaries, formatPath, summarizeFile, SummaryDiffSchema, type Suspect, type SummaryDiff } from '../src/index.ts';
 import { captureWithCli, writeSnapshot } from './helpers.ts';
 
@@ -28,11 +28,13 @@ async function diffFiles(base: string, head: string): Promise<SummaryDiff> {
 /** The path as (edge, class) pairs, for matching a holder step. */
 const steps = (s: Suspect): string[] => (s.path ?? []).map((p) => `${p.edge} ${p.class}`);
 
+/** The diff's one suspect: a leak is one suspect (its parts under one holder), and nothing else passes the significance rule. */
 function first(diff: SummaryDiff): Suspect {
   assert.equal(diff.suspects.mode, 'graph');
   const top = diff.suspects.suspects[0];
   const table = diff.suspects.suspects.map((s) => `${s.rank}. ${s.class} ${s.countDelta} ${s.retainedSizeDelta} ${s.reason}`).join('\n');
   assert.ok(top !== undefined, 'no suspects');
+  assert.equal(diff.suspects.suspects.length, 1, table);
   assert.equal(diff.suspects.suspects.find((s) => /Garbage|Transient/.test(s.class)), undefined, table);
   return top;
 }
@@ -74,7 +76,15 @@ void describe('suspects: Node leak shapes', { timeout: 600_000 }, () => {
     const path = steps(top);
     assert.equal(path.at(-3), 'sessions Map', formatPath(top.path ?? []));
     assert.equal(top.path?.at(-1)?.class, 'SessionRecord');
-    assert.match(top.reason, /^\+3,000 SessionRecord instances holding \+[\d.]+ [KM]iB, all held by `sessions` \(Map\)/);
+    // The holder in words: the variable and the script declaring it.
+    assert.match(top.reason, /^\+3,000 entries in `sessions` \(Map\), a module variable of fixtures\/shapes-target\.cjs: 3,000 SessionRecord \(\+[\d.]+ [KM]iB\), /);
+    // The keys and the Map's table are parts of the same suspect.
+    assert.match(top.reason, /3,000 keys \(\+[\d.]+ KiB\)/);
+    assert.match(top.reason, /table \+[\d.]+ KiB/);
+    assert.deepEqual(top.container, { class: 'Map', name: 'sessions', owner: null, scope: 'module', script: 'fixtures/shapes-target.cjs' });
+    assert.deepEqual(top.parts?.filter((p) => p.role === 'holder').map((p) => p.class), ['Map']);
+    // The path in the application's own names (the whole one stays in `path`).
+    assert.equal(top.shortPath, 'sessions (Map) → SessionRecord', formatPath(top.path ?? []));
   });
 
   void test('an array of closures capturing request objects: the requests, held by the closures in `handlers`', async () => {
@@ -86,7 +96,11 @@ void describe('suspects: Node leak shapes', { timeout: 600_000 }, () => {
     assert.ok(path.includes('handlers Array'), formatPath(top.path ?? []));
     assert.equal(top.path?.at(-2)?.class, 'system / Context');
     assert.equal(top.path?.at(-3)?.class, '(closure)');
-    assert.match(top.reason, /held by the scope of closures held by `handlers` \(Array\)/);
+    // The closures and the Array's backing store are parts of the same suspect.
+    assert.match(top.reason, /^\+3,000 elements in `handlers` \(Array\), a module variable of fixtures\/shapes-target\.cjs: 3,000 IncomingRequest \(\+[\d.]+ KiB\), 3,000 \(closure\) \(\+[\d.]+ KiB\), backing store \+/);
+    assert.deepEqual(top.container, { class: 'Array', name: 'handlers', owner: null, scope: 'module', script: 'fixtures/shapes-target.cjs' });
+    // (Node 22 reaches the captured variable by a context slot number, Node 20 by its name.)
+    assert.match(top.shortPath ?? '', /^handlers \(Array\) → (?:IncomingRequest|req \(IncomingRequest\))$/, formatPath(top.path ?? []));
   });
 
   void test('EventEmitter listeners never removed: the listeners, held by the `tick` listener array of `bus`', async () => {
@@ -96,6 +110,7 @@ void describe('suspects: Node leak shapes', { timeout: 600_000 }, () => {
     assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge }, { class: 'Array', edge: 'tick' });
     const path = steps(top);
     assert.deepEqual(path.slice(-4, -1), ['bus EventEmitter', '_events Object', 'tick Array'], formatPath(top.path ?? []));
+    assert.match(top.reason, /^\+3,000 elements in `tick` \(Array\) of `bus` \(EventEmitter\), a module variable of fixtures\/shapes-target\.cjs: 3,000 \(closure\)/);
   });
 
   void test('a string grown by concatenation: one (concatenated string), held by the variable `log`', async () => {
@@ -115,6 +130,47 @@ void describe('suspects: Node leak shapes', { timeout: 600_000 }, () => {
     assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge }, { class: 'Set', edge: 'pool' });
     assert.ok((top.retainedSizeDelta ?? 0) >= N * 1024, 'the 1 KiB backing stores are folded into their Buffers');
     assert.equal(steps(top).at(-3), 'pool Set');
+  });
+
+  void test('a listener per connection on an EventEmitter: one suspect, the Connections and the closures keeping them, in `message` (Array) of `hub`', async () => {
+    const top = await grow('conns', 'CONNS');
+    assert.equal(top.class, 'Connection', top.reason);
+    assert.equal(top.countDelta, N);
+    assert.deepEqual(top.container, { class: 'Array', name: 'message', owner: { class: 'EventEmitter', name: 'hub' }, scope: 'module', script: 'fixtures/shapes-target.cjs' });
+    assert.deepEqual(top.parts?.map((p) => [p.role, p.class, p.countDelta]).slice(0, 2), [['brought', 'Connection', N], ['gained', '(closure)', N]]);
+    assert.match(top.reason, /^\+3,000 elements in `message` \(Array\) of `hub` \(EventEmitter\), a module variable of fixtures\/shapes-target\.cjs: 3,000 Connection/);
+  });
+
+  void test('a timer per connection: one suspect, the Timeouts and the Connections their callbacks keep', async () => {
+    const top = await grow('timers', 'TIMERS');
+    assert.equal(top.class, 'Timeout', top.reason);
+    assert.equal(top.countDelta, N);
+    assert.equal(top.container?.class, 'TimersList', top.reason);
+    assert.deepEqual(top.parts?.map((p) => [p.class, p.countDelta]), [['Timeout', N], ['Connection', N]]);
+  });
+
+  void test('a promise never settled: one suspect, the suspended async calls and their requests, in `never`', async () => {
+    const top = await grow('pending', 'PENDING');
+    assert.equal(top.countDelta, N, top.reason);
+    assert.deepEqual(top.container, { class: 'system / Context', name: 'never', owner: null, scope: 'module', script: 'fixtures/shapes-target.cjs' });
+    assert.deepEqual(
+      top.parts?.filter((p) => p.countDelta > 0).map((p) => [p.class, p.countDelta]),
+      [['Generator', N], ['PendingRequest', N]],
+    );
+    assert.match(top.reason, /^\+3,000 Generator in `never`, a module variable of fixtures\/shapes-target\.cjs: .*Promise grew \+[\d.]+ KiB/);
+  });
+
+  void test('garbage made and dropped, nothing kept: no suspect, "nothing grew beyond noise" in the CLI', async () => {
+    await target.request(`garbage ${GARBAGE}`, 'GARBAGE');
+    const next = await writeSnapshot(target, join(work.path, `s${++k}.heapsnapshot`));
+    const diff = await diffFiles(previous, next);
+    assert.deepEqual(diff.suspects.suspects.map((s) => s.reason), []);
+    assert.equal(diff.suspects.mode, 'graph');
+    // The same two files through the CLI, analyses included (text output).
+    const cli = await runHeapcapHere(['diff', previous, next], { timeoutMs: 300_000 });
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.match(cli.stdout, /suspects, largest new retained memory first:\n {2}none: nothing grew beyond noise\n/);
+    previous = next;
   });
 });
 
@@ -158,6 +214,10 @@ void describe('suspects: detached DOM in Chromium', { timeout: 600_000 }, () => 
     assert.equal(top.kind, 'application');
     assert.equal(top.countDelta, N, table);
     assert.deepEqual(top.holder && { class: top.holder.class, edge: top.holder.edge }, { class: 'Array', edge: 'detachedRows' }, table);
+    // Out of the document, and said so: the trees and the detached nodes they hold (the removed table among them).
+    assert.equal(top.detached?.trees, N, table);
+    assert.ok((top.detached?.nodes ?? 0) >= N, table);
+    assert.match(top.reason, /^\+3,000 detached <tr> trees in `detachedRows` \(Array\) \([\d,]+ detached nodes\)/, table);
     assert.equal(diff.suspects.suspects.find((s) => /section/i.test(s.class)), undefined, table);
     assert.equal(diff.suspects.suspects.find((s) => s.class.includes('::')), undefined, `Blink's C++ internals are not suspects\n${table}`);
   });
@@ -212,7 +272,9 @@ void describe('suspects: the same shapes in a Chromium page', { timeout: 600_000
     assert.equal(top.countDelta, N, table);
     assert.deepEqual(top.holder?.within, { class: 'Array', edge: 'handlers' }, table);
     assert.ok(steps(top).includes('handlers Array'), formatPath(top.path ?? []));
-    assert.match(top.reason, /held by `req` \(a variable of the scope of closures held by `handlers` \(Array\)\)/);
+    assert.equal(top.holder?.via, 'req', table);
+    // A page's script is a data: URL: the variable is named without it.
+    assert.match(top.reason, /^\+3,000 elements in `handlers` \(Array\)(?:, a module variable)?: 3,000 IncomingRequest/);
   });
 
   void test('listeners never removed (EventTarget): the listeners, held by `bus` (EventTarget)', async () => {

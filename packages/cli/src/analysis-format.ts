@@ -1,5 +1,5 @@
 /** Human output of `heapcap analyze` and `heapcap diff`: aligned tables, largest first. */
-import { formatPath, type Analysis, type Suspects, type SummaryDiff } from '@heapcap/analysis';
+import { describeHolder, formatBytes, formatPath, NOTHING_GREW, smallLine, type Analysis, type Suspects, type SummaryDiff } from '@heapcap/analysis';
 import { formatMiB as mb, MIB } from '@heapcap/capture';
 
 const int = (n: number): string => Math.round(n).toLocaleString('en-US');
@@ -45,25 +45,30 @@ export function formatAnalysis(a: Analysis, top: number): string {
   return `${out.join('\n')}\n`;
 }
 
-/** `heapcap diff` without --json. */
-/** The suspects block: one numbered line per suspect (its reason) and the path to its holder. */
-export function formatSuspects(s: Suspects): string[] {
+/** The suspects block: one numbered line per suspect (its reason), its parts under it, the path to its holder, then the small changes. */
+export function formatSuspects(s: Suspects, verbose = false): string[] {
   const out = [s.mode === 'graph' ? 'suspects, largest new retained memory first:' : `suspects (${s.note ?? 'summary-only'}):`];
-  if (s.suspects.length === 0) out.push('  none: nothing grew');
+  if (s.suspects.length === 0) out.push(`  none: ${NOTHING_GREW}`);
   for (const x of s.suspects) {
     out.push(`${String(x.rank).padStart(3)}. ${x.reason}`);
-    if (x.path !== null) out.push(`      ${formatPath(x.path)}`);
+    // One part is the line itself; several are listed under it, each with its own holder.
+    if ((x.parts?.length ?? 0) > 1) for (const p of x.parts ?? []) out.push(`      ${p.role.padEnd(7)} ${p.countDelta > 0 ? `+${int(p.countDelta)} ` : ''}${p.class}  +${formatBytes(p.retainedSizeDelta)}${p.holder === null ? '' : `  held by ${describeHolder(p.holder)}`}`);
+    // The application's own names by default; V8's whole path (roots, tables, contexts) with --verbose.
+    if (x.path !== null) out.push(`      ${verbose || x.shortPath === undefined ? formatPath(x.path) : `path: ${x.shortPath}`}`);
   }
+  const small = smallLine(s);
+  if (small !== null) out.push(`  ${small}`);
   return out;
 }
 
-export function formatDiff(d: SummaryDiff, top: number, baseName: string, headName: string): string {
+/** `heapcap diff` without --json. */
+export function formatDiff(d: SummaryDiff, top: number, baseName: string, headName: string, verbose = false): string {
   const out: string[] = [];
   out.push(`base  ${baseName}: ${int(d.base.nodeCount)} nodes, ${mb(d.base.totalSelfSize)}`);
   out.push(`head  ${headName}: ${int(d.head.nodeCount)} nodes, ${mb(d.head.totalSelfSize)}`);
   out.push(`total ${signed(d.nodeCountDelta, int)} nodes, ${signed(d.totalSelfSizeDelta, mb)}`);
   out.push('');
-  out.push(...formatSuspects(d.suspects));
+  out.push(...formatSuspects(d.suspects, verbose));
   out.push('');
   const changed = d.classes.filter((c) => c.status !== 'unchanged');
   out.push(`classes, largest self-size growth first (${Math.min(top, changed.length)} of ${changed.length} changed):`);

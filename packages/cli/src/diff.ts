@@ -17,7 +17,7 @@ import { formatDiff } from './analysis-format.ts';
 import { formatProfileDiff } from './profiles.ts';
 import { DEFAULT_ANALYSIS_MAX_BYTES, positiveInt } from './analyze.ts';
 
-export const DIFF_USAGE = `heapcap diff BASE HEAD [--json] [--top N] [--summary-only] [--max-bytes N] [--force]
+export const DIFF_USAGE = `heapcap diff BASE HEAD [--json] [--top N] [--summary-only] [--max-bytes N] [--force] [--verbose]
 
 What grew from BASE to HEAD. First the suspects: the few owners of new
 memory (engine internals, strings and fields folded into the object that
@@ -36,6 +36,8 @@ code whose live allocations grew most.
                    larger ones get summary-only suspects
   --force          capture ids: compare captures of two different targets
   --json           print the whole diff as JSON
+  --verbose        each suspect's whole retainer path (V8's roots, tables and
+                   contexts), not only the application's own names
 
 Examples:
   heapcap diff before.heapsnapshot.gz after.heapsnapshot.gz --top 10
@@ -51,6 +53,7 @@ export const DIFF_OPTIONS = {
   'summary-only': { type: 'boolean' },
   'max-bytes': { type: 'string' },
   force: { type: 'boolean' },
+  verbose: { type: 'boolean' },
 } as const;
 
 /** Most classes asked of the API: all of them for any real heap (the table says how many changed). */
@@ -62,7 +65,7 @@ function isCaptureId(arg: string): boolean {
 }
 
 /** `heapcap diff ID ID`: GET /v1/diff. */
-async function diffCaptures(base: string, head: string, opts: { json: boolean; top: number; force: boolean }, env: Record<string, string | undefined>): Promise<number> {
+async function diffCaptures(base: string, head: string, opts: { json: boolean; top: number; force: boolean; verbose: boolean }, env: Record<string, string | undefined>): Promise<number> {
   const query = new URLSearchParams({ base, head, limit: String(API_CLASSES), ...(opts.force ? { force: 'true' } : {}) });
   try {
     const api = apiTargetFrom(env);
@@ -71,7 +74,7 @@ async function diffCaptures(base: string, head: string, opts: { json: boolean; t
     const label = (id: string, side: { targetId: string }): string => `capture ${id} (${side.targetId})`;
     const [b, h] = [label(base, body.base), label(head, body.head)];
     // Two allocation sampling profiles have no summaries: their diff is by allocation site.
-    const human = (): string => (body.diff === null ? (body.allocations === null ? '' : formatProfileDiff(body.allocations, opts.top, b, h)) : formatDiff(body.diff, opts.top, b, h));
+    const human = (): string => (body.diff === null ? (body.allocations === null ? '' : formatProfileDiff(body.allocations, opts.top, b, h)) : formatDiff(body.diff, opts.top, b, h, opts.verbose));
     process.stdout.write(opts.json ? `${JSON.stringify(body, null, 2)}\n` : `${human()}${openLine(api.url, { compare: [base, head] })}`);
     return EXIT.ok;
   } catch (err) {
@@ -130,13 +133,13 @@ export async function diffMain(argv: string[], env: Record<string, string | unde
       if (values.retained === true || values['max-bytes'] !== undefined || values['summary-only'] === true) {
         throw new CaptureError('invalid_input', 'with capture ids, retained sizes come from the captures\' analyses', { hint: 'POST /v1/captures/ID/analysis for both; the diff then carries retained deltas' });
       }
-      return await diffCaptures(base, head, { json, top, force: values.force === true }, env);
+      return await diffCaptures(base, head, { json, top, force: values.force === true, verbose: values.verbose === true }, env);
     }
     if (values.force === true) throw new CaptureError('invalid_input', '--force is for capture ids (two targets); files are always compared');
     const maxBytes = positiveInt(values['max-bytes'], '--max-bytes') ?? DEFAULT_ANALYSIS_MAX_BYTES;
     const [baseSummary, headSummary] = [await summarizeFile(base), await summarizeFile(head)];
     const diff = diffSummaries(baseSummary, headSummary, values['summary-only'] === true ? { summaryNote: 'summary-only: --summary-only given' } : await analyses(base, head, maxBytes));
-    process.stdout.write(json ? `${JSON.stringify(diff, null, 2)}\n` : formatDiff(diff, top, base, head));
+    process.stdout.write(json ? `${JSON.stringify(diff, null, 2)}\n` : formatDiff(diff, top, base, head, values.verbose === true));
     return EXIT.ok;
   } catch (err) {
     if (!isCaptureError(err)) throw err;

@@ -37,6 +37,11 @@ Driving the target right after the baseline (the token needs targets:admin):
   --method METHOD      their method (default GET)
   --count N            how many, one after the other (default 1)
   --evaluate EXPR      or evaluate EXPR in the target (Runtime.evaluate, 30 s)
+  --rounds N           run the drive N times before the target snapshot (default 3,
+                       1 to 20) and once more before the final one: a suspect must
+                       grow in every round (reported per round); a buffer the target
+                       replaces does not. Without a drive the report says it cannot
+                       tell a replaced buffer from a leak
 
 Waits until the hunt ends (two intervals plus the snapshots). Exit code: 0 when
 it succeeded, else the code of its error (3 target, 4 snapshot, 6 too large, …).
@@ -58,7 +63,7 @@ export interface HuntArgs {
   /** Return once the hunt is queued. */
   detach: boolean;
   /** The API's `drive`, when one was asked for. */
-  drive: { http: { method: string; url: string; count: number } } | { evaluate: string } | undefined;
+  drive: ({ http: { method: string; url: string; count: number } } | { evaluate: string }) & { rounds?: number } | undefined;
 }
 
 export const HUNT_OPTIONS = {
@@ -70,6 +75,7 @@ export const HUNT_OPTIONS = {
   method: { type: 'string' },
   count: { type: 'string' },
   evaluate: { type: 'string' },
+  rounds: { type: 'string' },
 } as const;
 
 /** Parse arguments; throws Error with what is wrong. */
@@ -89,12 +95,15 @@ export function parseHuntArgs(argv: string[]): HuntArgs {
   if (ms === undefined || ms % 1000 !== 0 || ms < 1000 || ms > MAX_INTERVAL_S * 1000) throw new Error(`--interval "${text}" must be whole seconds from 1s to 1h, e.g. 60s or 5m`);
   if (values.http !== undefined && values.evaluate !== undefined) throw new Error('--http and --evaluate: one drive at a time');
   if (values.http === undefined && (values.method !== undefined || values.count !== undefined)) throw new Error('--method and --count go with --http URL');
+  if (values.rounds !== undefined && values.http === undefined && values.evaluate === undefined) throw new Error('--rounds goes with a drive (--http URL or --evaluate EXPR)');
+  const rounds = values.rounds === undefined ? undefined : Number(values.rounds);
+  if (rounds !== undefined && (!Number.isInteger(rounds) || rounds < 1 || rounds > 20)) throw new Error(`--rounds "${values.rounds}" must be a whole number from 1 to 20`);
   let drive: HuntArgs['drive'];
-  if (values.evaluate !== undefined) drive = { evaluate: values.evaluate };
+  if (values.evaluate !== undefined) drive = { evaluate: values.evaluate, ...(rounds === undefined ? {} : { rounds }) };
   else if (values.http !== undefined) {
     const count = Number(values.count ?? '1');
     if (!Number.isInteger(count) || count < 1 || count > 10_000) throw new Error(`--count "${values.count}" must be a whole number from 1 to 10000`);
-    drive = { http: { method: (values.method ?? 'GET').toUpperCase(), url: values.http, count } };
+    drive = { http: { method: (values.method ?? 'GET').toUpperCase(), url: values.http, count }, ...(rounds === undefined ? {} : { rounds }) };
   }
   return { target, intervalSeconds: ms / 1000, reason: values.reason, json: values.json ?? false, detach: values.detach ?? false, drive };
 }
@@ -124,7 +133,9 @@ const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(2)} MiB`;
 export function formatHunt(hunt: HuntRecordLike, report: LeakHunt): string {
   const out = [`leak hunt ${hunt.id} of ${hunt.targetId}: ${int(report.survivingCount)} of ${int(report.createdCount)} objects created between baseline and target still alive in final (${mib(report.survivingSelfSize)})`, ''];
   const suspects: Suspects = report.suspects ?? { mode: 'summary', note: 'this report predates suspects', suspects: [] };
-  out.push(...formatSuspects(suspects).map((l) => l.replace('largest new retained memory first', 'largest surviving new memory first')), '');
+  out.push(...formatSuspects(suspects).map((l) => l.replace('largest new retained memory first', 'largest surviving new memory first')));
+  if (report.note !== undefined) out.push(`  note: ${report.note}`);
+  out.push('');
   out.push('classes, largest surviving self size first:');
   if (report.classes.length === 0) out.push('  none: nothing created between baseline and target is still alive');
   for (const c of report.classes) {

@@ -130,15 +130,23 @@ void describe('heapcap analyze and diff', { timeout: 300_000 }, () => {
     const top = d.suspects.suspects[0];
     const expected = heapHolderShape(4).orders - heapHolderShape(2).orders;
     assert.equal(top?.class, 'Order', JSON.stringify(d.suspects.suspects.slice(0, 3)));
-    assert.deepEqual(top.parts?.map((p) => [p.class, p.countDelta]), [['LineItem', 4 * expected]], 'its LineItems are parts of it, not a row of their own');
+    assert.deepEqual(top.parts?.map((p) => [p.role, p.class, p.countDelta]), [['gained', 'Order', expected], ['brought', 'LineItem', 4 * expected]], 'its LineItems are parts of it, not a row of their own');
     assert.equal(top.countDelta, expected);
     assert.ok(top.path?.some((s) => s.edge === '__heapcapHeld'), 'the path goes through the global holding the orders');
     const text = await diff([small, large, '--top', '3']);
-    assert.match(text.stdout, /\n\nsuspects, largest new retained memory first:\n {2}1\. \+[\d,]+ Order instances holding \+[\d.]+ [KM]iB with their parts \(\+[\d,]+ LineItem\), all held by `orders` \(Array\)\n {6}\(root\) → .*__heapcapHeld/);
+    assert.match(text.stdout, /\n\nsuspects, largest new retained memory first:\n {2}1\. \+[\d,]+ elements in `orders` \(Array\): [\d,]+ Order \(\+[\d.]+ [KM]iB\), [\d,]+ LineItem \(\+[\d.]+ [KM]iB\)[^\n]*\n(?: {6}[^\n]*\n)* {6}path: __heapcapHeld \(Object\) → orders \(Array\) → Order\n/);
+    // The whole path (V8's roots and indexes) one flag away.
+    assert.match((await diff([small, large, '--top', '3', '--verbose'])).stdout, /\n {6}\(root\) → .*\.__heapcapHeld Object → \.orders Array → \[\d+\] Order\n/);
     const summaryOnly = SummaryDiffSchema.parse(JSON.parse((await diff([small, large, '--json', '--summary-only'])).stdout));
     // Without the graph: application classes above the strings that grew more, but no holders and no folding.
     assert.equal(summaryOnly.suspects.mode, 'summary');
     assert.deepEqual(summaryOnly.suspects.suspects.slice(0, 2).map((s) => [s.class, s.kind, s.holder]), [['LineItem', 'application', null], ['Order', 'application', null]]);
+    // The first answer, before any analysis, names the class on every suspect line (issue 37).
+    const summaryText = (await diff([small, large, '--summary-only'])).stdout;
+    const lines = summaryText.split('\n').filter((l) => /^ {0,2}\d+\. /.test(l) && summaryText.indexOf(l) < summaryText.indexOf('\nclasses,'));
+    assert.equal(lines.length, summaryOnly.suspects.suspects.length, summaryText);
+    summaryOnly.suspects.suspects.forEach((s, i) => assert.ok(lines[i]?.includes(`${s.countDelta >= 0 ? '+' : '-'}${Math.abs(s.countDelta).toLocaleString('en-US')} ${s.class} (`), `${lines[i]} names ${s.class}`));
+    assert.ok(lines.length >= 2, summaryText);
     const tooLarge = SummaryDiffSchema.parse(JSON.parse((await diff([small, large, '--json', '--max-bytes', '1000'])).stdout));
     assert.equal(tooLarge.suspects.mode, 'summary');
     assert.match(tooLarge.suspects.note ?? '', /^summary-only: .* above the analysis limit of 1000/);

@@ -12,8 +12,19 @@ import type { Target } from './target-schema.ts';
 /** Most HTTP requests one drive sends. */
 export const MAX_DRIVE_REQUESTS = 10_000;
 
+/** Most rounds of a drive: each runs the whole drive (its requests, or its expression). */
+export const MAX_DRIVE_ROUNDS = 20;
+
+/**
+ * How many times the drive runs between the baseline and target snapshots (it
+ * runs once more before the final one): a leak grows in every round, a buffer
+ * the target replaces does not (docs/analysis.md, "Hunts repeat the action").
+ */
+const RoundsSchema = z.number().int().min(1).max(MAX_DRIVE_ROUNDS).default(3);
+
 export const HuntDriveSchema = z.union([
   z.strictObject({
+    rounds: RoundsSchema,
     http: z.strictObject({
       method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
       /** http(s) URL on the target's own host (its inspector's host; 127.0.0.1/localhost for node-pid targets). */
@@ -25,6 +36,7 @@ export const HuntDriveSchema = z.union([
     }),
   }),
   z.strictObject({
+    rounds: RoundsSchema,
     /** A Runtime.evaluate expression, run in the target on the hunt's session (promises awaited). */
     evaluate: z.string().min(1).max(1 << 20),
   }),
@@ -33,14 +45,14 @@ export type HuntDrive = z.infer<typeof HuntDriveSchema>;
 
 /** The record's view of a drive: what it did, never its headers or body (they may hold the target's credentials). */
 export const HuntDriveSummarySchema = z.union([
-  z.strictObject({ kind: z.literal('http'), method: z.string(), url: z.string(), count: z.number().int().positive() }),
-  z.strictObject({ kind: z.literal('evaluate'), chars: z.number().int().positive() }),
+  z.strictObject({ kind: z.literal('http'), method: z.string(), url: z.string(), count: z.number().int().positive(), rounds: z.number().int().positive().optional() }),
+  z.strictObject({ kind: z.literal('evaluate'), chars: z.number().int().positive(), rounds: z.number().int().positive().optional() }),
 ]);
 export type HuntDriveSummary = z.infer<typeof HuntDriveSummarySchema>;
 
 /** The record's summary of `drive`. */
 export function driveSummary(drive: HuntDrive): HuntDriveSummary {
-  return 'http' in drive ? { kind: 'http', method: drive.http.method, url: drive.http.url, count: drive.http.count } : { kind: 'evaluate', chars: drive.evaluate.length };
+  return 'http' in drive ? { kind: 'http', method: drive.http.method, url: drive.http.url, count: drive.http.count, rounds: drive.rounds } : { kind: 'evaluate', chars: drive.evaluate.length, rounds: drive.rounds };
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);

@@ -90,7 +90,7 @@ export { AuditLog, type AuditInput, type AuditEntry } from './audit.ts';
 export { closeWorker, type CloseWorkerOptions, type WorkerCloseOutcome } from './worker-close.ts';
 export { CaptureAnalyses, type AnalysisRequestOutcome } from './analyses.ts';
 export { LeakHunts, leakHuntQueueName, LeakHuntRecordSchema, LeakHuntJobSchema, LEAK_HUNT_QUEUE, LEAK_HUNT_JOB, LEAK_HUNT_STATUSES, type LeakHuntRecord, type LeakHuntJob } from './leak-hunts.ts';
-export { HuntDriveSchema, driveUrlProblem, MAX_DRIVE_REQUESTS, type HuntDrive } from './hunt-drive.ts';
+export { HuntDriveSchema, driveUrlProblem, MAX_DRIVE_REQUESTS, MAX_DRIVE_ROUNDS, type HuntDrive } from './hunt-drive.ts';
 export {
   GrowthSchema,
   GrowthClassSchema,

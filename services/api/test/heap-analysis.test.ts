@@ -164,7 +164,7 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     assert.match(suspects?.note ?? '', new RegExp(`^summary-only \\(no holders\\): capture ${record.id} was just taken and has no analysis; .*POST /v1/captures/${ids.head}/analysis .*GET /v1/diff\\?base=${ids.head}&head=${record.id}$`));
     assert.equal(suspects?.items[0]?.class, 'Leaked');
     assert.equal(suspects?.items[0]?.countDelta, N);
-    assert.match(suspects?.items[0]?.reason ?? '', /^\+20,000 instances \(\+[\d.]+ [KM]iB self\); holder unknown \(summary only\)$/);
+    assert.match(suspects?.items[0]?.reason ?? '', /^\+20,000 Leaked \(\+[\d.]+ [KM]iB self\); holder unknown \(summary only\)$/);
     assert.ok((suspects?.items.length ?? 0) <= 5);
     assert.equal(done.growth?.classes[0]?.name, 'Leaked');
     assert.equal(done.growth?.classes[0]?.countDelta, N);
@@ -201,7 +201,7 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     const [suspect] = diff['diff']['suspects']['suspects'] as Json[];
     assert.equal(diff['diff']['suspects']['mode'], 'graph');
     assert.deepEqual([suspect?.['class'], suspect?.['countDelta'], suspect?.['holder']['class'], suspect?.['holder']['edge']], ['Leaked', N, 'Array', '__leaks']);
-    assert.match(suspect?.['reason'], /^\+20,000 Leaked instances holding \+[\d.]+ [KM]iB, all held by `__leaks` \(Array\)$/);
+    assert.match(suspect?.['reason'], /^\+20,000 elements in `__leaks` \(Array\): 20,000 Leaked \(\+[\d.]+ [KM]iB\)/);
     assert.deepEqual(diff['head']['analysis'], { status: 'succeeded', poll: `/v1/captures/${ids.head}/analysis` });
     // A capture that did not succeed has nothing to analyse.
     const unknown = await h.app.inject({ method: 'POST', url: '/v1/captures/nope/analysis', headers: auth('runbook') });
@@ -331,7 +331,11 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     // Allowed: the target's own host, any port. Its secret header stays out of the record (and so out of GET).
     const ok = await post('admin', { http: { method: 'POST', url: 'http://127.0.0.1:1/login', headers: { authorization: 'Bearer target-secret' }, count: 2 } });
     assert.equal(ok.statusCode, 202, JSON.stringify(ok.json()));
-    assert.deepEqual(ok.json()['hunt']['drive'], { kind: 'http', method: 'POST', url: 'http://127.0.0.1:1/login', count: 2 });
+    // rounds: the default, 3 (the drive runs 3 times before the target snapshot, once more before the final).
+    assert.deepEqual(ok.json()['hunt']['drive'], { kind: 'http', method: 'POST', url: 'http://127.0.0.1:1/login', count: 2, rounds: 3 });
+    const tooMany = await post('admin', { http: { url: 'http://127.0.0.1:1/login' }, rounds: 21 });
+    assert.equal(tooMany.statusCode, 400);
+    assert.equal(tooMany.json()['error']['code'], 'validation_failed');
     assert.doesNotMatch(JSON.stringify((await get(`/v1/leak-hunts/${ok.json()['hunt']['id']}`)).json()), /target-secret/);
     // Nothing answers on port 1: the drive fails the hunt with invalid_input, after its baseline.
     const failed = await waitFor(async () => {

@@ -121,7 +121,17 @@ export interface Suspect {
   selfSizeDelta: number;
   retainedSizeDelta?: number;
   path: PathStep[] | null;
+  /** The path in the application's own names; the whole path is `path`, one click away. */
+  shortPath?: string;
+  /** One suspect per leak: what its holder gained, what came with it, the holder's own growth. */
+  parts?: { role: 'gained' | 'brought' | 'holder'; class: string; countDelta: number; retainedSizeDelta: number }[];
   reason: string;
+}
+
+/** Growth below the significance rule: `and N small changes (X in all)`. */
+export interface SmallChanges {
+  count: number;
+  bytes: number;
 }
 
 /** One capture of a diff and its analysis (`none` when never asked for; `error` when it failed). */
@@ -148,7 +158,7 @@ export interface DiffView {
   omittedClasses: number;
   /** Null when both captures are allocation sampling profiles (`allocations` then). */
   diff: {
-    suspects: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[] };
+    suspects: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[]; small?: SmallChanges };
     totalSelfSizeDelta: number;
     nodeCountDelta: number;
     retained: boolean;
@@ -221,7 +231,10 @@ export interface LeakHuntRecord {
 
 /** A hunt's report: what was created between baseline and target and still lives in final. */
 export interface LeakHuntReport {
-  suspects?: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[] };
+  suspects?: { mode: 'graph' | 'summary'; note?: string; suspects: Suspect[]; small?: SmallChanges };
+  /** Rounds of the drive (null: no drive; then `note` says a replaced buffer cannot be told from a leak). */
+  rounds?: number | null;
+  note?: string;
   createdCount: number;
   survivingCount: number;
   survivingSelfSize: number;

@@ -71,6 +71,8 @@ let page: Page;
 let slack: SlackStandIn;
 const firstCapture: { id?: string } = {};
 const hunted: { id?: string } = {};
+/** The compare test's head: the base of the no-leak compare after it. */
+const secondCapture: { id?: string } = {};
 
 let axeSource: string | undefined;
 
@@ -369,6 +371,7 @@ void describe('console', () => {
     await target.request('map 3000', 'MAP');
     await target.request('garbage 2000', 'GARBAGE');
     const second = await captureNow(page);
+    secondCapture.id = second.id;
     await page.waitForSelector('[data-testid=compare-with]', { timeout: 15_000 });
     await page.select('[data-testid=compare-with]', firstCapture.id);
     await page.waitForFunction((base, head) => location.hash === `#/compare?base=${base}&head=${head}`, { timeout: 15_000 }, firstCapture.id, second.id);
@@ -406,6 +409,22 @@ void describe('console', () => {
     await shot(page, 'captures');
   });
 
+  void it('compares two captures across which nothing was kept: no suspect, "Nothing grew beyond noise", in the page and the API', async () => {
+    assert.ok(secondCapture.id !== undefined, 'the compare test ran');
+    await target.request('garbage 2000', 'GARBAGE');
+    const third = await captureNow(page);
+    await page.waitForSelector('[data-testid=compare-with]', { timeout: 15_000 });
+    await page.select('[data-testid=compare-with]', secondCapture.id);
+    await page.waitForFunction((base, head) => location.hash === `#/compare?base=${base}&head=${head}`, { timeout: 15_000 }, secondCapture.id, third.id);
+    await page.waitForSelector('[data-testid=analyse-both]', { timeout: 30_000 });
+    await page.click('[data-testid=analyse-both]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=suspects-note]').length === 0, { timeout: 120_000 });
+    assert.equal((await page.waitForSelector('[data-testid=nothing-grew]', { timeout: 15_000 }).then((e) => e?.evaluate((x) => x.textContent))) ?? '', 'Nothing grew beyond noise.');
+    assert.equal(await page.$$eval('[data-testid=suspects] li', (els) => els.length), 0);
+    const api = (await (await fetch(`${serve.url}/v1/diff?base=${secondCapture.id}&head=${third.id}`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { diff: { suspects: { mode: string; suspects: unknown[]; verdict?: string } } };
+    assert.deepEqual([api.diff.suspects.mode, api.diff.suspects.suspects.length, api.diff.suspects.verdict], ['graph', 0, 'nothing grew beyond noise']);
+  });
+
   void it('a leak hunt from the target page: the API\'s message at its field, then the hunt live to succeeded, naming the leaking class', async () => {
     await page.goto(`${serve.url}/ui/#/targets/shapes`);
     await (await page.waitForSelector('[data-testid=hunt]', { timeout: 15_000 }))!.click();
@@ -424,7 +443,8 @@ void describe('console', () => {
     await fill(page, '#hunt-interval', '2');
     // The drive (targets:admin): the target's own leak path, fed a line as its stdin would be, right after the baseline.
     await page.click('input[name=drive][value=evaluate]');
-    await page.type('#hunt-drive-evaluate', "process.stdin.emit('data', Buffer.from('map 3000\\n'))");
+    // 1,000 a round (3 rounds by default): the heap, and so the snapshots' pauses, stay the size they were with one round of 3,000.
+    await page.type('#hunt-drive-evaluate', "process.stdin.emit('data', Buffer.from('map 1000\\n'))");
     await page.click('[data-testid=create-hunt]');
     await page.waitForFunction(() => /^#\/hunts\/[0-9A-Z]+$/.test(location.hash), { timeout: 15_000 });
     const id = (await page.evaluate(() => location.hash)).split('/')[2]!;
@@ -437,11 +457,13 @@ void describe('console', () => {
     const steps = await page.$$eval('[data-testid=hunt-steps] li', (lis) => lis.map((li) => `${li.getAttribute('data-step')}:${li.getAttribute('data-state')}`));
     assert.deepEqual(steps, ['lock', 'baseline', 'drive', 'wait', 'target', 'wait-final', 'final', 'report'].map((s) => `${s}:done`));
     const row = await page.waitForSelector('[data-testid=hunt-classes] tr[data-class="SessionRecord"]', { timeout: 15_000 });
+    // The drive runs 3 rounds (the default) between baseline and target: 3 × 1,000 made then, alive in final.
     assert.equal(await row!.$eval('td:nth-child(2)', (e) => e.textContent), '3,000');
     assert.match((await row!.$eval('td:nth-child(5)', (e) => e.textContent)) ?? '', /sessions/, 'the path to the module\'s Map');
     const suspects = await page.$$eval('[data-testid=suspects] li', (lis) => lis.map((li) => li.getAttribute('data-class')));
     console.log(`hunt suspects: ${suspects.slice(0, 5).join(', ')}`);
     assert.equal(suspects[0], 'SessionRecord', suspects.join(', '));
+    assert.match((await page.$eval('[data-testid=suspects] li[data-rank="1"]', (e) => e.textContent)) ?? '', /\(\+1,000 per round, 3 rounds\)/);
     assert.equal(await page.$eval('[data-testid=hunt-phase] + dt + dd', (e) => e.textContent), '2.0 s between snapshots');
     await shot(page, 'hunt');
     await page.goto(`${serve.url}/ui/#/hunts`);

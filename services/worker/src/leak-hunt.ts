@@ -6,8 +6,9 @@
  * the report: classes whose instances created between the first two
  * snapshots still live in the third, with retainer paths. A marker object
  * planted before the baseline proves the ids were kept (`snapshot_ids_reset`
- * otherwise: no report), and an optional `drive` exercises the target right
- * after the baseline. The target lock is
+ * otherwise: no report), and an optional `drive` exercises the target
+ * `rounds` times right after the baseline and once more after the target
+ * snapshot (a suspect must grow with the rounds and survive the extra one). The target lock is
  * held for the whole hunt, so no capture interleaves (its session would not
  * clear the ids, but its snapshot would pause the target in between).
  *
@@ -240,10 +241,15 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
         if (bytes > deps.maxBytes) throw new CaptureError('analysis_too_large', `the ${name} snapshot has ${bytes} bytes of JSON, more than the ${deps.maxBytes} this worker analyses`, { hint: 'raise HEAPCAP_ANALYSIS_MAX_BYTES on a worker with the memory for it' });
         const redaction = redact === 'none' ? hunt.redaction : { mode: redact, redactedStrings: (hunt.redaction?.redactedStrings ?? 0) + redactedStrings };
         await save({ snapshots: [...hunt.snapshots, { name, at: new Date().toISOString(), bytes }], redaction });
-        if (name === 'baseline' && drive !== undefined) {
+        // The drive's rounds after the baseline, and one more after the target snapshot: a leak grows in each, and a
+        // buffer the target replaces is replaced once more before the final snapshot (so it is not a survivor).
+        if (name !== 'final' && drive !== undefined) {
+          const rounds = name === 'baseline' ? drive.rounds : 1;
           await save({ phase: 'drive' });
-          const outcome = await runDrive(drive, session, entry.target, controller.signal);
-          log.info({ drive: hunt.drive, outcome }, 'leak hunt drove the target');
+          for (let round = 1; round <= rounds; round++) {
+            const outcome = await runDrive(drive, session, entry.target, controller.signal);
+            log.info({ drive: hunt.drive, round, outcome, before: name === 'baseline' ? 'target' : 'final' }, 'leak hunt drove the target');
+          }
         }
       }
     } finally {
@@ -252,7 +258,7 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
       await session.close();
     }
     await save({ phase: 'report' });
-    const report = await leakHunt(files.baseline, files.target, files.final, { maxBytes: deps.maxBytes });
+    const report = await leakHunt(files.baseline, files.target, files.final, { maxBytes: deps.maxBytes, rounds: drive?.rounds });
     const { key: reportKey } = await deps.sink.putDocument({ captureId: huntId, targetId: hunt.targetId, startedAt: new Date(hunt.createdAt), gzip: true }, 'leak-hunt', report);
     const classes = report.classes.map((c) => ({ name: c.name, count: c.count, selfSize: c.selfSize }));
     await save({ status: 'succeeded', phase: null, reportKey, classes, finishedAt: new Date().toISOString() });

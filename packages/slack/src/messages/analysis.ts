@@ -64,6 +64,8 @@ export interface DiffSuspects {
   mode: 'graph' | 'summary';
   note?: string | undefined;
   suspects: DiffSuspectLine[];
+  /** `and 7 small changes (21.4 KiB in all)`: growth below the significance rule; null or absent when none. */
+  small?: string | null | undefined;
 }
 
 /** What `diff` shows: the two sides, the suspects, and the classes, largest growth first. */
@@ -92,13 +94,15 @@ const TOP_SUSPECTS = 5;
  * keep five suspects inside one section.
  */
 export function suspectLines(s: DiffSuspects): string[] {
-  if (s.suspects.length === 0) return ['No suspects: nothing grew.'];
-  return s.suspects.slice(0, TOP_SUSPECTS).map((x) => {
+  // The words of @heapcap/analysis' NOTHING_GREW, as every channel prints them.
+  if (s.suspects.length === 0) return [s.small === null || s.small === undefined ? 'No suspects: nothing grew beyond noise.' : `No suspects: nothing grew beyond noise (${escapeMrkdwn(s.small)}).`];
+  const lines = s.suspects.slice(0, TOP_SUSPECTS).map((x) => {
     const path = x.path === null ? '' : `\n    \`${escapeMrkdwn(fit(x.path, 400)).replaceAll('`', "'")}\``;
     // A graph suspect's reason names its class already; a summary one's does not.
     const what = x.reason.includes(x.class) ? '' : `\`${escapeMrkdwn(fit(x.class, 200))}\` `;
     return `*${x.rank}.* ${what}${escapeMrkdwn(fit(x.reason, 600))}${path}`;
   });
+  return s.small === null || s.small === undefined ? lines : [...lines, `_${escapeMrkdwn(s.small)}_`];
 }
 
 /** The suspects' heading: graph suspects say what they rank by; summary-only ones say so and why. */

@@ -71,7 +71,8 @@ export const CreateLeakHuntBodySchema = z
     drive: HuntDriveSchema.optional().describe(
       'optional, needs targets:admin: what the worker does to the target after the baseline snapshot, before the interval: ' +
         '`{http: {method, url, headers?, body?, count?}}` (requests one after the other, only to the target\'s own host, redirects not followed) ' +
-        'or `{evaluate: "<Runtime expression>"}` (on the hunt\'s session, promises awaited, 30 s deadline)',
+        'or `{evaluate: "<Runtime expression>"}` (on the hunt\'s session, promises awaited, 30 s deadline); ' +
+        '`rounds` (1-20, default 3): the drive runs that many times before the target snapshot and once more before the final one, and a suspect must grow in every round',
     ),
   })
   .describe('CreateLeakHunt');

@@ -63,12 +63,12 @@ function needAnalysis(view: DiffView): ['base' | 'head', DiffSideRef][] {
 }
 
 function Suspects({ view, note }: { view: SnapshotDiffView; note: ComponentChildren }) {
-  const { mode, suspects } = view.diff.suspects;
+  const { mode, suspects, small } = view.diff.suspects;
   return (
     <>
       <h2>Suspects</h2>
       {mode === 'graph' ? <p class="muted">From both snapshots’ dominator trees: holders and retainer paths known.</p> : note}
-      <SuspectList suspects={suspects} reasons={mode === 'graph'} />
+      <SuspectList suspects={suspects} reasons={mode === 'graph'} small={small} />
     </>
   );
 }

@@ -184,7 +184,12 @@ function Report({ report }: { report: LeakHuntReport }) {
       {report.suspects !== undefined && (
         <>
           <h2>Suspects</h2>
-          <SuspectList suspects={report.suspects.suspects} reasons={true} />
+          <SuspectList suspects={report.suspects.suspects} reasons={true} small={report.suspects.small} />
+          {report.note !== undefined && (
+            <p class="muted" data-testid="hunt-note">
+              {report.note}
+            </p>
+          )}
         </>
       )}
       <h2>Classes that survived</h2>

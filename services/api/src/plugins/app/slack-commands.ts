@@ -4,7 +4,7 @@
  * polite and audited; a mistake gets help with what the caller may do.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { formatPath, type Suspects } from '@heapcap/analysis';
+import { formatPath, smallLine, type Suspects } from '@heapcap/analysis';
 import type { HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { consoleLinks } from '@heapcap/config';
@@ -159,7 +159,7 @@ export async function runCommand(app: FastifyInstance, deps: SlackCommandDeps, r
 
 /** Suspects as the Slack messages take them: plain lines, each path formatted. */
 function suspectsView(s: Suspects): DiffSuspects {
-  return { mode: s.mode, note: s.note, suspects: s.suspects.map((x) => ({ rank: x.rank, class: x.class, reason: x.reason, path: x.path === null ? null : formatPath(x.path) })) };
+  return { mode: s.mode, note: s.note, small: smallLine(s), suspects: s.suspects.map((x) => ({ rank: x.rank, class: x.class, reason: x.reason, path: x.path === null ? null : (x.shortPath ?? formatPath(x.path)) })) };
 }
 
 /** `diff A B`: the same comparison as GET /v1/diff (same target only), or what is missing for it. */
