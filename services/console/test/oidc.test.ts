@@ -140,6 +140,16 @@ async function sessionCookieOf(context: BrowserContext): Promise<string | undefi
   return (await context.cookies()).find((c) => c.name === 'heapcap_session')?.value;
 }
 
+/** Signs alice in from the captures list; her session id. */
+async function signedInAsAlice(page: Page, context: BrowserContext): Promise<string> {
+  await page.goto(`${serve.url}/ui/#/captures`);
+  await signInAt(page, 'alice');
+  await page.waitForSelector('[data-testid=who]');
+  const id = await sessionCookieOf(context);
+  assert.ok(id !== undefined, 'a session cookie');
+  return id;
+}
+
 void describe('console OIDC sign-in against a real provider (ORY Hydra)', () => {
   before(async () => {
     redis = await startRedis();
@@ -343,10 +353,7 @@ void describe('console OIDC sign-in against a real provider (ORY Hydra)', () => 
   void it('an expired session sends the console back to sign-in', async () => {
     const { context, page } = await freshContext();
     try {
-      await page.goto(`${serve.url}/ui/#/captures`);
-      await signInAt(page, 'alice');
-      await page.waitForSelector('[data-testid=who]');
-      const id = (await sessionCookieOf(context))!;
+      const id = await signedInAsAlice(page, context);
       const key = `heapcap:hc:console:session:${createHash('sha256').update(id).digest('hex')}`;
       // Redis ends the session as its TTL would, a working day later.
       assert.equal(await redis.cli('PEXPIRE', key, '1'), '1');
@@ -364,10 +371,7 @@ void describe('console OIDC sign-in against a real provider (ORY Hydra)', () => 
   void it('sign-out ends the session here and at the provider', async () => {
     const { context, page } = await freshContext();
     try {
-      await page.goto(`${serve.url}/ui/#/captures`);
-      await signInAt(page, 'alice');
-      await page.waitForSelector('[data-testid=who]');
-      const id = (await sessionCookieOf(context))!;
+      const id = await signedInAsAlice(page, context);
       const logouts = hydra.counts.logouts;
       // A DOM click: at phone width the header may fold the button into a menu.
       await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.$eval('[data-testid=sign-out]', (e) => (e as unknown as { click(): void }).click())]);
