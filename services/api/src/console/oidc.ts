@@ -166,7 +166,11 @@ export class OidcSignIn {
   async userinfo(accessToken: string, subject: string): Promise<Record<string, unknown>> {
     const cfg = await this.configuration();
     if (cfg.serverMetadata().userinfo_endpoint === undefined) return {};
-    return { ...(await client.fetchUserInfo(cfg, accessToken, subject)) };
+    try {
+      return { ...(await client.fetchUserInfo(cfg, accessToken, subject)) };
+    } catch (err) {
+      throw new OidcRefusal('oidc_exchange_failed', 400, `the identity provider's userinfo answer could not be read or verified (${(err as Error).message}); start again from the console`, { cause: err });
+    }
   }
 
   /** The provider's logout URL for a session's id token (RP-initiated logout), or undefined when it offers none. */
