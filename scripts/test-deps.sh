@@ -4,7 +4,9 @@
 # schemathesis (a venv under the cache dir); for the deploy checks promtool
 # (Debian package prometheus), kubernetes-validate (a venv under the cache dir)
 # kustomize (kubectl's built-in, else go install) and helm (go install, cached
-# under the cache dir); Go's own go tool pprof (the pprof export's test).
+# under the cache dir); Go's own go tool pprof (the pprof export's test); for
+# the console's OpenID Connect test ORY Hydra (built from the Go module proxy in
+# a throwaway module, cached under the cache dir).
 # Idempotent and quick when everything is present; prints what it installs;
 # exits non-zero with a message naming what is missing and how to get it.
 set -euo pipefail
@@ -19,6 +21,9 @@ KUSTOMIZE_MODULE="sigs.k8s.io/kustomize/kustomize/v5@v5.5.0"
 # Keep in step with services/api/test/deploy-tools.ts.
 HELM_VERSION="v3.22.0"
 HELM_DIR_DEFAULT="${XDG_CACHE_HOME:-$HOME/.cache}/heapcap/helm-$HELM_VERSION"
+# Keep in step with packages/testkit/src/hydra.ts.
+HYDRA_VERSION="v2.3.0"
+HYDRA_DIR_DEFAULT="${XDG_CACHE_HOME:-$HOME/.cache}/heapcap/hydra-$HYDRA_VERSION"
 MINIO_MODULE="github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
 failed=0
 
@@ -168,8 +173,49 @@ elif [[ ! -x "$HELM_DIR_DEFAULT/helm" ]]; then
   fi
 fi
 
+# --- ORY Hydra: the real OpenID provider of the console's OIDC test ----------
+# `go install github.com/ory/hydra/v2@v2.3.0` is refused ("The go.mod file for
+# the module providing named packages contains one or more replace
+# directives"), and `go get -tool` alone builds against the wrong pop
+# ("p.conn.Store.SQLDB undefined"): so a throwaway module takes Hydra's own
+# requirements and its pop replacement (ory/pop), then builds with SQLite
+# (cgo: needs gcc). Minutes on 2 cores the first time, then reused from the
+# cache dir.
+if [[ -n "${HEAPCAP_HYDRA:-}" ]]; then
+  [[ -x "$HEAPCAP_HYDRA" ]] || fail "HEAPCAP_HYDRA=$HEAPCAP_HYDRA is not executable"
+elif [[ ! -x "$HYDRA_DIR_DEFAULT/hydra" ]]; then
+  if command -v go >/dev/null 2>&1; then
+    say "installing hydra: go build github.com/ory/hydra/v2@$HYDRA_VERSION in a throwaway module (slow the first time)"
+    hydra_mod="$(mktemp -d)"
+    if (
+      set -e
+      cd "$hydra_mod"
+      go mod init heapcap.test/hydra-build >/dev/null 2>&1
+      go mod download -json "github.com/ory/hydra/v2@$HYDRA_VERSION" >/dev/null
+      hydra_src="$(go mod download -json "github.com/ory/hydra/v2@$HYDRA_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+      {
+        echo "module heapcap.test/hydra-build"
+        echo "go 1.22"
+        grep '^replace github.com/gobuffalo/pop/v6 ' "$hydra_src/go.mod"
+        sed -n '/^require (/,$p' "$hydra_src/go.mod"
+        echo "require github.com/ory/hydra/v2 $HYDRA_VERSION"
+      } >go.mod
+      # The sqlite tag (cgo) gives DSN=memory, the in-memory store the tests run Hydra on.
+      CGO_ENABLED=1 GOFLAGS=-mod=mod go build -tags sqlite,sqlite_omit_load_extension -o "$HYDRA_DIR_DEFAULT/hydra" "github.com/ory/hydra/v2"
+    ); then
+      :
+    else
+      fail "building hydra $HYDRA_VERSION failed (see above)"
+    fi
+    rm -rf "$hydra_mod"
+    [[ -x "$HYDRA_DIR_DEFAULT/hydra" ]] || fail "hydra not found at $HYDRA_DIR_DEFAULT/hydra after the build"
+  else
+    fail "hydra missing at $HYDRA_DIR_DEFAULT/hydra and no Go toolchain to build it (see the Hydra part of scripts/test-deps.sh)"
+  fi
+fi
+
 if ((failed)); then
   say "some test dependencies are missing (see above)"
   exit 1
 fi
-say "ok (chromium, redis-server, minio at $minio_bin, node 22, node 24, schemathesis $SCHEMATHESIS_VERSION, promtool, kubernetes-validate $KUBERNETES_VALIDATE_VERSION, helm $HELM_VERSION)"
+say "ok (chromium, redis-server, minio at $minio_bin, node 22, node 24, schemathesis $SCHEMATHESIS_VERSION, promtool, kubernetes-validate $KUBERNETES_VALIDATE_VERSION, helm $HELM_VERSION, hydra $HYDRA_VERSION)"

@@ -11,6 +11,7 @@ import { DurationSchema } from './duration.ts';
 import { RedactModeSchema, type RedactMode } from './redact.ts';
 import { parseStorageUrl, S3_STORAGE_CLASSES, type S3Settings, type StorageConfig } from './storage.ts';
 import { publicUrlOf, SLACK_ENV, slackConfigOf, type SlackConfig } from './slack.ts';
+import { consoleAuthConfigOf, OIDC_ENV, oidcProblems, type ConsoleAuthConfig } from './oidc.ts';
 
 /** Where the client commands find the API unless HEAPCAP_API_URL says otherwise. */
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
@@ -178,6 +179,8 @@ const EnvSchema = z.object({
   HEAPCAP_PROMETHEUS_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL, e.g. http://prometheus:9090' }).optional(),
   /** Slack (slack.ts): signing secret, users file, bot token, links; and HEAPCAP_PUBLIC_URL. */
   ...SLACK_ENV,
+  /** The console's OpenID Connect sign-in and whether API tokens still sign in to it (oidc.ts). */
+  ...OIDC_ENV,
 });
 
 /** The parsed configuration. */
@@ -233,6 +236,8 @@ export interface HeapcapConfig {
   publicUrl: string;
   /** Slack settings; `slack.signingSecret` set means the API mounts the Slack endpoints. */
   slack: SlackConfig;
+  /** How people sign in to the console: OIDC (HEAPCAP_OIDC_*) and/or API tokens (HEAPCAP_CONSOLE_TOKEN_SIGNIN). */
+  consoleAuth: ConsoleAuthConfig;
   /** Schedules and retention (HEAPCAP_SCHEDULE_MIN_INTERVAL, HEAPCAP_RETENTION_*, HEAPCAP_RECORD_TTL_DAYS). */
   schedules: ScheduleSettings;
   /** Watch rules (HEAPCAP_WATCH_*). */
@@ -306,6 +311,8 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
   if (e.HEAPCAP_S3_KMS_KEY_ID !== undefined && e.HEAPCAP_S3_SSE !== 'aws:kms') {
     throw new ConfigError([{ variable: 'HEAPCAP_S3_KMS_KEY_ID', message: 'only used with HEAPCAP_S3_SSE=aws:kms; set that too, or unset this' }]);
   }
+  const oidc = oidcProblems(e);
+  if (oidc.length > 0) throw new ConfigError(oidc);
   const s3: S3Settings = {
     endpoint: e.HEAPCAP_S3_ENDPOINT,
     region: e.HEAPCAP_S3_REGION,
@@ -362,6 +369,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
     watch: { intervalMs: e.HEAPCAP_WATCH_INTERVAL, sampleIntervalMs: e.HEAPCAP_SAMPLE_INTERVAL, retentionMs: e.HEAPCAP_WATCH_RETENTION, samplingMs: e.HEAPCAP_WATCH_SAMPLING_DURATION, prometheusUrl: e.HEAPCAP_PROMETHEUS_URL?.replace(/\/+$/, '') ?? null },
     publicUrl: publicUrlOf(e.HEAPCAP_PUBLIC_URL, e.HEAPCAP_HOST, e.HEAPCAP_PORT),
     slack: slackConfigOf(e),
+    consoleAuth: consoleAuthConfigOf(e),
   };
 }
 

@@ -18,6 +18,7 @@ export type { WaitForOptions, TmpDir } from './proc.ts';
 export { OutputLog } from './output-log.ts';
 export { createMemoryCgroup, memoryCgroupLayout, type MemoryCgroup, type CgroupStats } from './cgroup.ts';
 export { startMinio, minioBinary } from './minio.ts';
+export { startHydra, hydraBinary, HYDRA_VERSION, type HydraOptions, type HydraServer, type OidcTestUser } from './hydra.ts';
 export { startPrometheus, prometheusBinary } from './prometheus.ts';
 export type { PrometheusServer, PrometheusScrape } from './prometheus.ts';
 export type { MinioServer, MinioOptions } from './minio.ts';

@@ -44,6 +44,8 @@ import diffRoutes from './routes/diff.ts';
 import leakHuntRoutes from './routes/leak-hunts.ts';
 import consoleRoutes from './routes/console.ts';
 import sessionRoutes from './routes/session.ts';
+import oidcRoutes from './routes/oidc.ts';
+import { OidcSignIn } from './console/oidc.ts';
 import { ConsoleSessions } from './console/sessions.ts';
 import { defaultConsoleDir } from './console/assets.ts';
 import { DEV_PRINCIPAL } from './auth/scopes.ts';
@@ -61,8 +63,13 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   // Infrastructure.
   await app.register(errorHandler, { bodyLimit: http.bodyLimitBytes });
   // The console's sessions (tokens mode; --dev signs everyone in as dev).
+  const oidcGrants = deps.auth.kind === 'tokens' ? deps.auth.oidcGrants : undefined;
   const sessions =
-    deps.auth.kind === 'tokens' ? new ConsoleSessions({ redis: deps.queue.redis, prefix: deps.queue.keys.prefix, tokens: deps.auth.tokens, ttlMs: http.sessionTtlMs }) : undefined;
+    deps.auth.kind === 'tokens' ? new ConsoleSessions({ redis: deps.queue.redis, prefix: deps.queue.keys.prefix, tokens: deps.auth.tokens, ttlMs: http.sessionTtlMs, oidcGrants }) : undefined;
+  // OpenID Connect sign-in to the console (HEAPCAP_OIDC_*): needs sessions and the grants file.
+  const oidcConfig = deps.config.consoleAuth.oidc;
+  const oidc =
+    oidcConfig !== undefined && oidcGrants !== undefined ? new OidcSignIn({ config: oidcConfig, publicUrl: deps.config.publicUrl, redis: deps.queue.redis, prefix: deps.queue.keys.prefix }) : undefined;
   await app.register(auth, { mode: deps.auth, failures: { max: http.authFailureMax, windowMs: http.authFailureWindowMs }, sessions });
   // Before every route (it collects their methods) and after auth (its hook runs after auth's).
   await app.register(methods);
@@ -102,7 +109,8 @@ export default async function serviceApp(app: FastifyInstance, { deps, http }: A
   await app.register(watchRulesRoutes, { prefix: '/v1/watch-rules' });
   await app.register(samplesRoutes, { prefix: '/v1/targets' });
   await app.register(workersRoutes, { prefix: '/v1/workers' });
-  await app.register(sessionRoutes, { prefix: '/v1/session', sessions, devPrincipal: deps.auth.kind === 'dev' ? DEV_PRINCIPAL : undefined });
+  await app.register(sessionRoutes, { prefix: '/v1/session', sessions, devPrincipal: deps.auth.kind === 'dev' ? DEV_PRINCIPAL : undefined, oidc, tokenSignIn: deps.config.consoleAuth.tokenSignIn });
+  if (oidc !== undefined && sessions !== undefined && oidcGrants !== undefined) await app.register(oidcRoutes, { prefix: '/auth/oidc', oidc, sessions, grants: oidcGrants });
   await app.register(consoleRoutes, { dir: deps.consoleDir ?? defaultConsoleDir() });
   // Only with a signing secret: without one the paths answer 404 like any unknown route.
   if (deps.slack !== undefined) await app.register(slackRoutes, { prefix: '/slack', signingSecret: deps.slack.signingSecret, responseOrigins: deps.slack.responseOrigins });

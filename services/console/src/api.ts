@@ -9,11 +9,13 @@ export type Scope = 'captures:read' | 'captures:write' | 'artifacts:read' | 'tar
 
 export interface SessionView {
   signedIn: boolean;
-  mode: 'tokens' | 'dev';
+  mode: 'tokens' | 'oidc' | 'dev';
   name: string | null;
   scopes: Scope[];
   csrfToken: string | null;
   expiresAt: string | null;
+  /** How this deployment signs people in: an API token, and/or the OpenID provider (button label, start URL). */
+  signIn: { token: boolean; oidc: { name: string; url: string } | null };
 }
 
 export interface Target {

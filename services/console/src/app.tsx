@@ -44,12 +44,14 @@ export function App() {
     api<SessionView>('GET', '/v1/session').then(signIn, (err: ApiFailure) => setFailure(err));
   }, []);
   const signOut = async (): Promise<void> => {
-    await api('DELETE', '/v1/session');
+    // An OIDC session answers with the provider's logout, to end its session there too.
+    const out = await api<{ endSessionUrl: string } | null>('DELETE', '/v1/session');
     useCsrf(null);
-    setSession({ signedIn: false, mode: 'tokens', name: null, scopes: [], csrfToken: null, expiresAt: null });
+    if (out !== null) return location.assign(out.endSessionUrl);
+    setSession({ signedIn: false, mode: 'tokens', name: null, scopes: [], csrfToken: null, expiresAt: null, signIn: session?.signIn ?? { token: true, oidc: null } });
   };
   if (session === null) return failure === undefined ? <p class="muted">Loading…</p> : <ErrorNote error={failure} />;
-  if (!session.signedIn) return <SignIn onSignedIn={signIn} />;
+  if (!session.signedIn) return <SignIn ways={session.signIn} onSignedIn={signIn} />;
   return (
     <SessionContext.Provider value={session}>
       <header class="top" data-menu={menu ? 'open' : 'closed'}>
@@ -81,7 +83,7 @@ export function App() {
         <span class="who" data-testid="who">
           {session.name} <span class="muted">({session.scopes.join(', ')})</span>
         </span>
-        {session.mode === 'tokens' && (
+        {session.mode !== 'dev' && (
           <button type="button" data-testid="sign-out" onClick={() => void signOut()}>
             Sign out
           </button>

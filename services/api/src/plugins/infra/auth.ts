@@ -11,6 +11,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
 import { DEV_PRINCIPAL, type Principal } from '../../auth/scopes.ts';
 import { verifyToken, type TokenEntry } from '../../auth/tokens.ts';
+import type { OidcGrants } from '../../auth/oidc-grants.ts';
 import { AuthFailureLimiter, addressKey } from '../../auth/failure-limit.ts';
 import { CSRF_HEADER, SESSION_COOKIE, csrfMatches, readCookie, type ConsoleSessions, type Session } from '../../console/sessions.ts';
 
@@ -22,7 +23,7 @@ declare module 'fastify' {
 }
 
 /** How callers are authenticated: tokens from the tokens file, or `--dev` (no auth, loopback only). */
-export type AuthMode = { kind: 'tokens'; tokens: readonly TokenEntry[] } | { kind: 'dev' };
+export type AuthMode = { kind: 'tokens'; tokens: readonly TokenEntry[]; oidcGrants?: OidcGrants | undefined } | { kind: 'dev' };
 
 const CHALLENGE = 'Bearer realm="heapcap"';
 // RFC 6750: the token is base64-ish; anything else in the header is malformed.
