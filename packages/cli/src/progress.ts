@@ -21,6 +21,8 @@ export interface ProgressState {
   percent?: number;
   /** A note after the phase name when there is nothing to count (e.g. the target is paused). */
   note?: string;
+  /** Something that happened (a failed attempt): off a terminal, each new one prints a line at once, in the quiet first seconds too. */
+  event?: string;
 }
 
 const TTY_REDRAW_MS = 250;
@@ -67,6 +69,7 @@ export class ProgressDisplay {
   #lastDraw = 0;
   #lastPlain = 0;
   #plainPhase: string | undefined;
+  #plainEvent: string | undefined;
   #stopped = false;
 
   /** `tty`: redraw one line; else plain lines. `startedAt`: the total's start (default now). */
@@ -107,9 +110,11 @@ export class ProgressDisplay {
       this.#out.write(`\r\x1b[2K${progressText(s, this.#startedAt, now)}`);
       return;
     }
-    if (now - this.#startedAt < PLAIN_QUIET_MS) return;
+    const newEvent = s.event !== undefined && s.event !== this.#plainEvent;
+    if (now - this.#startedAt < PLAIN_QUIET_MS && !newEvent) return;
     const phaseChanged = this.#plainPhase !== s.phase;
-    if (!phaseChanged && now - this.#lastPlain < PLAIN_EVERY_MS) return;
+    if (!phaseChanged && !newEvent && now - this.#lastPlain < PLAIN_EVERY_MS) return;
+    this.#plainEvent = s.event;
     this.#plainPhase = s.phase;
     this.#lastPlain = now;
     this.#out.write(`${progressText(s, this.#startedAt, now)}\n`);
@@ -121,6 +126,7 @@ export interface RecordProgressView {
   status: string;
   phase?: string | null;
   progress?: { phase: string; phaseStartedAt: string; at: string; bytes: number };
+  failedAttempts?: { attempt: number; of: number; code: string; message: string; failedAt: string; nextAttemptAt: string | null }[];
 }
 
 /**
@@ -135,10 +141,12 @@ export class RecordProgress {
   #phaseStartedAt = 0;
   #seenAt = '';
   #seenLocal = 0;
+  #failureKey = '';
+  #failureSeenLocal = 0;
 
   /** The state to show for `r` seen now (undefined: the record says nothing about a phase). */
   state(r: RecordProgressView, now = Date.now()): ProgressState | undefined {
-    if (r.status === 'queued') return this.#phase('queued', 'queued', now, now, { note: 'waiting for a worker' });
+    if (r.status === 'queued') return this.#phase('queued', 'queued', now, now, this.#waiting(r, now));
     const p = r.progress;
     if (p === undefined) return r.phase === undefined || r.phase === null ? undefined : this.#phase(r.phase, r.phase, now, now, {});
     if (p.at !== this.#seenAt) {
@@ -151,7 +159,24 @@ export class RecordProgress {
     return p.bytes > 0 ? { ...started, bytes: { count: p.bytes, at: started.phaseStartedAt + inPhaseMs } } : started;
   }
 
-  #phase(phase: string, key: string, startedAt: number, now: number, extra: Pick<ProgressState, 'note'>): ProgressState {
+  /**
+   * What a queued capture waits for: a worker, or the retry of a failed attempt (its error, and the seconds to the
+   * retry: the worker's delay from the failure, counted from when this process first saw it, so clock skew never shows).
+   */
+  #waiting(r: RecordProgressView, now: number): Pick<ProgressState, 'note' | 'event'> {
+    const last = r.failedAttempts?.at(-1);
+    if (last?.nextAttemptAt === undefined || last.nextAttemptAt === null) return { note: 'waiting for a worker' };
+    const key = `${last.attempt}@${last.failedAt}`;
+    if (key !== this.#failureKey) {
+      this.#failureKey = key;
+      this.#failureSeenLocal = now;
+    }
+    const dueIn = this.#failureSeenLocal + Math.max(0, Date.parse(last.nextAttemptAt) - Date.parse(last.failedAt)) - now;
+    const when = dueIn > 0 ? `retrying in ${Math.ceil(dueIn / 1000)} s` : 'retrying now';
+    return { note: `${failedAttemptText(last)}; ${when}`, event: key };
+  }
+
+  #phase(phase: string, key: string, startedAt: number, now: number, extra: Pick<ProgressState, 'note' | 'event'>): ProgressState {
     if (key !== this.#phaseKey) {
       this.#phaseKey = key;
       this.#phaseStartedAt = Math.min(startedAt, now);
@@ -160,6 +185,11 @@ export class RecordProgress {
     }
     return { phase, phaseStartedAt: this.#phaseStartedAt, ...extra };
   }
+}
+
+/** One failed attempt: `attempt 1 of 3 failed: target_unreachable (connect ECONNREFUSED 127.0.0.1:9)`. */
+export function failedAttemptText(f: { attempt: number; of: number; code: string; message: string }): string {
+  return `attempt ${f.attempt} of ${f.of} failed: ${f.code} (${f.message})`;
 }
 
 /** Follows the engine's progress events of a capture run in this process. */

@@ -1,5 +1,6 @@
 /** Human-readable lines for a capture record (`heapcap trigger` and `heapcap status`). */
 import { formatMiB } from '@heapcap/capture';
+import { failedAttemptText } from './progress.ts';
 
 interface RecordView {
   id: string;
@@ -7,6 +8,7 @@ interface RecordView {
   status: string;
   phase?: string | null;
   attempts?: number;
+  failedAttempts?: { attempt: number; of: number; code: string; message: string; nextAttemptAt: string | null }[];
   coalesced?: number;
   error?: { code: string; message: string; hint?: string } | null;
   timings?: Record<string, number> | null;
@@ -27,6 +29,8 @@ export function redactionText(r: NonNullable<RecordView['redaction']>): string {
 export function formatRecord(r: RecordView): string {
   const lines = [`capture ${r.id}  target ${r.targetId}  ${r.status}${r.phase ? ` (${r.phase})` : ''}`];
   if (r.attempts !== undefined && r.attempts > 1) lines.push(`  attempts  ${r.attempts}`);
+  // The attempts that were retried; the last one's error is the `error` line.
+  for (const f of r.failedAttempts ?? []) if (f.nextAttemptAt !== null) lines.push(`  retried   ${failedAttemptText(f)}`);
   if (r.coalesced !== undefined && r.coalesced > 0) lines.push(`  joined by ${r.coalesced} other request(s)`);
   if (r.error) lines.push(`  error     ${r.error.code}: ${r.error.message}${r.error.hint ? `\n  check     ${r.error.hint}` : ''}`);
   if (r.timings) {

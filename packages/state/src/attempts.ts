@@ -110,7 +110,7 @@ export class AttemptRecorder {
     });
   }
 
-  /** running → failed (final) or → queued (a retry follows); the error stays visible either way. */
+  /** running → failed (final) or → queued (a retry follows); the error stays visible either way, and `failedAttempts` (when given) replaces the list. */
   fail(
     captureId: string,
     targetId: string,
@@ -118,8 +118,9 @@ export class AttemptRecorder {
     error: CaptureErrorInfo,
     timings: Record<string, number> | null,
     retry: boolean,
+    failedAttempts?: CaptureRecord['failedAttempts'],
   ): Promise<TransitionResult> {
-    const fields = { phase: error.phase ?? null, progress: null, error, timings };
+    const fields = { phase: error.phase ?? null, progress: null, error, timings, failedAttempts };
     return retry
       ? this.#transition(captureId, targetId, 'queued', ['running'], attempt, false, fields)
       : this.#transition(captureId, targetId, 'failed', ['running'], attempt, false, { ...fields, finishedAt: new Date().toISOString() });

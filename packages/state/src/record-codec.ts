@@ -34,6 +34,7 @@ export function encodeRecord(record: CaptureRecord, extra: Record<string, string
     ...(record.adoptedAt === undefined ? {} : { adoptedAt: record.adoptedAt }),
     ...(record.requeuedAfterDataLoss === true ? { requeuedAfterDataLoss: '1' } : {}),
     ...(record.progress === undefined ? {} : { progress: JSON.stringify(record.progress) }),
+    ...(record.failedAttempts === undefined ? {} : { failedAttempts: JSON.stringify(record.failedAttempts) }),
     ...(record.redaction === undefined ? {} : { redaction: JSON.stringify(record.redaction) }),
     ...extra,
   };
@@ -72,12 +73,13 @@ export function decodeRecord(hash: Record<string, string>): CaptureRecord | null
     ...(hash['adoptedAt'] === undefined || hash['adoptedAt'] === '' ? {} : { adoptedAt: hash['adoptedAt'] }),
     ...(hash['requeuedAfterDataLoss'] === '1' ? { requeuedAfterDataLoss: true } : {}),
     ...(hash['progress'] === undefined || hash['progress'] === '' ? {} : { progress: json(hash['progress']) }),
+    ...(hash['failedAttempts'] === undefined || hash['failedAttempts'] === '' ? {} : { failedAttempts: json(hash['failedAttempts']) }),
     ...(hash['redaction'] === undefined || hash['redaction'] === '' ? {} : { redaction: json(hash['redaction']) }),
   });
 }
 
 /** Flatten a partial update for HSET; null becomes the empty string (stored null). */
-export function encodeUpdate(update: Partial<Pick<CaptureRecord, 'phase' | 'error' | 'timings' | 'artifact' | 'startedAt' | 'finishedAt' | 'worker' | 'redaction'>> & { progress?: CaptureRecord['progress'] | null }): string[] {
+export function encodeUpdate(update: Partial<Pick<CaptureRecord, 'phase' | 'error' | 'timings' | 'artifact' | 'startedAt' | 'finishedAt' | 'worker' | 'redaction' | 'failedAttempts'>> & { progress?: CaptureRecord['progress'] | null }): string[] {
   const out: string[] = [];
   for (const [k, v] of Object.entries(update)) {
     if (v === undefined) continue;

@@ -144,6 +144,26 @@ export const CaptureRecordSchema = z.strictObject({
     })
     .nullable(),
   attempts: z.number().int().min(0),
+  /**
+   * The attempts that failed and were retried (a count stays in `attempts`, which the record scripts
+   * increment atomically): each one's number of `of`, its error, when it started and failed, and when
+   * BullMQ's backoff runs the next (null: no retry followed). `heapcap trigger --wait` shows them while
+   * the capture waits for its retry. Absent until an attempt is retried, and in records written before it.
+   */
+  failedAttempts: z
+    .array(
+      z.strictObject({
+        attempt: z.number().int().min(1),
+        of: z.number().int().min(1),
+        code: z.string(),
+        message: z.string(),
+        phase: z.string().optional(),
+        startedAt: z.iso.datetime(),
+        failedAt: z.iso.datetime(),
+        nextAttemptAt: z.iso.datetime().nullable(),
+      }),
+    )
+    .optional(),
   /** Kept by retention and the record TTL until unpinned (POST/DELETE /v1/captures/:id/pin). */
   pinned: z
     .strictObject({

@@ -5,7 +5,7 @@
  * (saying whether the record took it); the thrown error tells BullMQ whether
  * to retry.
  */
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { Backoffs, DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { redactUrlsInText, type CaptureProgress, type SamplingProgress } from '@heapcap/capture';
 import { runCapture, type RunCaptureOutput, type RunSamplingOutput } from '@heapcap/pipeline';
@@ -439,6 +439,44 @@ async function recordAgainIfLost(a: FinishInput, result: TransitionResult | unde
 }
 
 /**
+ * The outcome's timings with `total` from the first failed attempt's start to now, when earlier attempts failed
+ * (a retried capture's total counts its retries and their backoff); the phases stay this attempt's.
+ */
+function sinceFirstAttempt(a: FinishInput, timings: Record<string, number> | null): Record<string, number> | null {
+  const first = a.record.failedAttempts?.[0]?.startedAt;
+  if (timings === null || first === undefined) return timings;
+  return { ...timings, total: Math.max(timings['total'] ?? 0, Date.now() - Date.parse(first)) };
+}
+
+/**
+ * The record's failed attempts with this one added (undefined: none retried, and no retry follows): its number
+ * of BullMQ's attempts, its error, and when BullMQ's backoff (the job's own options) runs the next.
+ */
+function attemptsAfterFailure(a: FinishInput, info: { code: string; message: string; phase?: string }, retry: boolean): CaptureRecord['failedAttempts'] {
+  const earlier = a.record.failedAttempts;
+  if (!retry && earlier === undefined) return undefined;
+  const failedAt = Date.now();
+  const made = a.job.attemptsMade + 1;
+  const backoff = a.job.opts.backoff === undefined ? undefined : Backoffs.normalize(a.job.opts.backoff);
+  // The same calculation BullMQ makes when this attempt's error reaches it (no jitter in our options: the same delay).
+  const delay = retry && backoff !== undefined ? Backoffs.calculate(backoff, made, new Error(info.code), a.job) : undefined;
+  const delayMs = typeof delay === 'number' && delay >= 0 ? delay : 0;
+  return [
+    ...(earlier ?? []),
+    {
+      attempt: made,
+      of: a.job.opts.attempts ?? 1,
+      code: info.code,
+      message: info.message,
+      ...(info.phase === undefined ? {} : { phase: info.phase }),
+      startedAt: a.startedAt,
+      failedAt: new Date(failedAt).toISOString(),
+      nextAttemptAt: retry ? new Date(failedAt + delayMs).toISOString() : null,
+    },
+  ];
+}
+
+/**
  * Write the attempt's outcome to the record, log it in exactly one outcome
  * line, and tell BullMQ what follows (throwing the error that decides retry).
  */
@@ -466,7 +504,7 @@ async function finishAttempt(a: FinishInput): Promise<void> {
     };
     // The mode the snapshot ran with (the request's raised by the target's and the service's) and the manifest's counts.
     const redaction = out.kind === 'snapshot' ? out.manifest.redaction : undefined;
-    const written = await recordWithRetry(() => queue.attempts.succeed(captureId, target.id, attempt, timings, artifact, redaction), limit, log);
+    const written = await recordWithRetry(() => queue.attempts.succeed(captureId, target.id, attempt, sinceFirstAttempt(a, timings) ?? timings, artifact, redaction), limit, log);
     const { result } = written;
     const lost = await recordAgainIfLost(a, result, { status: 'succeeded', phase: null, error: null, timings, artifact, ...(redaction === undefined ? {} : { redaction }) });
     const recorded = lost.recorded ?? written.recorded;
@@ -516,7 +554,8 @@ async function finishAttempt(a: FinishInput): Promise<void> {
     ...(phase === null ? {} : { phase }),
     settle,
   };
-  const written = await recordWithRetry(() => queue.attempts.fail(captureId, target.id, attempt, info, timings, retry), limit, log);
+  const failedAttempts = attemptsAfterFailure(a, info, retry);
+  const written = await recordWithRetry(() => queue.attempts.fail(captureId, target.id, attempt, info, sinceFirstAttempt(a, timings), retry, failedAttempts), limit, log);
   // Gone with Redis's data: its job too, so no retry follows; written again as failed for good.
   const lost = await recordAgainIfLost(a, written.result, { status: 'failed', phase, error: { ...info, settle: info.settle }, timings, artifact: null });
   const retrying = retry && lost.recordLost !== true;
