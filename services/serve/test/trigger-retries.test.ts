@@ -48,7 +48,7 @@ interface FailedAttempt {
   nextAttemptAt: string | null;
 }
 
-test('trigger --wait on a dead target shows each failed attempt with its error while it waits, and the real total', async () => {
+void test('trigger --wait on a dead target shows each failed attempt with its error while it waits, and the real total', async () => {
   const child = spawn(HEAPCAP_BIN, ['trigger', 'dead-1', '--wait', '120', '--json'], { cwd: dir.path, env: commandEnv({ HEAPCAP_API_URL: serve.url }), stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   let stdout = '';
