@@ -51,8 +51,9 @@ function capture(hh: Harness, targetId: string, force = false): Promise<CaptureR
   return hh.queue.requestCapture({ targetId, force, trigger: { kind: 'rest', who: 'oncall' } }).then((r) => r.record);
 }
 
-async function worker(hh: Harness, id: string, placements: string): Promise<WorkerProcess> {
-  const p = await startWorkerProcess(hh, { HEAPCAP_TEST_PLACEMENTS: placements, HEAPCAP_TEST_WORKER_ID: id, TMPDIR: scratch.path });
+async function worker(hh: Harness, id: string, placements: string, heartbeatMs?: number): Promise<WorkerProcess> {
+  const heartbeat: Record<string, string> = heartbeatMs === undefined ? {} : { HEAPCAP_TEST_HEARTBEAT_MS: String(heartbeatMs) };
+  const p = await startWorkerProcess(hh, { HEAPCAP_TEST_PLACEMENTS: placements, HEAPCAP_TEST_WORKER_ID: id, TMPDIR: scratch.path, ...heartbeat });
   procs.push(p);
   return p;
 }
@@ -138,6 +139,9 @@ void test('a * worker takes placed targets too, and unplaced targets run on plac
   assert.equal(z?.worker, star.id);
 });
 
+/** The hunt tests' worker heartbeat (ms). */
+const HUNT_HEARTBEAT_MS = 2_000;
+
 function hunt(hh: Harness, targetId: string, intervalMs = 200): Promise<LeakHuntRecord> {
   return hh.queue.leakHunts.create({ targetId, intervalMs, requestedBy: 'oncall' });
 }
@@ -153,7 +157,10 @@ void test('leak hunts follow the placement: only its worker connects; none → n
   h = await createHarness(redis.url);
   const hh = h;
   const ta = await placedTarget(hh, 'on-a', 'a');
-  await worker(hh, 'worker-b', 'b');
+  // A hunt's report is synchronous CPU in its worker (docs/architecture.md): with FAST_TUNING's 500 ms heartbeat
+  // (expired after 1.5 s) a loaded CI machine once stalled worker a long enough for b's sweep to fail a's hunt
+  // as orphaned. These workers beat every 2 s (expired after 6 s), still far below the default 5 s (15 s).
+  await worker(hh, 'worker-b', 'b', HUNT_HEARTBEAT_MS);
 
   // Only b lives. b consumes the unplaced hunts, never a's: the hunt fails at once and nobody connects to the target.
   const t0 = Date.now();
@@ -165,7 +172,7 @@ void test('leak hunts follow the placement: only its worker connects; none → n
   assert.ok(Date.now() - t0 < 3_000);
   assert.equal((await hh.queue.leakHunts.get(orphan.id))?.status, 'failed');
 
-  const a = await worker(hh, 'worker-a', 'a');
+  const a = await worker(hh, 'worker-a', 'a', HUNT_HEARTBEAT_MS);
   for (let i = 0; i < 2; i++) {
     const done = await huntEnded(hh, (await hunt(hh, 'on-a')).id);
     assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
@@ -179,10 +186,11 @@ void test('leak hunts follow the placement: only its worker connects; none → n
   await waitFor(async () => (await hh.queue.leakHunts.get(waiting.id))?.phase === 'wait' || undefined, { timeoutMs: 60_000, intervalMs: 20, what: 'the hunt on a to wait between snapshots' });
   await a.kill('SIGKILL');
   const killedAt = Date.now();
-  const failed = await huntEnded(hh, waiting.id, 15_000);
+  const failed = await huntEnded(hh, waiting.id, 25_000);
   assert.equal(failed.status, 'failed');
   assert.equal(failed.error?.code, 'no_worker_for_target');
-  assert.ok(Date.now() - killedAt < 10_000, `failed ${Date.now() - killedAt} ms after the kill`);
+  // Expiry (3 heartbeats) plus b's next sweep (one heartbeat): 8 s; the rest is room for a loaded machine.
+  assert.ok(Date.now() - killedAt < 4 * HUNT_HEARTBEAT_MS + 7_000, `failed ${Date.now() - killedAt} ms after the kill`);
   // A SIGKILL skips every finally: the hunt's directory (its baseline snapshot) is left, named for the dead
   // worker, and the next worker starting on this host removes it (startWorkerPart → sweepOrphanScratch).
   const leftBehind = async (): Promise<string[]> => (await readdir(scratch.path)).filter((n) => n.startsWith(`heapcap-hunt-${waiting.id}-`));
@@ -196,10 +204,10 @@ void test('a * worker runs the hunts of placed targets too', async () => {
   h = await createHarness(redis.url);
   const hh = h;
   await placedTarget(hh, 'on-z', 'z');
-  await worker(hh, 'worker-q', 'q');
+  await worker(hh, 'worker-q', 'q', HUNT_HEARTBEAT_MS);
   // In its own process, like the others: a hunt's report is synchronous CPU, and in this
   // process it would also hold the target's proxy and the test's own timers.
-  await worker(hh, 'worker-star', '*');
+  await worker(hh, 'worker-star', '*', HUNT_HEARTBEAT_MS);
   const done = await huntEnded(hh, (await hunt(hh, 'on-z')).id);
   assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
   assert.equal(done.worker, 'worker-star');
