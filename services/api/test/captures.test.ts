@@ -108,6 +108,7 @@ void describe('captures without a worker', () => {
       '/v1/captures/{id}/analysis',
       '/v1/captures/{id}/artifact',
       '/v1/captures/{id}/pin',
+      '/v1/captures/{id}/profile',
       '/v1/captures/{id}/summary',
       '/v1/diff',
       '/v1/leak-hunts',
