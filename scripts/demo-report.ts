@@ -28,7 +28,8 @@ export interface CaptureResponse {
 }
 
 const PHASES = ['connect', 'preflight', 'warm', 'enable', 'gc', 'generate', 'serialize', 'sink'];
-const mib = (n: number): string => `${(n / 1048576).toFixed(1)} MiB`;
+/** Bytes in MiB, the one unit of the demo's report (as the CLI's and the console's). */
+export const mib = (n: number): string => `${(n / 1048576).toFixed(1)} MiB`;
 const ms = (n: number): string => n.toFixed(1).padStart(9);
 
 /** A path relative to the working directory when it lies inside it (shorter to read and to copy). */

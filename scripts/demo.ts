@@ -20,7 +20,7 @@ import { curlCommand, haveCurl, post, shq } from './demo-curl.ts';
 import { startNodeTarget, startRedis, type NodeTarget, type RedisServer } from '@heapcap/testkit';
 import { alive, exited, startChild, stopAll } from './demo-procs.ts';
 import { haveRedisServer, installRedisServer, portFree, probeRedis } from './demo-redis.ts';
-import { fileSize, formatResponse, shortPath, type CaptureResponse } from './demo-report.ts';
+import { fileSize, formatResponse, mib, shortPath, type CaptureResponse } from './demo-report.ts';
 import { startService, waitReady, type RunningService } from './demo-serve.ts';
 
 const USAGE = `npm run demo [-- --once | --serve]
@@ -145,7 +145,7 @@ async function triggerWithCurl(service: RunningService): Promise<string | null> 
   say(
     [
       '',
-      `On disk: ${shortPath(a.location)} (${(size / 1e6).toFixed(1)} MB); gunzip it and load it in Chrome DevTools → Memory.`,
+      `On disk: ${shortPath(a.location)} (${mib(size)}); gunzip it and load it in Chrome DevTools → Memory.`,
       'Or fetch it through the API (decompressed on the fly):',
       `$ curl -sS -o demo.heapsnapshot ${shq(`${service.url}${body.links?.artifact ?? `/v1/captures/${body.capture.id}/artifact`}`)}`,
     ].join('\n'),

@@ -305,7 +305,9 @@ void describe('README: the quick start', () => {
     });
     assert.equal(res.code, 0, `${res.stdout}\n${res.stderr}`);
     assert.match(res.stdout, /HTTP 200: capture \S+ succeeded/);
-    assert.match(res.stdout, /On disk: \.\/data\/captures\/demo-leaky-service\//);
+    assert.match(res.stdout, /On disk: \.\/data\/captures\/demo-leaky-service\/\S+ \(\d+\.\d MiB\)/);
+    // One unit rule (issue 40): sizes in KiB/MiB, never a decimal MB beside them.
+    assert.doesNotMatch(res.stdout, /\d ?[KMGT]B\b/);
     assert.match(res.stdout, /stopped: heapcap serve, demo target/);
   });
 
