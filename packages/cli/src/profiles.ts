@@ -28,22 +28,19 @@ interface ProfileCapture {
 /** Capture ids are ULIDs: 26 characters of Crockford's base 32. Anything else names a target. */
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/i;
 
-/** Pages of 100 captures read at most to find a target's profiles among its snapshots. */
-const MAX_PAGES = 10;
-
-/** The target's succeeded sampling profiles, newest first, at most `limit`. */
+/** The target's succeeded sampling profiles, newest first, at most `limit`. The API filters by kind; a page can
+ * come back short with a cursor (it bounds the records one call examines), so the cursor is followed. */
 async function profilesOf(api: ApiTarget, target: string, limit: number): Promise<ProfileCapture[]> {
   const found: ProfileCapture[] = [];
   let cursor: string | null = null;
-  for (let page = 0; page < MAX_PAGES && found.length < limit; page++) {
-    const q = new URLSearchParams({ target, status: 'succeeded', limit: '100' });
+  do {
+    const q = new URLSearchParams({ target, status: 'succeeded', kind: 'sampling', limit: String(limit - found.length) });
     if (cursor !== null) q.set('cursor', cursor);
     const data = (await callApi(api, 'GET', `/v1/captures?${q.toString()}`, undefined, 30_000)).body as { items: ProfileCapture[]; nextCursor: string | null };
-    found.push(...data.items.filter((c) => c.artifact?.kind === 'sampling-profile'));
+    found.push(...data.items);
     cursor = data.nextCursor;
-    if (cursor === null) break;
-  }
-  return found.slice(0, limit);
+  } while (cursor !== null && found.length < limit);
+  return found;
 }
 
 /** The capture an argument names: an id as it is, a target's newest profile; `not_found` when the target has none. */
@@ -51,7 +48,7 @@ async function resolveProfile(api: ApiTarget, arg: string): Promise<ProfileCaptu
   if (ULID.test(arg)) return ((await callApi(api, 'GET', `/v1/captures/${encodeURIComponent(arg)}`, undefined, 30_000)).body as { capture: ProfileCapture }).capture;
   const [newest] = await profilesOf(api, arg, 1);
   if (newest === undefined) {
-    throw new RestError(404, 'profile_not_found', `target ${arg} has no allocation profile among its last ${MAX_PAGES * 100} succeeded captures; take one: heapcap trigger ${arg} --sampling 30s --wait 60`);
+    throw new RestError(404, 'profile_not_found', `target ${arg} has no succeeded allocation profile; take one: heapcap trigger ${arg} --sampling 30s --wait 60`);
   }
   return newest;
 }

@@ -17,7 +17,7 @@
  *     throws QueueError 'target_not_found' | 'idempotency_key_reused' | 'redis_unavailable',
  *            ZodError for bad options/trigger (the api validates first)
  *   q.getCapture(id)                          → CaptureRecord | null
- *   q.listCaptures({ targetId?, status?, triggerKind?, from?, to?, limit? (1..100, 20), cursor? })
+ *   q.listCaptures({ targetId?, status?, triggerKind?, kind?, from?, to?, limit? (1..100, 20), cursor? })
  *       → { items (newest first), nextCursor: string | null }   throws QueueError 'invalid_cursor' | 'invalid_input'
  *   q.cancelCapture(id)                       → { outcome: 'cancelled'|'cancelling'|'finished'|'not_found', record }
  *     queued → cancelled now (job removed); running → 'cancelling', the worker aborts

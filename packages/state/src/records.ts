@@ -3,7 +3,7 @@ import type { QueueContext } from './context.ts';
 import { withRedisDeadline } from './connection.ts';
 import { QueueError } from './errors.ts';
 import { decodeRecord } from './record-codec.ts';
-import { CAPTURE_STATUSES, type CaptureRecord, type CaptureStatus, type Trigger } from './schemas.ts';
+import { CAPTURE_STATUSES, type CaptureOptions, type CaptureRecord, type CaptureStatus, type Trigger } from './schemas.ts';
 
 /** The record of capture `id`, or null. */
 export async function getCapture(ctx: QueueContext, id: string): Promise<CaptureRecord | null> {
@@ -16,6 +16,8 @@ export interface ListCapturesFilter {
   targetId?: string | undefined;
   status?: CaptureStatus | undefined;
   triggerKind?: Trigger['kind'] | undefined;
+  /** What the capture takes: a heap snapshot or an allocation sampling profile (`options.kind`). */
+  kind?: CaptureOptions['kind'] | undefined;
   /** createdAt >= from */
   from?: Date | undefined;
   /** createdAt < to */
@@ -110,7 +112,8 @@ function matches(r: CaptureRecord, f: ListCapturesFilter): boolean {
   return (
     (f.targetId === undefined || r.targetId === f.targetId) &&
     (f.status === undefined || r.status === f.status) &&
-    (f.triggerKind === undefined || r.trigger.kind === f.triggerKind)
+    (f.triggerKind === undefined || r.trigger.kind === f.triggerKind) &&
+    (f.kind === undefined || r.options.kind === f.kind)
   );
 }
 

@@ -151,7 +151,8 @@ void test('listCaptures: filters, newest first, cursor pages without gaps or rep
   for (const id of ['l1', 'l2', 'l3']) await q.targets.put(nodeTarget(id));
   const made: string[] = [];
   for (let i = 0; i < 25; i++) {
-    const { record } = await q.requestCapture({ targetId: `l${(i % 3) + 1}`, trigger: i % 5 === 0 ? { kind: 'schedule', who: 'sched' } : restTrigger(), force: true });
+    const options = i % 4 === 0 ? { kind: 'sampling' as const, samplingSeconds: 5 } : undefined;
+    const { record } = await q.requestCapture({ targetId: `l${(i % 3) + 1}`, options, trigger: i % 5 === 0 ? { kind: 'schedule', who: 'sched' } : restTrigger(), force: true });
     made.push(record.id);
   }
   const seen: string[] = [];
@@ -170,6 +171,12 @@ void test('listCaptures: filters, newest first, cursor pages without gaps or rep
   assert.equal(l2.nextCursor, null);
   const sched = await q.listCaptures({ triggerKind: 'schedule' });
   assert.equal(sched.items.length, 5);
+  // i = 0, 4, …, 24 asked for sampling profiles: 7 of them, 3 of target l2 (i = 4, 16, … with i % 3 = 1).
+  const sampling = await q.listCaptures({ kind: 'sampling', limit: 100 });
+  assert.deepEqual(sampling.items.map((r) => r.id), made.filter((_, i) => i % 4 === 0).reverse());
+  assert.ok(sampling.items.every((r) => r.options.kind === 'sampling'));
+  assert.equal((await q.listCaptures({ kind: 'snapshot', limit: 100 })).items.length, 25 - 7);
+  assert.deepEqual((await q.listCaptures({ targetId: 'l2', kind: 'sampling' })).items.map((r) => r.id), made.filter((_, i) => i % 4 === 0 && i % 3 === 1).reverse());
   await q.cancelCapture(made[0]!);
   assert.deepEqual((await q.listCaptures({ status: 'cancelled' })).items.map((r) => r.id), [made[0]]);
   assert.equal((await q.listCaptures({ targetId: 'l1', status: 'cancelled' })).items.length, 1);

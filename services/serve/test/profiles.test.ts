@@ -187,7 +187,7 @@ void test('heapcap profiles list|show|download TARGET|ID: the profiles of a targ
 
   const none = await profilesCli(['show', 'no-such-target']);
   assert.equal(none.code, 2, none.stderr);
-  assert.match(none.stderr, /profile_not_found: target no-such-target has no allocation profile .*heapcap trigger no-such-target --sampling 30s/);
+  assert.match(none.stderr, /profile_not_found: target no-such-target has no succeeded allocation profile; take one: heapcap trigger no-such-target --sampling 30s/);
 });
 
 void test('GET /v1/diff of two sampling profiles: diff null, allocations ranks the leaking site first; heapcap diff prints it; a profile against a snapshot stays not_a_snapshot', { timeout: 300_000 }, async () => {

@@ -59,6 +59,7 @@ export const ListCapturesQuerySchema = z.strictObject({
   target: IdSchema.optional(),
   status: z.enum(CAPTURE_STATUSES).optional(),
   trigger: TriggerSchema.shape.kind.optional().describe('trigger kind'),
+  kind: z.enum(['snapshot', 'sampling']).optional().describe('what the capture takes: snapshot (a heap snapshot) or sampling (an allocation sampling profile)'),
   since: isoDateTime.optional().describe('created at or after (ISO 8601)'),
   until: isoDateTime.optional().describe('created before (ISO 8601)'),
   limit: z.coerce.number().int().min(1).max(100).default(20),

@@ -73,6 +73,7 @@ const capturesRoutes: FastifyPluginAsyncZod = async (app) => {
         targetId: q.target,
         status: q.status,
         triggerKind: q.trigger,
+        kind: q.kind,
         from: q.since === undefined ? undefined : new Date(q.since),
         to: q.until === undefined ? undefined : new Date(q.until),
         limit: q.limit,
