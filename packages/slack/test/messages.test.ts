@@ -72,6 +72,23 @@ void test('the result of a succeeded capture: in channel, who and why, timings t
   assert.match(json, /"action_id":"heapcap_capture_again","value":"checkout-api"/);
 });
 
+void test('a capture that was retried says which attempts failed, why, and when each retry was due; many long errors still fit', () => {
+  const failedAttempts = [
+    { attempt: 1, of: 3, code: 'target_unreachable', message: 'connect ECONNREFUSED 127.0.0.1:9229', phase: 'connect', startedAt: '2026-01-01T02:10:00.000Z', failedAt: '2026-01-01T02:10:00.020Z', nextAttemptAt: '2026-01-01T02:10:05.020Z' },
+    { attempt: 2, of: 3, code: 'target_unreachable', message: 'connect ECONNREFUSED 127.0.0.1:9229', startedAt: '2026-01-01T02:10:05.100Z', failedAt: '2026-01-01T02:10:05.120Z', nextAttemptAt: '2026-01-01T02:10:15.120Z' },
+  ];
+  const m = captureMessage(record({ attempts: 3, failedAttempts }), link, { inChannel: true });
+  fits(m);
+  const json = JSON.stringify(m);
+  assert.match(json, /\*Failed attempts\*\\n• attempt 1 of 3 failed in `connect`: `target_unreachable` \(connect ECONNREFUSED 127\.0\.0\.1:9229\); retried 5\.0 s later\\n• attempt 2 of 3 failed: `target_unreachable` \(connect ECONNREFUSED 127\.0\.0\.1:9229\); retried 10\.0 s later/);
+  // A capture that never retried says nothing of attempts.
+  assert.doesNotMatch(JSON.stringify(captureMessage(record(), link, { inChannel: true })), /Failed attempts/);
+  const long = Array.from({ length: 40 }, (_, i) => ({ ...failedAttempts[1]!, attempt: i + 1, of: 40, message: `${'x'.repeat(2_000)} <&> ${i}`, nextAttemptAt: i === 39 ? null : failedAttempts[1]!.nextAttemptAt }));
+  const worst = captureMessage(record({ status: 'failed', attempts: 40, failedAttempts: long, error: { code: 'target_unreachable', message: 'x'.repeat(5_000) } }), null, { inChannel: true });
+  fits(worst);
+  assert.match(JSON.stringify(worst), /…and \d+ more/);
+});
+
 void test('a result links to its console pages beside the download: the capture, the compare with the previous capture, the target\'s curve', () => {
   const pages = { capture: 'https://heapcap.example/ui/#/captures/01J7ZHH716228KMD1V49A92AEZ', target: 'https://heapcap.example/ui/#/targets/checkout-api', compare: 'https://heapcap.example/ui/#/compare?base=01J7ZHH716228KMD1V49A92AAA&head=01J7ZHH716228KMD1V49A92AEZ' };
   const m = captureMessage(record(), link, { inChannel: true, console: pages });

@@ -7,8 +7,8 @@
 import type { KnownBlock } from '@slack/types';
 import type { CaptureRecord } from '@heapcap/state';
 import { actions, button, codeBlock, context, header, section, type SlackMessage } from '../blocks.ts';
-import { duration, size, timingsTable } from '../format.ts';
-import { escapeMrkdwn, linkTarget } from '../text.ts';
+import { duration, fitLines, size, timingsTable } from '../format.ts';
+import { escapeMrkdwn, fit, linkTarget, squash } from '../text.ts';
 import { whoMrkdwn } from '../who.ts';
 
 /** The `action_id` of the "Capture again" button. */
@@ -114,12 +114,28 @@ function errorBlocks(record: CaptureRecord): KnownBlock[] {
   return blocks;
 }
 
+/**
+ * The attempts that failed before the last one, each with its error and when the retry was due: the
+ * on-call reader sees that a target refused twice before it answered, or why every attempt failed.
+ */
+function failedAttemptsBlock(record: CaptureRecord): KnownBlock[] {
+  const failed = record.failedAttempts ?? [];
+  if (failed.length === 0) return [];
+  const lines = failed.map((f) => {
+    const where = f.phase === undefined ? '' : ` in \`${escapeMrkdwn(f.phase)}\``;
+    const retry = f.nextAttemptAt === null ? '' : `; retried ${duration(Math.max(0, Date.parse(f.nextAttemptAt) - Date.parse(f.failedAt)))} later`;
+    return `• attempt ${f.attempt} of ${f.of} failed${where}: \`${escapeMrkdwn(f.code)}\` (${escapeMrkdwn(fit(squash(f.message), 300))})${retry}`;
+  });
+  return [section(`*Failed attempts*\n${fitLines(lines)}`)];
+}
+
 /** The message of a capture: the final result (in channel) or its current state (`status`). */
 export function captureMessage(record: CaptureRecord, link: ResultLink | null, options: { inChannel: boolean; console?: CaptureConsoleLinks | undefined }): SlackMessage {
   const blocks: KnownBlock[] = [
     header(`${ICON[record.status]} ${record.targetId}: ${kindName(record)} ${record.status}`),
     section(askedBy(record), facts(record)),
     ...errorBlocks(record),
+    ...failedAttemptsBlock(record),
   ];
   if (record.timings !== null && Object.keys(record.timings).length > 0) blocks.push(section(`*Phase timings*\n${codeBlock(timingsTable(record.timings), 2_900)}`));
   if (options.console !== undefined) blocks.push(consoleBlock(record, options.console));
