@@ -36,3 +36,5 @@ export {
   type SiteDelta,
 } from './profile/profile-schema.ts';
 export { profileToPprof, type PprofOptions } from './profile/pprof.ts';
+export { profileTree, profileTreeDiff } from './profile/profile-folded-tree.ts';
+export { ProfileTreeSchema, ProfileTreeDiffSchema, type ProfileTree, type ProfileTreeDiff, type ProfileTreeNode, type ProfileTreeDiffNode } from './profile/profile-tree-schema.ts';
