@@ -5,7 +5,7 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
-import { diffProfiles, profileToPprof, summarizeProfile, type ProfileDiff, type ProfileSummary } from '@heapcap/analysis';
+import { diffProfiles, profileToPprof, profileTree, profileTreeDiff, summarizeProfile, type ProfileDiff, type ProfileSummary, type ProfileTree, type ProfileTreeDiff } from '@heapcap/analysis';
 import { CaptureError } from '@heapcap/errors';
 import type { CaptureRecord } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
@@ -25,6 +25,10 @@ export interface ProfilesService {
   has(record: CaptureRecord): boolean;
   /** Live bytes by allocation site and top stacks; `profile_not_found`, `artifact_not_available`. */
   summary(record: CaptureRecord, limit: number): Promise<ProfileSummary>;
+  /** The folded call tree (flame graphs), folded as the summary is. */
+  tree(record: CaptureRecord): Promise<ProfileTree>;
+  /** The growth tree from `base` to `head`; `target_mismatch` across targets unless `force`. */
+  treeDiff(base: CaptureRecord, head: CaptureRecord, force: boolean): Promise<ProfileTreeDiff>;
   /** The gzipped pprof encoding. */
   pprof(record: CaptureRecord): Promise<Buffer>;
   /** Growth by allocation site from `base` to `head`; `target_mismatch` across targets unless `force`. */
@@ -72,6 +76,11 @@ const profilesPlugin: FastifyPluginAsync<{ sink: ArtifactStore }> = async (app, 
   const service: ProfilesService = {
     has: (record) => record.status === 'succeeded' && record.artifact?.kind === 'sampling-profile',
     summary: async (record, limit) => summarizeProfile(await load(record), { samplingIntervalBytes: intervalOf(record), limit }),
+    tree: async (record) => profileTree(await load(record), { samplingIntervalBytes: intervalOf(record) }),
+    async treeDiff(base, head, force) {
+      assertSameTarget(base, head, force);
+      return profileTreeDiff(await load(base, 'base '), await load(head), { samplingIntervalBytes: intervalOf(head) });
+    },
     pprof: async (record) => profileToPprof(await load(record), { samplingIntervalBytes: intervalOf(record), takenAt: new Date(record.finishedAt ?? record.createdAt) }),
     async diff(base, head, force, limit) {
       assertSameTarget(base, head, force);
