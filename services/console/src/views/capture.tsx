@@ -14,6 +14,7 @@ import { go, href } from '../router.ts';
 import { useCan } from '../session.tsx';
 import { ErrorFact, ErrorNote, StatusBadge } from './parts.tsx';
 import { GrowthSection } from './growth.tsx';
+import { ProfileFlame } from '../flame/profile-views.tsx';
 
 const LIVE = new Set(['queued', 'running']);
 
@@ -53,7 +54,9 @@ function TopClasses({ id }: { id: string }) {
 
 function CompareWith({ capture }: { capture: CaptureRecord }) {
   const others = useLoad(() => api<{ items: CaptureRecord[] }>('GET', `/v1/captures${query({ target: capture.targetId, status: 'succeeded', limit: 50 })}`), [capture.targetId]);
-  const items = (others.data?.items ?? []).filter((c) => c.id !== capture.id && c.artifact?.kind !== 'sampling-profile');
+  // A profile compares with profiles (growth by allocation site), a snapshot with snapshots.
+  const profile = capture.artifact?.kind === 'sampling-profile';
+  const items = (others.data?.items ?? []).filter((c) => c.id !== capture.id && (c.artifact?.kind === 'sampling-profile') === profile);
   if (items.length === 0) return <p class="muted">No other succeeded capture of {capture.targetId} to compare with.</p>;
   const open = (other: string): void => {
     const pair = [capture, items.find((c) => c.id === other)!].sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
@@ -154,11 +157,17 @@ export function CaptureView({ id }: { id: string }) {
             Cancel
           </button>
         )}
-        {canRead && c.status === 'succeeded' && snapshot && <CompareWith capture={c} />}
+        {canRead && c.status === 'succeeded' && <CompareWith capture={c} />}
       </div>
       {c.growth !== undefined && <GrowthSection growth={c.growth} />}
       <h2>Phases</h2>
       {c.timings === null ? <p class="muted">No phase has finished yet.</p> : <Waterfall timings={c.timings} running={LIVE.has(c.status) ? c.phase : null} />}
+      {canRead && c.status === 'succeeded' && !snapshot && (
+        <>
+          <h2>Allocation profile</h2>
+          <ProfileFlame id={c.id} />
+        </>
+      )}
       {canRead && c.status === 'succeeded' && snapshot && c.artifact?.summaryKey !== undefined && (
         <>
           <h2>Largest classes</h2>

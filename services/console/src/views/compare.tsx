@@ -13,6 +13,7 @@ import { href } from '../router.ts';
 import { useCan } from '../session.tsx';
 import { ErrorNote } from './parts.tsx';
 import { SuspectList } from './suspects.tsx';
+import { ProfileFlame } from '../flame/profile-views.tsx';
 
 type SortKey = 'rank' | 'name' | 'countDelta' | 'selfSizeDelta' | 'retainedSizeDelta';
 
@@ -159,7 +160,7 @@ function AllocationGrowth({ sites }: { sites: SiteDelta[] }) {
       {sites.length === 0 ? (
         <p class="muted">No allocation site grew.</p>
       ) : (
-        <table>
+        <table class="grid">
           <thead>
             <tr>
               <th>Growth</th>
@@ -175,8 +176,11 @@ function AllocationGrowth({ sites }: { sites: SiteDelta[] }) {
                 <td>{bytes(s.baseBytes)}</td>
                 <td>{bytes(s.headBytes)}</td>
                 <td>
-                  <code>{s.functionName || '(anonymous)'}</code> {s.url}
-                  {s.line > 0 ? `:${s.line}:${s.column}` : ''}
+                  <code>{s.functionName || '(anonymous)'}</code>{' '}
+                  <code>
+                    {s.url}
+                    {s.line > 0 ? `:${s.line}:${s.column}` : ''}
+                  </code>
                 </td>
               </tr>
             ))}
@@ -214,6 +218,12 @@ export function CompareView({ params }: { params: URLSearchParams }) {
       </p>
       <ErrorNote error={failure ?? diff.error} />
       {d?.allocations && <AllocationGrowth sites={d.allocations.grown} />}
+      {d?.allocations && (
+        <>
+          <h2>Growth flame graph</h2>
+          <ProfileFlame id={head} base={base} />
+        </>
+      )}
       {d !== undefined && d.diff !== null && (
         <>
           <p>

@@ -8,6 +8,7 @@ import { useLoad } from '../hooks.ts';
 import { go, href } from '../router.ts';
 import { useCan } from '../session.tsx';
 import { CaptureTable, ErrorNote } from './parts.tsx';
+import { LatestProfile } from '../flame/profile-views.tsx';
 import type { ApiFailure } from '../api.ts';
 
 const RANGES: Record<string, number> = { '15 min': 15 * 60_000, '1 h': 3_600_000, '6 h': 6 * 3_600_000, '24 h': 24 * 3_600_000 };
@@ -20,6 +21,7 @@ export function TargetView({ id }: { id: string }) {
   const samples = useLoad(() => api<Samples>('GET', `/v1/targets/${encodeURIComponent(id)}/samples${query({ since: iso(since), until: iso(until), limit: 10_000 })}`), [id, since, until]);
   const captures = useLoad(() => api<{ items: CaptureRecord[] }>('GET', `/v1/captures${query({ target: id, since: iso(since), limit: 100 })}`), [id, since, until]);
   const canCapture = useCan('captures:write');
+  const canRead = useCan('artifacts:read');
   const [failure, setFailure] = useState<ApiFailure | undefined>();
   const [busy, setBusy] = useState(false);
 
@@ -101,6 +103,12 @@ export function TargetView({ id }: { id: string }) {
       )}
       <h2>Captures in this range</h2>
       <CaptureTable items={items} showTarget={false} />
+      {canRead && (
+        <>
+          <h2>Latest allocation profile</h2>
+          <LatestProfile targetId={id} />
+        </>
+      )}
     </section>
   );
 }
