@@ -12,12 +12,12 @@
  * and fits a 390 px phone.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, test } from 'node:test';
 import puppeteer, { type Browser, type HTTPResponse, type Page } from 'puppeteer-core';
-import { CHROMIUM_FLAGS, chromiumBinary, fixturePath, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { CHROMIUM_FLAGS, chromiumBinary, fixturePath, REPO_ROOT, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 import { bytes } from '../src/format.ts';
 import type { ProfileTree as Tree, ProfileTreeResponse as TreeBody, TreeFrame as Frame, TreeNode } from '../src/flame/types.ts';
 import { accessible, DESKTOP, fitsWidth, PHONE, resize } from './browser-checks.ts';
@@ -25,6 +25,8 @@ import { accessible, DESKTOP, fitsWidth, PHONE, resize } from './browser-checks.
 declare const document: { querySelector(selector: string): { textContent: string | null } | null };
 declare const getComputedStyle: (e: unknown) => { fill: string };
 
+/** The README's pictures of the flame graphs (beside console.test's). */
+const SHOTS = join(REPO_ROOT, 'docs/console');
 /** Budget (issue 24): the console's JavaScript, gzipped, the lazy flame graph chunk included. */
 const JS_BUDGET_BYTES = 150 * 1024;
 /** The leak's functions: an optimized leakSessions inlines the other two, and V8 then names it alone. */
@@ -118,6 +120,14 @@ async function drawn(p: Page, selector: string): Promise<void> {
     { timeout: 15_000 },
     selector,
   );
+}
+
+/** The flame graph's section at desktop size, for the README (docs/console/NAME.png). */
+async function photograph(p: Page, name: string): Promise<void> {
+  await mkdir(SHOTS, { recursive: true });
+  const section = await p.$('.flame-graph');
+  assert.ok(section !== null);
+  await section.screenshot({ path: join(SHOTS, `${name}.png`) as `${string}.png` });
 }
 
 async function text(p: Page, selector: string): Promise<string> {
@@ -239,6 +249,10 @@ void test("the capture page: an icicle whose frames include the leak's site; a c
   const nextFrame = tree.frames[tree.nodes[Number(next)]!.frame!]!;
   await page.waitForFunction((name: string) => document.querySelector('[data-testid=flame-function]')?.textContent === name, { timeout: 15_000 }, nextFrame.functionName || '(anonymous)');
   await bothSizes(page, 'capture page flame graph', selector);
+  await drawn(page, selector);
+  await page.click(selector);
+  await page.waitForFunction((name: string) => document.querySelector('[data-testid=flame-function]')?.textContent === name, { timeout: 15_000 }, frame.functionName);
+  await photograph(page, 'flame-graph');
 
   // The flame graph's code is a chunk of its own, not in the page's first script; all of it within the budget.
   const index = await (await fetch(`${serve.url}/ui/`)).text();
@@ -274,6 +288,7 @@ void test('the compare page of two profiles: the growth flame graph, the leaking
   await page.waitForFunction((name: string) => document.querySelector('[data-testid=flame-function]')?.textContent === name, { timeout: 15_000 }, g.frames[n.frame!]!.functionName);
   assert.equal(await text(page, '[data-testid=flame-self]'), `${bytes(n.selfBytes)} (base ${bytes(n.baseSelfBytes!)}, +${bytes(n.selfBytes - n.baseSelfBytes!)})`);
   await bothSizes(page, 'compare page growth flame graph', selector);
+  await photograph(page, 'growth-flame-graph');
 });
 
 void test("the target page: its latest profile's flame graph (not its newer heap snapshot)", { timeout: 60_000 }, async () => {

@@ -1,7 +1,8 @@
 /**
  * The flame graph itself, loaded only by pages that show one (a dynamic
- * import: d3-flame-graph and the d3 modules it uses are 24 KiB gzipped, the
- * rest of the console 42 KiB). d3-flame-graph (Apache-2.0) draws the icicle
+ * import: d3-flame-graph with the eight d3 modules it uses, and its
+ * stylesheet, are a 23.0 KiB gzipped chunk; the console's first script is
+ * 46.4 KiB). d3-flame-graph (Apache-2.0) draws the icicle
  * in SVG; this file adds what it lacks: keyboard access to every frame (Tab,
  * Enter or Space zooms and shows its totals, like a click) and names for
  * screen readers.
