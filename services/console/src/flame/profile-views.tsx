@@ -14,20 +14,10 @@ export function ProfileFlame({ id, base }: { id: string; base?: string }) {
   return <FlameGraph tree={tree.data.tree} />;
 }
 
-/** Pages of the target's captures searched for a profile (100 each, newest first). */
-const PAGES = 5;
-
-/** The newest succeeded sampling profile of a target among its last 500 succeeded captures, or null. */
+/** The target's newest succeeded sampling profile (one-off, a watch rule's fallback or continuous: all are captures of kind sampling), or null. */
 async function latestProfile(targetId: string): Promise<CaptureRecord | null> {
-  let cursor: string | undefined;
-  for (let page = 0; page < PAGES; page++) {
-    const res = await api<{ items: CaptureRecord[]; nextCursor: string | null }>('GET', `/v1/captures${query({ target: targetId, status: 'succeeded', limit: 100, cursor })}`);
-    const found = res.items.find((c) => c.artifact?.kind === 'sampling-profile');
-    if (found !== undefined) return found;
-    if (res.nextCursor === null) return null;
-    cursor = res.nextCursor;
-  }
-  return null;
+  const res = await api<{ items: CaptureRecord[] }>('GET', `/v1/captures${query({ target: targetId, status: 'succeeded', kind: 'sampling', limit: 1 })}`);
+  return res.items.find((c) => c.artifact?.kind === 'sampling-profile') ?? null;
 }
 
 /** A target's latest allocation profile as a flame graph, or how to take one. */
