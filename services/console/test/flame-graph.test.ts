@@ -241,13 +241,18 @@ void test("the capture page: an icicle whose frames include the leak's site; a c
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => document.querySelector('[data-testid=flame-function]')?.textContent === 'all live allocations (the root)', { timeout: 15_000 });
   assert.equal(await text(page, '[data-testid=flame-total]'), bytes(tree.totalBytes));
-  // Tab goes on to the next frame, and Enter shows that one.
-  await page.keyboard.press('Tab');
-  const next = await page.evaluate(() => (document as unknown as { activeElement: { getAttribute(n: string): string | null } | null }).activeElement?.getAttribute('data-node') ?? null);
-  assert.ok(next !== null && next !== '0', `Tab: the next frame has the focus (${next})`);
+  // One tab stop for the whole graph; ArrowDown goes to the first callee, and Enter shows that one.
+  const active = (): Promise<string | null> => page.evaluate(() => (document as unknown as { activeElement: { getAttribute(n: string): string | null } | null }).activeElement?.getAttribute('data-node') ?? null);
+  assert.equal(await active(), '0');
+  await page.keyboard.press('ArrowDown');
+  const child = tree.nodes.findIndex((n) => n.parent === 0);
+  await page.waitForFunction((c: string) => (document as unknown as { activeElement: { getAttribute(n: string): string | null } | null }).activeElement?.getAttribute('data-node') === c, { timeout: 15_000 }, String(child));
+  assert.deepEqual(await page.$$eval('[data-testid=flame-graph] g.frame[tabindex="0"]', (gs) => gs.map((g) => g.getAttribute('data-node'))), [String(child)], 'one tab stop');
   await page.keyboard.press('Enter');
-  const nextFrame = tree.frames[tree.nodes[Number(next)]!.frame!]!;
-  await page.waitForFunction((name: string) => document.querySelector('[data-testid=flame-function]')?.textContent === name, { timeout: 15_000 }, nextFrame.functionName || '(anonymous)');
+  const childFrame = tree.frames[tree.nodes[child]!.frame!]!;
+  await page.waitForFunction((name: string) => document.querySelector('[data-testid=flame-function]')?.textContent === name, { timeout: 15_000 }, childFrame.functionName || '(anonymous)');
+  await page.keyboard.press('ArrowUp');
+  await page.waitForFunction(() => (document as unknown as { activeElement: { getAttribute(n: string): string | null } | null }).activeElement?.getAttribute('data-node') === '0', { timeout: 15_000 });
   await bothSizes(page, 'capture page flame graph', selector);
   await drawn(page, selector);
   await page.click(selector);

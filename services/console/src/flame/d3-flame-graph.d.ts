@@ -7,6 +7,8 @@ declare module 'd3-flame-graph' {
     depth: number;
     x0: number;
     x1: number;
+    parent: FlameNode<T> | null;
+    children?: FlameNode<T>[];
   }
   export interface FlameGraph<T> {
     (selection: unknown): void;

@@ -109,8 +109,8 @@ export function FlameGraph({ tree }: { tree: ProfileTree }) {
       <p class="muted">
         {bytes(tree.totalBytes)} live in {tree.samples.toLocaleString('en')} samples
         {tree.base !== undefined && ` (base ${bytes(tree.base.totalBytes)}, ${signed(tree.totalBytes - tree.base.totalBytes, bytes)})`}. Each frame is a function under its caller, as wide as
-        the live bytes it and its callees allocated; Node's own <code>node:</code> frames and builtins are folded into their caller. Click a frame (or Tab to it and press Enter) to
-        zoom in and see its totals.
+        the live bytes it and its callees allocated; Node's own <code>node:</code> frames and builtins are folded into their caller. Click a frame (or Tab to the graph, move with
+        the arrow keys and press Enter) to zoom in and see its totals.
         {growth && (
           <>
             {' '}

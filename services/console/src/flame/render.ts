@@ -1,11 +1,12 @@
 /**
  * The flame graph itself, loaded only by pages that show one (a dynamic
  * import: d3-flame-graph with the eight d3 modules it uses, and its
- * stylesheet, are a 23.0 KiB gzipped chunk; the console's first script is
- * 46.4 KiB). d3-flame-graph (Apache-2.0) draws the icicle
- * in SVG; this file adds what it lacks: keyboard access to every frame (Tab,
- * Enter or Space zooms and shows its totals, like a click) and names for
- * screen readers.
+ * stylesheet, are a 23.3 KiB gzipped chunk; the console's first script is
+ * 46.3 KiB). d3-flame-graph (Apache-2.0) draws the icicle
+ * in SVG; this file adds what it lacks: keyboard access to every frame (one
+ * tab stop for the graph, then the arrow keys: up to the caller, down to the
+ * first callee, left and right to the neighbours; Enter or Space zooms and
+ * shows the frame's totals, like a click) and names for screen readers.
  */
 import flamegraph, { type FlameNode } from 'd3-flame-graph';
 import { select } from 'd3-selection';
@@ -42,27 +43,54 @@ export function drawFlameGraph(el: HTMLElement, root: FlameDatum, options: Flame
     .setColorMapper((d) => options.colour(d.data))
     .setLabelHandler((d) => options.label(d.data));
   const svg = (): SVGSVGElement | null => el.querySelector('svg');
-  /** Every frame drawn gets a tab stop, a role and a name; redone after each redraw (zoom, resize), as d3 adds and removes frames. */
+  const frameOf = (node: FlameNode<FlameDatum> | null | undefined): SVGGElement | null => (node === null || node === undefined ? null : el.querySelector<SVGGElement>(`g.frame[data-node="${node.data.node}"]`));
+  /** The frame with the graph's one tab stop (a roving tabindex): the root until the arrow keys move it. */
+  let current = root.node;
+  const moveTo = (g: SVGGElement | null): void => {
+    if (g === null) return;
+    el.querySelector<SVGGElement>('g.frame[tabindex="0"]')?.setAttribute('tabindex', '-1');
+    g.setAttribute('tabindex', '0');
+    current = Number(g.getAttribute('data-node'));
+    g.focus();
+  };
+  /** The frame an arrow key leads to: the caller, the first drawn callee, or the drawn neighbour. */
+  const next = (d: FlameNode<FlameDatum>, key: string): SVGGElement | null => {
+    if (key === 'ArrowUp') return frameOf(d.parent);
+    if (key === 'ArrowDown') return (d.children ?? []).map(frameOf).find((g) => g !== null) ?? null;
+    const siblings = (d.parent?.children ?? []).map(frameOf).filter((g): g is SVGGElement => g !== null);
+    const at = siblings.indexOf(frameOf(d)!);
+    return siblings[key === 'ArrowLeft' ? at - 1 : at + 1] ?? null;
+  };
+  /** Every frame drawn gets a role and a name; redone after each redraw (zoom, resize), as d3 adds and removes frames. */
   const decorate = (): void => {
     select(el)
       .selectAll<SVGGElement, FlameNode<FlameDatum>>('g.frame')
-      .attr('tabindex', 0)
+      .attr('tabindex', (d) => (d.data.node === current ? 0 : -1))
       .attr('role', 'button')
       .attr('aria-label', (d) => options.label(d.data))
       .each(function (d) {
         for (const [k, v] of Object.entries(options.attributes(d.data))) this.setAttribute(k, v);
       })
-      .on('keydown', function (event: KeyboardEvent) {
-        if (event.key !== 'Enter' && event.key !== ' ') return;
-        event.preventDefault();
-        this.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+      .on('keydown', function (event: KeyboardEvent, d) {
+        if (event.key === 'Enter' || event.key === ' ') {
+          event.preventDefault();
+          this.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+        } else if (['ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight'].includes(event.key)) {
+          event.preventDefault();
+          moveTo(next(d, event.key));
+        }
       });
-    svg()?.setAttribute('aria-label', 'Flame graph: each frame is a function, under the function that called it; its width is its live bytes');
+    // A frame gone from the drawing (zoomed away) cannot hold the tab stop: the root takes it back.
+    if (el.querySelector('g.frame[tabindex="0"]') === null) {
+      current = root.node;
+      el.querySelector<SVGGElement>(`g.frame[data-node="${root.node}"]`)?.setAttribute('tabindex', '0');
+    }
+    svg()?.setAttribute('aria-label', 'Flame graph: each frame is a function, under the function that called it; its width is its live bytes. Arrow keys move between frames, Enter zooms in.');
   };
   chart.onClick((d) => {
     decorate();
-    // The zoomed frame keeps the focus: d3 may have redrawn it.
-    el.querySelector<SVGGElement>(`g.frame[data-node="${d.data.node}"]`)?.focus();
+    // The clicked frame takes the tab stop and keeps the focus: d3 may have redrawn it.
+    moveTo(frameOf(d));
     options.onSelect(d.data);
   });
   select(el).datum(root).call(chart);
