@@ -22,6 +22,7 @@ import { bytes } from '../src/format.ts';
 import type { ProfileTree as Tree, ProfileTreeResponse as TreeBody, TreeFrame as Frame, TreeNode } from '../src/flame/types.ts';
 import { accessible, DESKTOP, fitsWidth, PHONE, resize } from './browser-checks.ts';
 
+declare const location: { hash: string };
 declare const document: { querySelector(selector: string): { textContent: string | null } | null };
 declare const getComputedStyle: (e: unknown) => { fill: string };
 
@@ -148,6 +149,8 @@ async function bothSizes(p: Page, name: string, selector: string): Promise<void>
 
 let base: string;
 let head: string;
+/** A heap snapshot of the same target, newer than both profiles. */
+let snapshot: string;
 
 void test('the target page before any profile: says how to take one', { timeout: 60_000 }, async () => {
   await page.goto(`${serve.url}/ui/#/targets/sites`);
@@ -199,7 +202,7 @@ void test('GET /v1/captures/:id/profile?format=tree: the folded tree (as the sum
   assert.equal(misplaced.body.error.code, 'validation_failed');
   assert.deepEqual(misplaced.body.error.details.fields?.map((f) => f.path), ['base']);
   assert.match(misplaced.body.error.message, /format=tree/);
-  const snapshot = await succeeded((await api<{ capture: Capture }>('/v1/captures', { target: 'sites' })).body.capture.id);
+  snapshot = await succeeded((await api<{ capture: Capture }>('/v1/captures', { target: 'sites' })).body.capture.id);
   for (const q of [`format=tree`, `format=tree&base=${head}`]) {
     const refused = await api<ErrorBody>(`/v1/captures/${snapshot}/profile?${q}`);
     assert.equal(refused.status, 404, q);
@@ -280,7 +283,12 @@ void test('the compare page of two profiles: the growth flame graph, the leaking
   const i = leakSite(g, (n) => n.selfBytes - (n.baseSelfBytes ?? 0));
   const shrunk = g.nodes.findIndex((n) => n.frame !== null && g.frames[n.frame]!.functionName === 'fillCache' && n.selfBytes > 0 && n.selfBytes < n.baseSelfBytes!);
   assert.ok(shrunk > 0, 'the cache (4,000 entries, then 1,000) shrank');
-  await page.goto(`${serve.url}/ui/#/compare?base=${base}&head=${head}`);
+  // From the head's capture page: "Compare with…" offers the other profile, not the heap snapshot, and opens the compare page.
+  await page.goto(`${serve.url}/ui/#/captures/${head}`);
+  await page.waitForSelector(`[data-testid=compare-with] option[value="${base}"]`, { timeout: 30_000 });
+  assert.equal(await page.$(`[data-testid=compare-with] option[value="${snapshot}"]`), null, 'a profile compares with profiles only');
+  await page.select('[data-testid=compare-with]', base);
+  await page.waitForFunction((h: string) => location.hash === h, { timeout: 15_000 }, `#/compare?base=${base}&head=${head}`);
   const selector = `[data-testid=flame-graph] g.frame[data-node="${i}"]`;
   await drawn(page, `${selector}[data-change=grown]`);
   await page.waitForSelector(`[data-testid=flame-graph] g.frame[data-node="${shrunk}"][data-change=shrunk]`, { timeout: 15_000 });
