@@ -35,6 +35,14 @@ export interface TakeSnapshotOptions {
   flags?: SnapshotFlags;
   /** Ask V8 for generation progress (costs the target a heap walk; see CaptureOptions). */
   reportProgress?: boolean;
+  /**
+   * Take the snapshot with `HeapProfiler.stopTrackingHeapObjects` instead of
+   * `takeHeapSnapshot`: V8 streams one whole snapshot (with the allocation
+   * tracker's trace sections) and then stops tracking, so a caller that
+   * tracked allocations gets its snapshot and the stop for one snapshot's cost
+   * (a `takeHeapSnapshot` then a stop would make the target pay for two).
+   */
+  stopTracking?: boolean;
   /** Deadline of the snapshot command, and of the consumer after the last chunk (default 30 min). */
   timeoutMs?: number;
   /** In-memory buffer ceiling before spilling to disk (default 16 MiB). */
@@ -149,7 +157,8 @@ export async function takeSnapshotVia<T>(session: CdpSession, consume: SnapshotC
     },
   );
   const overCdp = async (): Promise<void> => {
-    const snapshot = session.send('HeapProfiler.takeHeapSnapshot', { reportProgress: options.reportProgress === true, ...options.flags }, timeoutMs);
+    const params = { reportProgress: options.reportProgress === true, ...options.flags };
+    const snapshot = options.stopTracking === true ? session.send('HeapProfiler.stopTrackingHeapObjects', params, timeoutMs) : session.send('HeapProfiler.takeHeapSnapshot', params, timeoutMs);
     // A failing consumer stops the snapshot at once: no point in reading what cannot be stored.
     await Promise.race([snapshot, consumerFailed]);
   };
