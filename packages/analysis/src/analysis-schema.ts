@@ -1,5 +1,6 @@
 /** The result of analysing one snapshot: retained sizes per class and the largest dominators with their retainer paths. */
 import { z } from 'zod';
+import { AllocatedAtSchema } from './allocation-site.ts';
 
 export const ANALYSIS_SCHEMA_VERSION = 1;
 
@@ -73,6 +74,8 @@ export const SuspectGroupSchema = z.object({
   detached: z.object({ trees: z.number().int().nonnegative(), nodes: z.number().int().nonnegative() }).optional(),
   /** Root → … → holder → … → the group's largest unit; null when not recorded (small groups) or unreachable. */
   path: z.array(PathStepSchema).nullable(),
+  /** Leak hunts that tracked allocations: where the group's counted units were allocated. */
+  allocatedAt: AllocatedAtSchema.optional(),
 });
 export type SuspectGroup = z.infer<typeof SuspectGroupSchema>;
 

@@ -38,3 +38,6 @@ export {
 export { profileToPprof, type PprofOptions } from './profile/pprof.ts';
 export { profileTree, profileTreeDiff } from './profile/profile-folded-tree.ts';
 export { ProfileTreeSchema, ProfileTreeDiffSchema, type ProfileTree, type ProfileTreeDiff, type ProfileTreeNode, type ProfileTreeDiffNode } from './profile/profile-tree-schema.ts';
+export { AllocatedAtSchema, AllocationStackSchema, allocatedAtLine, suspectAllocatedAt, foldStack, MAX_STACKS, type AllocatedAt, type AllocationStack } from './allocation-site.ts';
+export type { AllocationTrace } from './allocation-trace.ts';
+export { readNodeIds, type NodeIdSet } from './node-ids.ts';

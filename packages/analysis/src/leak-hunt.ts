@@ -21,6 +21,8 @@ import { retainerPath, shortestPathTree } from './paths.ts';
 import { PathStepSchema } from './analysis-schema.ts';
 import { sortRows } from './summarizer.ts';
 import { suspectGroups, SuspectsSchema, type Suspects } from './suspects.ts';
+import type { SuspectGroup } from './analysis-schema.ts';
+import { AllocatedAtBuilder } from './allocation-site.ts';
 import { graphSuspects } from './suspect-report.ts';
 
 export const LEAK_HUNT_SCHEMA_VERSION = 1;
@@ -63,6 +65,13 @@ export const LeakHuntSchema = z.object({
   survivingSelfSize: z.number().nonnegative(),
   /** Classes of the surviving objects, largest self size first. */
   classes: z.array(LeakClassSchema),
+  /**
+   * Whether the target snapshot carried V8's allocation stacks (the hunt
+   * tracked allocations between baseline and target): then each suspect part
+   * has `allocatedAt`; `withStack` of the `instances` counted had a stack.
+   * Absent in reports made before allocation tracking.
+   */
+  allocations: z.object({ tracked: z.boolean(), instances: z.number().int().nonnegative(), withStack: z.number().int().nonnegative() }).optional(),
 });
 export type LeakHunt = z.infer<typeof LeakHuntSchema>;
 
@@ -106,7 +115,7 @@ function checkIds(earlier: NodeIdSet, later: NodeIdSet, what: string): void {
 /** Runs the three-snapshot technique over `baseline`, `target` and `final` (files of one process, in that order). */
 export async function leakHunt(baseline: string, target: string, final: string, options: LeakHuntOptions): Promise<LeakHunt> {
   const baseIds = await readNodeIds(baseline, options.maxBytes);
-  const targetIds = await readNodeIds(target, options.maxBytes);
+  const targetIds = await readNodeIds(target, options.maxBytes, { trace: true });
   checkIds(baseIds, targetIds, 'baseline and target');
   const graph = await loadSnapshotGraph(final, options.maxBytes);
 
@@ -149,7 +158,28 @@ export async function leakHunt(baseline: string, target: string, final: string, 
 
   const parentEdge = shortestPathTree(graph);
   const rounds = options.rounds === undefined || extra === undefined ? undefined : { count: options.rounds, extra: suspectGroups(graph, dominator, parentEdge, { counted: extra, paths: 0 }) };
-  const suspects: Suspects = graphSuspects([], suspectGroups(graph, dominator, parentEdge, { counted, paths: 50 }), { rounds });
+  // With the target snapshot's allocation stacks: each counted unit's stack, by its group.
+  const trace = targetIds.trace;
+  const sites = new Map<SuspectGroup, AllocatedAtBuilder>();
+  const onUnit =
+    trace === undefined
+      ? undefined
+      : (group: SuspectGroup, unit: number): void => {
+          let b = sites.get(group);
+          if (b === undefined) sites.set(group, (b = new AllocatedAtBuilder()));
+          b.add(trace.stackOf(graph.nodeId[unit] as number), graph.selfSize[unit] as number);
+        };
+  const groups = suspectGroups(graph, dominator, parentEdge, { counted, paths: 50, onUnit });
+  let allocations: LeakHunt['allocations'] = { tracked: false, instances: 0, withStack: 0 };
+  if (trace !== undefined) {
+    allocations = { tracked: true, instances: 0, withStack: 0 };
+    for (const [group, b] of sites) {
+      group.allocatedAt = b.finish();
+      allocations.instances += group.allocatedAt.instances;
+      allocations.withStack += group.allocatedAt.withStack;
+    }
+  }
+  const suspects: Suspects = graphSuspects([], groups, { rounds });
   const rows = sortRows([...perClass].map(([c, r]) => ({ name: classes.names[c] as string, ...r }))).slice(0, options.top ?? 20);
   return {
     schemaVersion: LEAK_HUNT_SCHEMA_VERSION,
@@ -159,6 +189,7 @@ export async function leakHunt(baseline: string, target: string, final: string, 
     createdCount,
     survivingCount,
     survivingSelfSize,
+    allocations,
     classes: rows.map((r) => ({
       name: r.name,
       count: r.count,

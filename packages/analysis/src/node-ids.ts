@@ -7,6 +7,8 @@
 import { invalidSnapshot, SnapshotScanner, type NumberSection, type ScanHandler } from './scanner.ts';
 import { parseLayout, type SnapshotLayout } from './snapshot-meta.ts';
 import { checkSnapshotSize, readSnapshot, snapshotFileInfo } from './source.ts';
+import { TraceCollector, type AllocationTrace } from './allocation-trace.ts';
+import { findPacked } from './packed-keys.ts';
 
 const ID_SCALE = 65536;
 
@@ -14,6 +16,8 @@ const ID_SCALE = 65536;
 export interface NodeIdSet {
   keys: Float64Array;
   layout: SnapshotLayout;
+  /** With `trace`: the snapshot's allocation stacks by node id (undefined when it has no trace sections). */
+  trace?: AllocationTrace | undefined;
 }
 
 class IdCollector implements ScanHandler {
@@ -23,10 +27,21 @@ class IdCollector implements ScanHandler {
   private field = 0;
   count = 0;
 
+  constructor(readonly trace: TraceCollector | undefined) {
+    if (trace !== undefined) {
+      this.traceFunctionInfos = (values, count) => trace.traceFunctionInfos(values, count);
+      this.traceTree = (event, value) => trace.traceTree(event, value);
+    }
+  }
+
+  traceFunctionInfos?: ScanHandler['traceFunctionInfos'];
+  traceTree?: ScanHandler['traceTree'];
+
   header(value: unknown, offset: number): void {
     const layout = parseLayout(value, offset);
     if (layout.nodeCount === undefined) throw invalidSnapshot(offset, 'the header has no node_count');
     this.layout = layout;
+    this.trace?.layout(layout, offset);
     this.keys = new Float64Array(layout.nodeCount);
     this.record = new Float64Array(layout.nodeFieldCount);
   }
@@ -45,44 +60,38 @@ class IdCollector implements ScanHandler {
       this.field = 0;
       if (this.count >= this.keys.length) throw invalidSnapshot(0, `"nodes" has more than the ${this.keys.length} nodes the header declares`);
       this.keys[this.count++] = (record[L.nodeId] as number) * ID_SCALE + signatureOf(record[L.nodeType] as number, record[L.nodeSelfSize] as number, record[L.nodeEdgeCount] as number);
+      if (this.trace !== undefined && L.nodeTraceNodeId >= 0) this.trace.node(record[L.nodeId] as number, record[L.nodeTraceNodeId] as number);
     }
   }
 
-  nextWantedString(): number {
-    return Infinity;
+  nextWantedString(from: number): number {
+    return this.trace?.nextWantedString(from) ?? Infinity;
   }
 
-  string(): void {}
+  string(index: number, value: string): void {
+    this.trace?.string(index, value);
+  }
 }
 
-/** Reads only the node ids (and signatures) of a snapshot file. */
-export async function readNodeIds(path: string, maxBytes: number): Promise<NodeIdSet> {
+/** Reads only the node ids (and signatures) of a snapshot file; with `trace`, its allocation stacks too (allocation-trace.ts). */
+export async function readNodeIds(path: string, maxBytes: number, options: { trace?: boolean } = {}): Promise<NodeIdSet> {
   const info = await snapshotFileInfo(path);
   await checkSnapshotSize(info, maxBytes);
-  const collector = new IdCollector();
+  const collector = new IdCollector(options.trace === true ? new TraceCollector() : undefined);
   const scanner = new SnapshotScanner(collector);
   await readSnapshot(info, (chunk) => scanner.write(chunk), maxBytes);
   const totals = scanner.end();
   const layout = collector.layout;
   if (layout === undefined || collector.count !== collector.keys.length) throw invalidSnapshot(totals.bytes, `"nodes" does not have the ${collector.keys.length} nodes the header declares`);
   collector.keys.sort();
-  return { keys: collector.keys, layout };
+  return { keys: collector.keys, layout, trace: collector.trace?.finish() };
 }
 
 /** The key of `id` in the set, or -1. */
 export function findId(set: NodeIdSet, id: number): number {
-  const keys = set.keys;
-  let lo = 0;
-  let hi = keys.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const midId = Math.floor((keys[mid] as number) / ID_SCALE);
-    if (midId < id) lo = mid + 1;
-    else if (midId > id) hi = mid - 1;
-    else return keys[mid] as number;
-  }
-  return -1;
+  return findPacked(set.keys, ID_SCALE, id);
 }
+
 
 /** The signature part of a key (type and size class). */
 export function signature(key: number): number {

@@ -35,6 +35,8 @@ import { NUMBERS_BATCH, NumberKernel } from './numbers.ts';
 
 /** The numeric sections the scanner parses (others are skipped). */
 export type NumberSection = 'nodes' | 'edges';
+/** Every flat integer array the scanner can parse: the trace's function infos only for a handler that reads them. */
+type IntSection = NumberSection | 'trace_function_infos';
 
 /** What the scanner tells its consumer. */
 export interface ScanHandler {
@@ -59,6 +61,18 @@ export interface ScanHandler {
    * rewrites the table itself).
    */
   stringsOpen?(offset: number): boolean;
+  /**
+   * Values of `trace_function_infos` (the allocation tracker's functions, in
+   * the header's `trace_function_info_fields`), like {@link numbers}; the
+   * section is skipped for a handler without this method.
+   */
+  traceFunctionInfos?(values: Float64Array, count: number): void;
+  /**
+   * The `trace_tree` (nested arrays: each node's fields then the array of its
+   * children), as events: `[` opens an array, a value, `]` closes one. The
+   * section is skipped for a handler without this method.
+   */
+  traceTree?(event: 'open' | 'close' | 'value', value: number): void;
 }
 
 /** Counts of what was scanned. */
@@ -111,6 +125,7 @@ const enum S {
   SkipStr,
   SkipStrEscape,
   SkipScalar,
+  Tree, // inside trace_tree (nested integer arrays)
   Stopped, // the handler took over at the strings table: nothing more is scanned
 }
 
@@ -138,7 +153,7 @@ export class SnapshotScanner {
   private readonly seen = new Set<string>();
   private headerSeen = false;
   // Numbers.
-  private section: NumberSection | undefined;
+  private section: IntSection | undefined;
   private deliver = false;
   private num = 0;
   private readonly kernel = NumberKernel.take();
@@ -146,7 +161,10 @@ export class SnapshotScanner {
   /** In the kernel's memory: it parses straight into it. */
   private readonly batch = this.kernel.batch;
   private batchLen = 0;
-  private readonly counts = { nodes: 0, edges: 0 };
+  private readonly counts = { nodes: 0, edges: 0, trace_function_infos: 0 };
+  // trace_tree: array depth, and whether a number is being read.
+  private treeDepth = 0;
+  private treeInNumber = false;
   // Strings.
   private stringIndex = 0;
   private nextWanted = Infinity;
@@ -185,6 +203,9 @@ export class SnapshotScanner {
         case S.SkipStrEscape:
         case S.SkipScalar:
           i = this.scanSkip(chunk, i);
+          break;
+        case S.Tree:
+          i = this.scanTree(chunk, i);
           break;
         default:
           i = this.scanStructure(chunk, i);
@@ -340,6 +361,20 @@ export class SnapshotScanner {
       this.state = S.NumOpen;
       return i;
     }
+    if (key === 'trace_function_infos' && this.handler.traceFunctionInfos !== undefined) {
+      this.section = key;
+      this.deliver = true;
+      this.batchLen = 0;
+      this.state = S.NumOpen;
+      return i;
+    }
+    if (key === 'trace_tree' && this.handler.traceTree !== undefined) {
+      this.treeDepth = 0;
+      this.treeInNumber = false;
+      this.num = 0;
+      this.state = S.Tree;
+      return i;
+    }
     if (key === 'strings') {
       if (!this.seen.has('edges')) this.fail(this.consumed + i, '"strings" before "nodes" and "edges"');
       this.stringIndex = 0;
@@ -375,7 +410,10 @@ export class SnapshotScanner {
   }
 
   private flushNumbers(): void {
-    if (this.batchLen > 0 && this.deliver) this.handler.numbers(this.section as NumberSection, this.batch, this.batchLen);
+    if (this.batchLen > 0 && this.deliver) {
+      if (this.section === 'trace_function_infos') this.handler.traceFunctionInfos?.(this.batch, this.batchLen);
+      else this.handler.numbers(this.section as NumberSection, this.batch, this.batchLen);
+    }
     this.batchLen = 0;
   }
 
@@ -403,7 +441,7 @@ export class SnapshotScanner {
         taken = this.kernel.skip(chunk, start);
       }
       if (taken > 0) {
-        this.counts[this.section as NumberSection] += this.kernel.count;
+        this.counts[this.section as IntSection] += this.kernel.count;
         return start + taken;
       }
     }
@@ -463,7 +501,7 @@ export class SnapshotScanner {
     this.batchLen = len;
     this.num = v;
     this.state = state;
-    this.counts[this.section as NumberSection] += count;
+    this.counts[this.section as IntSection] += count;
     return i < n ? this.scanNumbers(chunk, i) : i;
   }
 
@@ -500,7 +538,7 @@ export class SnapshotScanner {
     }
     this.num = 0; // nobody reads the values of a counted section
     this.state = state;
-    this.counts[this.section as NumberSection] += count;
+    this.counts[this.section as IntSection] += count;
     return i < n ? this.scanNumbers(chunk, i) : i;
   }
 
@@ -551,7 +589,7 @@ export class SnapshotScanner {
           count++;
         }
         this.flushNumbers();
-        this.counts[this.section as NumberSection] += count;
+        this.counts[this.section as IntSection] += count;
         this.num = 0;
         return this.endValue(i);
       }
@@ -564,9 +602,47 @@ export class SnapshotScanner {
     }
     this.num = v;
     this.state = state;
-    this.counts[this.section as NumberSection] += count;
+    this.counts[this.section as IntSection] += count;
     if (bad) this.unexpected(chunk, i, `a non-negative integer, "," or "]" in "${this.section}"`);
     return i;
+  }
+
+  /**
+   * The `trace_tree`: nested arrays of non-negative integers, byte by byte
+   * (a few KB to a few MB: one node per distinct allocation stack), delivered
+   * as open/value/close events; ends after the outermost `]`.
+   */
+  private scanTree(chunk: Buffer, start: number): number {
+    const n = chunk.length;
+    const handler = this.handler;
+    for (let i = start; i < n; i++) {
+      const c = chunk[i] as number;
+      const d = c - 48;
+      if (d >= 0 && d <= 9) {
+        if (this.treeDepth === 0) this.unexpected(chunk, i, 'an array for "trace_tree"');
+        this.num = this.treeInNumber ? this.num * 10 + d : d;
+        this.treeInNumber = true;
+        continue;
+      }
+      if (this.treeInNumber) {
+        handler.traceTree?.('value', this.num);
+        this.treeInNumber = false;
+        this.num = 0;
+      }
+      if (c === LBRACKET) {
+        this.treeDepth++;
+        handler.traceTree?.('open', 0);
+      } else if (c === RBRACKET) {
+        if (this.treeDepth === 0) this.unexpected(chunk, i, 'an array for "trace_tree"');
+        handler.traceTree?.('close', 0);
+        if (--this.treeDepth === 0) return this.endValue(i);
+      } else if (c !== COMMA && !isWs(c)) {
+        this.unexpected(chunk, i, 'a non-negative integer, "[", "," or "]" in "trace_tree"');
+      } else if (c === COMMA && this.treeDepth === 0) {
+        this.unexpected(chunk, i, 'an array for "trace_tree"');
+      }
+    }
+    return n;
   }
 
   /**

@@ -17,6 +17,9 @@ const HeaderSchema = z.object({
     node_types: z.array(z.union([typeList, z.string()])).min(1),
     edge_fields: z.array(z.string()).min(1),
     edge_types: z.array(z.union([typeList, z.string()])).min(1),
+    /** With allocation tracking: the layouts of `trace_function_infos` and `trace_tree`. */
+    trace_function_info_fields: z.array(z.string()).optional(),
+    trace_node_fields: z.array(z.string()).optional(),
   }),
   node_count: z.number().int().nonnegative().optional(),
   edge_count: z.number().int().nonnegative().optional(),
@@ -32,6 +35,11 @@ export interface SnapshotLayout {
   nodeEdgeCount: number;
   /** -1 when the snapshot has no detachedness field (older V8). */
   nodeDetachedness: number;
+  /** -1 when the nodes have no trace_node_id (0 in it: allocated while nothing tracked). */
+  nodeTraceNodeId: number;
+  /** The header's trace layouts; undefined when it has none (V8 wrote no trace sections). */
+  traceFunctionInfoFields: readonly string[] | undefined;
+  traceNodeFields: readonly string[] | undefined;
   nodeTypes: readonly string[];
   edgeFieldCount: number;
   edgeType: number;
@@ -67,6 +75,9 @@ export function parseLayout(value: unknown, offset: number): SnapshotLayout {
     nodeSelfSize: field(meta.node_fields, 'self_size'),
     nodeEdgeCount: field(meta.node_fields, 'edge_count'),
     nodeDetachedness: field(meta.node_fields, 'detachedness', false),
+    nodeTraceNodeId: field(meta.node_fields, 'trace_node_id', false),
+    traceFunctionInfoFields: meta.trace_function_info_fields,
+    traceNodeFields: meta.trace_node_fields,
     nodeTypes,
     edgeFieldCount: meta.edge_fields.length,
     edgeType: field(meta.edge_fields, 'type'),

@@ -11,6 +11,7 @@ import { classKind, groupKey, NOTHING_GREW, type Container, type Suspect, type S
 import { leadPart, mergeRows, type Merged, type PartRow, type Row } from './suspect-merge.ts';
 import { significant } from './significance.ts';
 import { shortPath } from './paths.ts';
+import { allocatedAtLine, suspectAllocatedAt } from './allocation-site.ts';
 
 /** How many suspects a diff lists. */
 export const SUSPECTS = 10;
@@ -147,7 +148,9 @@ export function graphSuspects(base: readonly SuspectGroup[], head: readonly Susp
       holder: p.row.group.holder,
       countDelta: p.row.countDelta,
       retainedSizeDelta: p.row.retainedSizeDelta,
+      ...(p.row.group.allocatedAt === undefined ? {} : { allocatedAt: p.row.group.allocatedAt }),
     }));
+    const allocated = allocatedAtLine(suspectAllocatedAt(parts));
     const reason = reasonOf(m, lead) + (perRound === undefined ? '' : ` (${signed(perRound.count)} per round, ${perRound.rounds} round${perRound.rounds === 1 ? '' : 's'})`);
     listed.push({
       rank: 0,
@@ -165,6 +168,7 @@ export function graphSuspects(base: readonly SuspectGroup[], head: readonly Susp
       path: r.group.path,
       ...(r.group.path === null ? {} : { shortPath: shortPath(r.group.path) }),
       parts,
+      ...(allocated === undefined ? {} : { allocated }),
       reason,
     });
   }

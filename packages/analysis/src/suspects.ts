@@ -36,6 +36,7 @@ import { DETACHED } from './snapshot-meta.ts';
 import { scopeInfo, type ScopeInfo } from './scope-script.ts';
 import { dominatorChildren } from './classes.ts';
 import { edgeLabel, edgeSource, nodeClass as snapshotClass, retainerPath } from './paths.ts';
+import { AllocatedAtSchema } from './allocation-site.ts';
 import { HolderSchema, PathStepSchema, SuspectKindSchema, type Holder, type SuspectGroup, type SuspectKind } from './analysis-schema.ts';
 
 const SideSchema = z.object({ count: z.number(), selfSize: z.number(), retainedSize: z.number().optional() });
@@ -49,6 +50,8 @@ export const SuspectPartSchema = z.object({
   holder: HolderSchema.nullable(),
   countDelta: z.number(),
   retainedSizeDelta: z.number(),
+  /** Leak hunts that tracked allocations: the stacks that allocated the part's surviving new instances (allocation-site.ts). */
+  allocatedAt: AllocatedAtSchema.optional(),
 });
 export type SuspectPart = z.infer<typeof SuspectPartSchema>;
 
@@ -90,6 +93,11 @@ export const SuspectSchema = z.object({
   shortPath: z.string().optional(),
   /** Graph suspects: every part, the lead first. */
   parts: z.array(SuspectPartSchema).optional(),
+  /**
+   * Leak hunts that tracked allocations: the first stack of the first part that has one, in words, as every
+   * channel prints it (`allocated at src/session.js:44 createSession ← src/routes/login.js:12`; allocation-site.ts).
+   */
+  allocated: z.string().optional(),
   /** One line: the holder and what it gained, then the parts (`+3,000 entries in \`sessions\` (Map): 3,000 SessionRecord (+1.3 MiB), …`). */
   reason: z.string(),
 });
@@ -186,6 +194,8 @@ export interface GroupOptions {
   counted?: Uint8Array;
   /** Chromium: every node's propagated detachedness (detached.ts); groups then count their detached trees and nodes. */
   detached?: Uint8Array | undefined;
+  /** Called with each counted unit and its group (a leak hunt counts where its units were allocated). */
+  onUnit?: (group: SuspectGroup, unit: number) => void;
 }
 
 /** Groups the reachable nodes of a snapshot into units and units into (class, holder) groups. */
@@ -290,6 +300,7 @@ export function suspectGroups(graph: HeapGraph, dominator: Uint32Array, parentEd
       groups.set(key, acc);
     }
     if (countsItself) {
+      options.onUnit?.(acc.group, v);
       acc.group.count++;
       acc.group.selfSize += graph.selfSize[v] as number;
     }
