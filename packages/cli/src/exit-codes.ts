@@ -56,6 +56,7 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
       return EXIT.storage;
     case 'insufficient_headroom':
     case 'analysis_too_large':
+    case 'allocations_unsupported':
       return EXIT.refused;
     case 'cancelled':
       return EXIT.cancelled;

@@ -34,6 +34,8 @@ export const ERROR_CODES = [
   // A leak hunt's target had its heap profiler ids cleared between snapshots (another inspector session
   // closed, or HeapProfiler.disable ran): the ids no longer name the same objects, so no report is made.
   'snapshot_ids_reset',
+  // A leak hunt asked to track allocations of a target whose inspector refused HeapProfiler.startTrackingHeapObjects.
+  'allocations_unsupported',
   // A file or document that is not a V8 sampling heap profile ({head, samples}: a .heapprofile).
   'profile_invalid',
   // An artifact larger than the analysis is allowed to load (HEAPCAP_ANALYSIS_MAX_BYTES).

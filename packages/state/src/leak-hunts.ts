@@ -39,6 +39,11 @@ export const LeakHuntRecordSchema = z.strictObject({
   /** What the hunt does to the target after the baseline (its headers and body stay in the job, never on the record). */
   drive: HuntDriveSummarySchema.optional(),
   requestedBy: z.string(),
+  /**
+   * Whether the worker tracks allocations between the baseline and target snapshots (the report's suspects then say
+   * where their objects were allocated); false when the request said `allocations: false`. Absent on older hunts.
+   */
+  allocations: z.boolean().optional(),
   /** `strings` when the request asked for redaction (a request can raise the target's or the service's setting, never lower it). */
   redact: RedactModeSchema.optional(),
   /**
@@ -108,7 +113,7 @@ export class LeakHunts {
    * gets a hunt that is failed at once (`no_worker_for_target`), not one left
    * queued. Throws QueueError `target_not_found`.
    */
-  async create(input: { targetId: string; intervalMs: number; reason?: string | undefined; requestedBy: string; drive?: HuntDrive | undefined; redact?: RedactMode | undefined }): Promise<LeakHuntRecord> {
+  async create(input: { targetId: string; intervalMs: number; reason?: string | undefined; requestedBy: string; drive?: HuntDrive | undefined; redact?: RedactMode | undefined; allocations?: boolean | undefined }): Promise<LeakHuntRecord> {
     const target = await this.#lookup(input.targetId);
     if (target === null) throw new QueueError('target_not_found', `target "${input.targetId}" is not registered`, { targetId: input.targetId });
     const { placement } = target;
@@ -120,6 +125,7 @@ export class LeakHunts {
       drive: input.drive === undefined ? undefined : driveSummary(input.drive),
       requestedBy: input.requestedBy,
       redact: input.redact,
+      allocations: input.allocations ?? true,
       placement,
       status: 'queued',
       phase: null,

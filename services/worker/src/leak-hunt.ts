@@ -52,7 +52,7 @@ const LOCK_WAIT_MS = 120_000;
  * through the engine's snapshot path; resolves with its bytes. A failed write
  * (a full disk) is `storage_failed`; the target's failures keep their codes.
  */
-async function snapshotTo(session: CdpSession, path: string, dir: string, signal: AbortSignal, redact: RedactMode): Promise<{ bytes: number; redactedStrings: number }> {
+async function snapshotTo(session: CdpSession, path: string, dir: string, signal: AbortSignal, redact: RedactMode, stopTracking = false): Promise<{ bytes: number; redactedStrings: number }> {
   // A redactor per snapshot: it rewrites the chunks before the spill file and the scratch file see them.
   const redactor = createRedactor(redact);
   const taken = await takeSnapshot(
@@ -70,7 +70,7 @@ async function snapshotTo(session: CdpSession, path: string, dir: string, signal
         });
       }
     },
-    { timeoutMs: SNAPSHOT_TIMEOUT_MS, spillDir: dir, signal, transform: redactor },
+    { timeoutMs: SNAPSHOT_TIMEOUT_MS, spillDir: dir, signal, transform: redactor, stopTracking },
   );
   return { bytes: taken.stats.bytes, redactedStrings: redactor?.redaction.redactedStrings ?? 0 };
 }
@@ -126,6 +126,36 @@ async function checkMarker(session: CdpSession, marker: Marker, when: string): P
     hint: 'another inspector session closed (DevTools, a debugger, another tool) or HeapProfiler.disable ran during the hunt; keep other inspector clients away from the target and hunt again',
     details: { markerId: marker.id, now },
   });
+}
+
+/**
+ * Starts V8's allocation tracker right after the baseline snapshot: from then
+ * on every new object gets its allocation stack (the target snapshot carries
+ * them). `allocations_unsupported` when the target's inspector refuses.
+ *
+ * How it stops, whatever happens: the target snapshot is taken with
+ * `HeapProfiler.stopTrackingHeapObjects`, which streams one whole snapshot
+ * (with the trace sections) and then stops (a `takeHeapSnapshot` followed by
+ * a stop would make the target pay for two snapshots). Before that, any
+ * failure (a cancel, a failed drive, a lost lock) ends in the `finally` that
+ * closes the session: V8 disables the session's heap profiler agent when a
+ * session goes, and that stops tracking (and clears the ids, which nothing
+ * needs any more). A target that is gone tracks nothing. Both checked by
+ * asking the target's V8 (leak-hunt-allocations.test.ts).
+ * While tracking, V8's inspector also runs a 50 ms timer that sends heap
+ * stats, each after a full GC: the cost bench/hunt-tracking.ts measures.
+ */
+async function startTracking(session: CdpSession): Promise<void> {
+  try {
+    await session.send('HeapProfiler.startTrackingHeapObjects', { trackAllocations: true });
+  } catch (err) {
+    const e = toCaptureError(err);
+    if (e.code !== 'protocol_error') throw e;
+    throw new CaptureError('allocations_unsupported', `the target's inspector refused to track allocations: ${e.message}`, {
+      hint: 'hunt again with allocations: false (heapcap hunt start … --no-allocations); the report then has no allocation stacks',
+      cause: err,
+    });
+  }
 }
 
 /** Removes the marker and releases the hunt's remote objects; best effort (the target may be gone). */
@@ -223,6 +253,9 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
     const session = await CdpSession.connect(endpoint.wsUrl, { connectTimeoutMs: 10_000, commandTimeoutMs: 60_000, signal: controller.signal });
     const files = { baseline: join(dir, 'baseline.heapsnapshot'), target: join(dir, 'target.heapsnapshot'), final: join(dir, 'final.heapsnapshot') };
     let marker: Marker | undefined;
+    // Older records have no `allocations`: they were made before tracking existed, and track.
+    const track = hunt.allocations !== false;
+    let tracking = false;
     try {
       await session.send('HeapProfiler.enable');
       marker = await plantMarker(session, huntId);
@@ -233,10 +266,17 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
         }
         await save({ phase: name });
         if (name !== 'baseline') await checkMarker(session, marker, `before the ${name} snapshot`);
-        const { bytes, redactedStrings } = await snapshotTo(session, files[name], dir, controller.signal, redact);
+        // The target snapshot of a tracking hunt is the one stopTrackingHeapObjects streams: its stacks, and the stop.
+        const stop = name === 'target' && tracking;
+        const { bytes, redactedStrings } = await snapshotTo(session, files[name], dir, controller.signal, redact, stop);
+        if (stop) tracking = false;
         if (name === 'baseline') {
           marker.id = await markerId(session, marker);
           if (marker.id === 0) throw new CaptureError('protocol_error', 'the baseline snapshot did not number the hunt\'s marker object (HeapProfiler.getHeapObjectId answered 0)');
+          if (track) {
+            await startTracking(session);
+            tracking = true;
+          }
         } else await checkMarker(session, marker, `after the ${name} snapshot`);
         if (bytes > deps.maxBytes) throw new CaptureError('analysis_too_large', `the ${name} snapshot has ${bytes} bytes of JSON, more than the ${deps.maxBytes} this worker analyses`, { hint: 'raise HEAPCAP_ANALYSIS_MAX_BYTES on a worker with the memory for it' });
         const redaction = redact === 'none' ? hunt.redaction : { mode: redact, redactedStrings: (hunt.redaction?.redactedStrings ?? 0) + redactedStrings };
@@ -254,7 +294,13 @@ export async function runLeakHunt(deps: LeakHuntWorkerDeps, huntId: string, sign
       }
     } finally {
       await removeMarker(session, marker);
-      // Disabling clears the ids: only after the last snapshot. Closing the session does too.
+      // Disabling clears the ids: only after the last snapshot. Closing the session does too, and stops
+      // a tracker still running (a hunt that failed before its target snapshot).
+      if (tracking) {
+        // HeapProfiler.disable stops the tracker without a snapshot (stopTrackingHeapObjects would stream one).
+        log.info({ phase: hunt.phase }, 'leak hunt stops tracking allocations (HeapProfiler.disable, then the session closes)');
+        await session.send('HeapProfiler.disable', undefined, 2_000).catch(() => undefined);
+      }
       await session.close();
     }
     await save({ phase: 'report' });

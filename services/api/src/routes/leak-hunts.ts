@@ -26,7 +26,7 @@ const leakHuntRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (req, reply) => {
-      const hunt = await app.heapAnalysis.createHunt(req, { targetId: req.body.target, intervalMs: req.body.interval * 1000, reason: req.body.reason, drive: req.body.drive, redact: req.body.redact });
+      const hunt = await app.heapAnalysis.createHunt(req, { targetId: req.body.target, intervalMs: req.body.interval * 1000, reason: req.body.reason, drive: req.body.drive, redact: req.body.redact, allocations: req.body.allocations });
       return reply.code(202).send({ hunt, report: null });
     },
   );

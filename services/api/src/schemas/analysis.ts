@@ -68,6 +68,13 @@ export const CreateLeakHuntBodySchema = z
       '`strings`: the three snapshots have their string values replaced before any byte reaches the worker\'s disk, as a capture\'s `redact`; ' +
         '`none` (or absent): the target\'s `redact`, else HEAPCAP_REDACT. A request can raise redaction, never lower it. The hunt says the mode it ran with in `redaction`',
     ),
+    allocations: z
+      .boolean()
+      .optional()
+      .describe(
+        'default true: the worker tracks allocations (HeapProfiler.startTrackingHeapObjects) from the baseline to the target snapshot, so each suspect part says where its objects were allocated (`allocatedAt`); ' +
+          'it slows the target while it runs (bench/hunt-tracking.ts). `false` turns it off. A target whose V8 cannot track fails the hunt with `allocations_unsupported`',
+      ),
     drive: HuntDriveSchema.optional().describe(
       'optional, needs targets:admin: what the worker does to the target after the baseline snapshot, before the interval: ' +
         '`{http: {method, url, headers?, body?, count?}}` (requests one after the other, only to the target\'s own host, redirects not followed) ' +

@@ -38,7 +38,7 @@ export interface HeapAnalysisService {
   /** The stored analysis of a capture whose analysis succeeded, else null. */
   analysis(record: CaptureRecord): Promise<Analysis | null>;
   /** Create a leak hunt of a registered target (a job for a worker); audited. */
-  createHunt(req: FastifyRequest, input: { targetId: string; intervalMs: number; reason?: string | undefined; drive?: HuntDrive | undefined; redact?: RedactMode | undefined }): Promise<LeakHuntRecord>;
+  createHunt(req: FastifyRequest, input: { targetId: string; intervalMs: number; reason?: string | undefined; drive?: HuntDrive | undefined; redact?: RedactMode | undefined; allocations?: boolean | undefined }): Promise<LeakHuntRecord>;
   /** The newest hunts (of one target), their records only. */
   hunts(opts: { targetId?: string | undefined; limit: number }): Promise<LeakHuntRecord[]>;
   /** A hunt and, once it succeeded, its report; `not_found`; audited. */
