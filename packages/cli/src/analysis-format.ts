@@ -55,6 +55,8 @@ export function formatSuspects(s: Suspects, verbose = false): string[] {
     if ((x.parts?.length ?? 0) > 1) for (const p of x.parts ?? []) out.push(`      ${p.role.padEnd(7)} ${p.countDelta > 0 ? `+${int(p.countDelta)} ` : ''}${p.class}  +${formatBytes(p.retainedSizeDelta)}${p.holder === null ? '' : `  held by ${describeHolder(p.holder)}`}`);
     // The application's own names by default; V8's whole path (roots, tables, contexts) with --verbose.
     if (x.path !== null) out.push(`      ${verbose || x.shortPath === undefined ? formatPath(x.path) : `path: ${x.shortPath}`}`);
+    // Hunts that tracked allocations: where the suspect's objects were made.
+    if (x.allocated !== undefined) out.push(`      ${x.allocated}`);
   }
   const small = smallLine(s);
   if (small !== null) out.push(`  ${small}`);

@@ -29,6 +29,9 @@ ranked as in heapcap diff, each with who holds it), then the classes.
   --interval DURATION  time between the snapshots (default 60s; 1s to 1h): let the
                        service do its work (or drive it) in between
   --reason TEXT        why (kept on the hunt, audit log)
+  --no-allocations     do not track allocations between the baseline and target
+                       snapshots (tracking is on by default: each suspect then says
+                       where its objects were allocated; it slows the target meanwhile)
   --json               print the API's JSON (hunt record and report)
   --detach             print the hunt's id and return; follow it with heapcap hunt show ID
 
@@ -62,6 +65,8 @@ export interface HuntArgs {
   json: boolean;
   /** Return once the hunt is queued. */
   detach: boolean;
+  /** false with --no-allocations. */
+  allocations: boolean;
   /** The API's `drive`, when one was asked for. */
   drive: ({ http: { method: string; url: string; count: number } } | { evaluate: string }) & { rounds?: number } | undefined;
 }
@@ -71,6 +76,7 @@ export const HUNT_OPTIONS = {
   reason: { type: 'string' },
   json: { type: 'boolean' },
   detach: { type: 'boolean' },
+  'no-allocations': { type: 'boolean' },
   http: { type: 'string' },
   method: { type: 'string' },
   count: { type: 'string' },
@@ -105,7 +111,7 @@ export function parseHuntArgs(argv: string[]): HuntArgs {
     if (!Number.isInteger(count) || count < 1 || count > 10_000) throw new Error(`--count "${values.count}" must be a whole number from 1 to 10000`);
     drive = { http: { method: (values.method ?? 'GET').toUpperCase(), url: values.http, count }, ...(rounds === undefined ? {} : { rounds }) };
   }
-  return { target, intervalSeconds: ms / 1000, reason: values.reason, json: values.json ?? false, detach: values.detach ?? false, drive };
+  return { target, intervalSeconds: ms / 1000, reason: values.reason, json: values.json ?? false, detach: values.detach ?? false, allocations: values['no-allocations'] !== true, drive };
 }
 
 interface HuntRecordLike {
@@ -163,7 +169,7 @@ export async function huntMain(argv: string[], env: Record<string, string | unde
   }
   try {
     const api = apiTargetFrom(env);
-    const created = await callApi(api, 'POST', '/v1/leak-hunts', { target: args.target, interval: args.intervalSeconds, reason: args.reason, drive: args.drive }, 30_000);
+    const created = await callApi(api, 'POST', '/v1/leak-hunts', { target: args.target, interval: args.intervalSeconds, reason: args.reason, drive: args.drive, ...(args.allocations ? {} : { allocations: false }) }, 30_000);
     let body = created.body as HuntBody;
     const id = body.hunt.id;
     io.stderr.write(`leak hunt ${id} of ${args.target}: three snapshots ${args.intervalSeconds} s apart\n`);

@@ -75,6 +75,8 @@ void test('heapcap hunt prints the suspects first: the leaked class, its count a
   assert.match(err.text(), /^leak hunt [0-9A-Z]{26} of leaky: three snapshots 2 s apart\n( {2}[a-z-]+\n)* {2}wait\n( {2}[a-z-]+\n)* {2}wait-final\n/);
   assert.match(text, /^leak hunt [0-9A-Z]{26} of leaky: [\d,]+ of [\d,]+ objects created between baseline and target still alive in final/);
   assert.match(text, /\nsuspects, largest surviving new memory first:\n {2}1\. \+3,000 elements in `__leaks` \(Array\): 3,000 Leaked \(\+[\d.]+ KiB\)[^\n]*\n(?: {6}[^\n]*\n)* {6}path: __leaks \(Array\) → Leaked\n/);
+  // The hunt tracked allocations (the default): under the path, the function that made the Leaked objects.
+  assert.match(text, / {6}path: __leaks \(Array\) → Leaked\n {6}allocated at fixtures\/leak-target\.cjs:\d+ (handle|Leaked)\b[^\n]*\n/, text);
   // No drive: the report says what it cannot tell.
   assert.match(text, /\n {2}note: no drive: the hunt cannot tell a buffer the target replaces from a leak/);
   assert.ok(text.indexOf('suspects,') < text.indexOf('classes, largest surviving'), 'suspects before classes');
