@@ -260,7 +260,10 @@ void test('hunt: started, running, failed, and its report with the suspects firs
   const failed = huntMessage('/heapcap', { ...hunt, status: 'failed', phase: 'target', error: { code: 'snapshot_ids_reset', message: 'ids cleared', hint: 'keep other inspector clients away' } }, null);
   assert.match(failed.text, /failed in target: `snapshot_ids_reset` ids cleared\nkeep other inspector clients away/);
   const report = {
-    suspects: { mode: 'graph' as const, suspects: [{ rank: 1, class: 'Session', reason: '+500 Session instances holding +62.5 KiB, all held by `sessions` (Map)', path: '(root) → .sessions Map' }] },
+    suspects: {
+      mode: 'graph' as const,
+      suspects: [{ rank: 1, class: 'Session', reason: '+500 Session instances holding +62.5 KiB, all held by `sessions` (Map)', path: '(root) → .sessions Map', allocatedAt: 'allocated at src/session.js:44 createSession ← src/routes/login.js:12' }],
+    },
     classes: [{ name: 'Session', count: 500, selfSize: 32_000 }],
     survivingCount: 2_100,
     createdCount: 9_000,
@@ -270,6 +273,8 @@ void test('hunt: started, running, failed, and its report with the suspects firs
   assert.match(JSON.stringify(done.blocks), /<https:\/\/heapcap\.example\/ui\/#\/hunts\/01J7ZHH716228KMD1V49A92AEZ\|Open the report in the console>: suspect #1 first/);
   assert.match(done.text, /^Leak hunt of checkout-api: #1 suspect: Session \+500 Session instances .* held by `sessions` \(Map\)/);
   const sections = (done.blocks ?? []).flatMap((b) => (b.type === 'section' && b.text !== undefined ? [b.text.text] : []));
+  // Under the suspect: where its objects were allocated (a hunt that tracked allocations).
+  assert.ok(sections.some((t) => t.includes('`(root) → .sessions Map`\n    allocated at src/session.js:44 createSession ← src/routes/login.js:12')), sections.join('\n---\n'));
   assert.ok(sections.findIndex((t) => t.startsWith('*Suspects*, largest surviving new memory first:\n*1.* +500 Session')) < sections.findIndex((t) => t.startsWith('*Classes*')), sections.join('\n---\n'));
   const nasty = '<!channel>&`'.repeat(2_000);
   const worst = huntMessage(

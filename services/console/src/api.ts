@@ -127,6 +127,8 @@ export interface Suspect {
   shortPath?: string;
   /** One suspect per leak: what its holder gained, what came with it, the holder's own growth. */
   parts?: { role: 'gained' | 'brought' | 'holder'; class: string; countDelta: number; retainedSizeDelta: number }[];
+  /** Hunts that tracked allocations: `allocated at src/session.js:44 createSession ← …`. */
+  allocated?: string;
   reason: string;
 }
 

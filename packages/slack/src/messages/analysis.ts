@@ -57,6 +57,8 @@ export interface DiffSuspectLine {
   class: string;
   reason: string;
   path: string | null;
+  /** Hunts that tracked allocations: `allocated at src/session.js:44 createSession ← …` (allocatedAtLine in @heapcap/analysis). */
+  allocatedAt?: string | undefined;
 }
 
 /** A diff's suspects: `graph` (holders known) or `summary` (classes only, `note` says why and what to ask for). */
@@ -100,7 +102,8 @@ export function suspectLines(s: DiffSuspects): string[] {
     const path = x.path === null ? '' : `\n    \`${escapeMrkdwn(fit(x.path, 400)).replaceAll('`', "'")}\``;
     // A graph suspect's reason names its class already; a summary one's does not.
     const what = x.reason.includes(x.class) ? '' : `\`${escapeMrkdwn(fit(x.class, 200))}\` `;
-    return `*${x.rank}.* ${what}${escapeMrkdwn(fit(x.reason, 600))}${path}`;
+    const allocated = x.allocatedAt === undefined ? '' : `\n    ${escapeMrkdwn(fit(x.allocatedAt, 300))}`;
+    return `*${x.rank}.* ${what}${escapeMrkdwn(fit(x.reason, 600))}${path}${allocated}`;
   });
   return s.small === null || s.small === undefined ? lines : [...lines, `_${escapeMrkdwn(s.small)}_`];
 }

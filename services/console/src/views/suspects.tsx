@@ -58,6 +58,11 @@ export function SuspectList({ suspects, reasons, small }: { suspects: Suspect[];
                 ))}
               </div>
             )}
+            {s.allocated !== undefined && (
+              <div class="muted" data-testid="suspect-allocated">
+                {s.allocated}
+              </div>
+            )}
             {s.path !== null && s.path.length > 0 && s.shortPath === undefined && <RetainerPath path={s.path} />}
             {/* The application's own names; V8's whole path one click away. */}
             {s.path !== null && s.path.length > 0 && s.shortPath !== undefined && (

@@ -159,7 +159,7 @@ export async function runCommand(app: FastifyInstance, deps: SlackCommandDeps, r
 
 /** Suspects as the Slack messages take them: plain lines, each path formatted. */
 function suspectsView(s: Suspects): DiffSuspects {
-  return { mode: s.mode, note: s.note, small: smallLine(s), suspects: s.suspects.map((x) => ({ rank: x.rank, class: x.class, reason: x.reason, path: x.path === null ? null : (x.shortPath ?? formatPath(x.path)) })) };
+  return { mode: s.mode, note: s.note, small: smallLine(s), suspects: s.suspects.map((x) => ({ rank: x.rank, class: x.class, reason: x.reason, path: x.path === null ? null : (x.shortPath ?? formatPath(x.path)), allocatedAt: x.allocated })) };
 }
 
 /** `diff A B`: the same comparison as GET /v1/diff (same target only), or what is missing for it. */
