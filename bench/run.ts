@@ -1,7 +1,7 @@
 /**
  * Runs the benches of this workspace in sequence, or the ones named:
  *
- *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|cli-cpu|loaded|api|headroom-model|summary|redis-footprint|watch-session|sampling|profiles|scale|suspects|redact|soak|console|capture-floor ...] [--name=value ...]
+ *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|cli-cpu|loaded|api|headroom-model|summary|redis-footprint|watch-session|sampling|profiles|scale|suspects|redact|soak|console|capture-floor|hunt-tracking ...] [--name=value ...]
  *
  * `--name=value` arguments are left for the benches to read (bench/scale.ts: --targets=10000 …).
  *
@@ -50,6 +50,7 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   soak: async () => (await import('./soak.ts')).soakBench,
   console: async () => (await import('./console.ts')).consoleBench,
   'capture-floor': async () => (await import('./capture-floor.ts')).captureFloorBench,
+  'hunt-tracking': async () => (await import('./hunt-tracking.ts')).huntTrackingBench,
 };
 
 // Ctrl-C / SIGTERM: exit through process.exit so the test kit's exit hook kills every target we started.
