@@ -42,12 +42,15 @@ interface Window {
   errors: number;
 }
 
-/** A load window with a hunt's session held on the target; `track`: tracking allocations over it. */
-async function loadWindow(target: NodeTarget, url: string, autocannon: Autocannon, track: boolean): Promise<Window> {
+/**
+ * A load window with a hunt's session held on the target; `track`: tracking over it, with allocation stacks
+ * (`stacks`, a hunt's) or without (`timer`: only what tracking adds besides the stacks, V8's 50 ms heap-stats timer).
+ */
+async function loadWindow(target: NodeTarget, url: string, autocannon: Autocannon, track: false | 'stacks' | 'timer'): Promise<Window> {
   const session = await CdpSession.connect(target.wsUrl ?? '', { connectTimeoutMs: 10_000, commandTimeoutMs: 60_000 });
   try {
     await session.send('HeapProfiler.enable');
-    if (track) await session.send('HeapProfiler.startTrackingHeapObjects', { trackAllocations: true });
+    if (track !== false) await session.send('HeapProfiler.startTrackingHeapObjects', { trackAllocations: track === 'stacks' });
     const cpu0 = sampleCpu(target.pid);
     const r = await autocannon({ url, connections: CONNECTIONS, duration: WINDOW_S });
     const cpu = cpuDeltaMs(cpu0, sampleCpu(target.pid));
@@ -68,7 +71,13 @@ async function window(checks: Checks): Promise<void> {
     const rows = await alternate(
       ROUNDS,
       () => loadWindow(target, url, autocannon, false),
-      () => loadWindow(target, url, autocannon, true),
+      () => loadWindow(target, url, autocannon, 'stacks'),
+    );
+    // What the timer alone costs (tracking without stacks), against an off window of its own.
+    const timer = await alternate(
+      ROUNDS,
+      () => loadWindow(target, url, autocannon, false),
+      () => loadWindow(target, url, autocannon, 'timer'),
     );
     console.log(`\na hunt's window, allocation tracking off vs on (${WINDOW_S} s windows, ${CONNECTIONS} connections, load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs):\n`);
     printTable(
@@ -78,6 +87,9 @@ async function window(checks: Checks): Promise<void> {
     const rps = median(rows.map((r) => r.on.rps / r.off.rps));
     const cpu = median(rows.map((r) => r.on.cpuUsPerRequest / r.off.cpuUsPerRequest));
     console.log(`\nmedian with tracking on/off: requests/s ${ratio(rps)}, main-thread CPU per request ${ratio(cpu)}`);
+    const timerRps = median(timer.map((r) => r.on.rps / r.off.rps));
+    const timerCpu = median(timer.map((r) => r.on.cpuUsPerRequest / r.off.cpuUsPerRequest));
+    console.log(`tracking without stacks (trackAllocations: false: the 50 ms heap-stats timer and its GCs) on/off: requests/s ${ratio(timerRps)}, main-thread CPU per request ${ratio(timerCpu)}`);
     checks.expect(rows.every((r) => r.off.errors === 0 && r.on.errors === 0), 'every request answered 2xx', rows.map((r) => `${r.off.errors}/${r.on.errors}`).join(', '));
     checks.expect(rows.every((r) => r.on.rps > 0 && r.off.rps > 0), 'the target served requests in every window', rows.map((r) => `${r.off.rps.toFixed(0)}/${r.on.rps.toFixed(0)}`).join(', '));
   } finally {
