@@ -55,6 +55,8 @@ interface Frame {
 export interface CdpProxyOptions {
   /** Drop the connection (both ends) when a request of this method arrives, instead of forwarding it: the target "closed" mid-call. */
   closeOn?: string;
+  /** Answer requests of this method with the inspector's "method not found" error instead of forwarding them: a runtime whose inspector lacks it. */
+  refuse?: string;
   /**
    * Called with each request's method just before it is forwarded: a test can act at that exact point
    * (e.g. SIGSTOP the target as its takeHeapSnapshot goes out, so the capturer sits in `generate`).
@@ -121,6 +123,10 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
       }
       if (frame.method !== undefined && frame.method === options.closeOn) {
         end();
+        return;
+      }
+      if (frame.method !== undefined && frame.method === options.refuse && frame.id !== undefined) {
+        client.send(JSON.stringify({ id: frame.id, error: { code: -32601, message: `'${frame.method}' wasn't found` } }));
         return;
       }
       if (frame.method !== undefined && frame.method === holding && (holdingText === undefined || text.includes(holdingText))) {

@@ -14,7 +14,7 @@ import { after, afterEach, before, test } from 'node:test';
 import { CdpSession } from '@heapcap/capture';
 import { allocatedAtLine, LeakHuntSchema, suspectAllocatedAt, type LeakHunt } from '@heapcap/analysis';
 import type { LeakHuntRecord } from '@heapcap/state';
-import { fixturePath, startChromium, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type NodeVersion, type RedisServer } from '@heapcap/testkit';
+import { fixturePath, startCdpProxy, startChromium, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type NodeVersion, type RedisServer } from '@heapcap/testkit';
 import { createHarness, type Harness } from './helpers/harness.ts';
 import { runLeakHunt, type LeakHuntWorkerDeps } from '../src/leak-hunt.ts';
 
@@ -223,4 +223,24 @@ void test('allocations: false: the hunt does not track; its report says so and h
   assert.deepEqual(report.allocations, { tracked: false, instances: 0, withStack: 0 });
   assert.equal(report.suspects?.suspects[0]?.class, 'SessionRecord');
   assert.equal(suspectAllocatedAt(report.suspects?.suspects[0]?.parts), undefined);
+});
+
+void test('a target whose inspector refuses startTrackingHeapObjects: the hunt fails with allocations_unsupported and says to hunt without', { timeout: 300_000 }, async () => {
+  const { hh, deps } = await harness();
+  const t = await startNodeTarget({ script: SHAPES });
+  hh.onCleanup(() => t.kill());
+  // The seam we own: a proxy that answers the method as an inspector without it does.
+  const proxy = await startCdpProxy(t.wsUrl ?? '', { refuse: 'HeapProfiler.startTrackingHeapObjects' });
+  hh.onCleanup(() => proxy.close());
+  await hh.queue.targets.put({ id: 'old', kind: 'node', ws: proxy.url, labels: { service: 'test' } });
+  const created = await hh.queue.leakHunts.create({ targetId: 'old', intervalMs: 2_000, requestedBy: 'oncall' });
+  const done = await runLeakHunt(deps, created.id, new AbortController().signal);
+  assert.equal(done?.status, 'failed');
+  assert.equal(done?.error?.code, 'allocations_unsupported', JSON.stringify(done?.error));
+  assert.match(done?.error?.hint ?? '', /allocations: false .*--no-allocations/);
+  // Refused right after the baseline snapshot (tracking starts there), before the hunt recorded it.
+  assert.equal(done?.phase, 'baseline');
+  assert.deepEqual(done?.snapshots, []);
+  // Refused before anything tracked: nothing to stop.
+  assert.equal(await tracking(t.wsUrl ?? ''), false);
 });
