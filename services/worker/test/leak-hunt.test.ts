@@ -117,8 +117,10 @@ void test('another inspector session attaches and detaches mid-hunt (ids cleared
   assert.ok(done !== null);
   assert.equal(done.status, 'failed');
   assert.equal(done.error?.code, 'snapshot_ids_reset', JSON.stringify(done.error));
-  // The second session closed during the wait: the map is empty right before the target snapshot.
-  assert.match(done.error.message, /seen before the target snapshot: the hunt's marker object was @\d+ and is no longer in the id map/);
+  // The second session closed during the wait: the map was cleared before the target snapshot. With allocation
+  // tracking (the default) the hunt's session's 50 ms heap-stats timer walks the heap right after, so the marker
+  // comes back renumbered rather than absent.
+  assert.match(done.error.message, /seen before the target snapshot: the hunt's marker object was @\d+ and (is no longer in the id map|is now @\d+)/);
   assert.equal(done.phase, 'target');
   assert.deepEqual(done.snapshots.map((x) => x.name), ['baseline']);
   assert.match(done.error.hint ?? '', /another inspector session closed/);
