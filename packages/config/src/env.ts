@@ -182,13 +182,15 @@ const EnvSchema = z.object({
     .union([z.literal('0').transform(() => 0), DurationSchema.refine((ms) => ms >= PROFILE_MIN_EVERY_MS && ms <= PROFILE_MAX_EVERY_MS, '0 (off) or between 5s and 1d, e.g. 10m')])
     .default(0),
   /** Bytes between two samples of a continuous profile (16 KiB to 16 MiB; default 512 KiB). */
-  HEAPCAP_PROFILE_SAMPLING_INTERVAL: z.coerce
-    .number()
-    .superRefine((n, ctx) => {
-      const problem = profileIntervalProblem(n);
-      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-    })
-    .default(PROFILE_DEFAULT_INTERVAL_BYTES),
+  HEAPCAP_PROFILE_SAMPLING_INTERVAL: z
+    .string()
+    .default(String(PROFILE_DEFAULT_INTERVAL_BYTES))
+    .transform((text, ctx) => {
+      const problem = profileIntervalProblem(Number(text), JSON.stringify(text));
+      if (problem === undefined) return Number(text);
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }),
   /**
    * A Prometheus that scrapes heapcap's /metrics (its heapcap_target_* gauges):
    * GET /v1/targets/:id/samples answers a range that starts before what Redis

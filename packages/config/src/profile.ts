@@ -20,10 +20,10 @@ export const PROFILE_MIN_EVERY_MS = 5_000;
 export const PROFILE_MAX_EVERY_MS = 86_400_000;
 
 /** The fix-it text of a sampling interval out of range (stable code `profile_interval_out_of_range`). */
-export function profileIntervalProblem(bytes: number): string | undefined {
+export function profileIntervalProblem(bytes: number, shown: string = String(bytes)): string | undefined {
   if (Number.isInteger(bytes) && bytes >= PROFILE_MIN_INTERVAL_BYTES && bytes <= PROFILE_MAX_INTERVAL_BYTES) return undefined;
   return (
-    `profile_interval_out_of_range: samplingIntervalBytes ${bytes} is not a whole number between ${PROFILE_MIN_INTERVAL_BYTES} (16 KiB) and ` +
+    `profile_interval_out_of_range: ${shown} is not a whole number between ${PROFILE_MIN_INTERVAL_BYTES} (16 KiB) and ` +
     `${PROFILE_MAX_INTERVAL_BYTES} (16 MiB); ${PROFILE_DEFAULT_INTERVAL_BYTES} (512 KiB, the default) costs the target about 3 % while it runs`
   );
 }

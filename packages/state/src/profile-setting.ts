@@ -26,7 +26,7 @@ export const ProfileSettingSchema = z.strictObject({
   samplingIntervalBytes: z
     .number()
     .superRefine((n, ctx) => {
-      const problem = profileIntervalProblem(n);
+      const problem = profileIntervalProblem(n, `samplingIntervalBytes ${n}`);
       if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, params: { code: PROFILE_INTERVAL_CODE } });
     })
     .meta({ minimum: PROFILE_MIN_INTERVAL_BYTES, maximum: PROFILE_MAX_INTERVAL_BYTES })

@@ -18,18 +18,25 @@ let redis: RedisServer;
 let dir: TmpDir;
 let target: NodeTarget;
 let other: NodeTarget;
+let sites: NodeTarget;
 
 before(async () => {
-  [redis, dir, target, other] = await Promise.all([startRedis(), tmpDir('heapcap-continuous-profile'), startNodeTarget({ script: fixturePath('allocator.cjs') }), startNodeTarget({ script: fixturePath('allocator.cjs') })]);
+  [redis, dir, target, other, sites] = await Promise.all([
+    startRedis(),
+    tmpDir('heapcap-continuous-profile'),
+    startNodeTarget({ script: fixturePath('allocator.cjs') }),
+    startNodeTarget({ script: fixturePath('allocator.cjs') }),
+    startNodeTarget({ script: fixturePath('alloc-sites.cjs') }),
+  ]);
 });
 after(async () => {
-  await Promise.all([target?.kill('SIGKILL'), other?.kill('SIGKILL')]);
+  await Promise.all([target?.kill('SIGKILL'), other?.kill('SIGKILL'), sites?.kill('SIGKILL')]);
   await redis?.stop();
   await dir?.cleanup();
 });
 
 /** A serve on `redisUrl` whose watcher ticks every 500 ms (HEAPCAP_WATCH_INTERVAL 2s); only profiled targets are held. */
-async function serve(name: string, targetsYaml: string, redisUrl = redis.url): Promise<RunningHeapcap> {
+async function serve(name: string, targetsYaml: string, redisUrl = redis.url, env: Record<string, string> = {}): Promise<RunningHeapcap> {
   const targetsFile = join(dir.path, `${name}.targets.yaml`);
   await writeFile(targetsFile, targetsYaml);
   return startHeapcap(['serve', '--dev'], {
@@ -40,6 +47,7 @@ async function serve(name: string, targetsYaml: string, redisUrl = redis.url): P
       HEAPCAP_STORAGE: `file://${join(dir.path, 'captures')}`,
       HEAPCAP_WATCH_INTERVAL: '2s',
       HEAPCAP_SAMPLE_INTERVAL: '0',
+      ...env,
     },
   });
 }
@@ -62,6 +70,8 @@ interface Rec {
   error: { code: string; message: string } | null;
   artifact: { kind?: string } | null;
   profileCaptureId?: string;
+  createdAt: string;
+  growth?: { since: string | null; allocations?: { base: string; head: string; grown: { functionName: string; bytesDelta: number }[] } };
 }
 type ErrorBody = { error: { code: string; details: { fields?: { path: string; code?: string; message: string }[] } } };
 
@@ -106,7 +116,7 @@ void test('profile on a target: sampler kept on, profiles stored every interval,
     assert.equal(oneOff.artifact?.kind, 'sampling-profile');
     assert.equal(await samplingProfilerRunning(ws), true, 'the one-off did not stop the continuous sampler');
     const afterOneOff = Date.now();
-    const later = await waitFor(async () => (await profiles(s, 'alloc')).find((r) => r.status !== 'queued' && r.status !== 'running' && Date.parse((r as unknown as { createdAt: string }).createdAt) > afterOneOff), {
+    const later = await waitFor(async () => (await profiles(s, 'alloc')).find((r) => r.status !== 'queued' && r.status !== 'running' && Date.parse(r.createdAt) > afterOneOff), {
       timeoutMs: 60_000,
       intervalMs: 500,
       what: 'a continuous read after the one-off',
@@ -200,4 +210,46 @@ void test('the serve holding the sampler is SIGKILLed: the sampler stops with it
   }
   // A serve stopped cleanly stops its sampler too.
   assert.equal(await samplingProfilerRunning(ws), false);
+});
+
+void test('a watch rule with a selector asks for the profile; a scheduled snapshot\'s growth names the allocation site that grew between the profiles beside two snapshots; deleting the rule stops the sampler', { timeout: 300_000 }, async () => {
+  const spare = await startRedis();
+  const ws = sites.wsUrl!;
+  const yaml = `targets:\n  - id: sites\n    kind: node\n    inspect: "127.0.0.1:${sites.port}"\n    labels: { app: sites }\n`;
+  const s = await serve('growth', yaml, spare.url, { HEAPCAP_SCHEDULE_MIN_INTERVAL: '1s' });
+  try {
+    const rule = await api<unknown>(s, 'POST', '/v1/watch-rules', {
+      id: 'prof',
+      selector: { app: 'sites' },
+      when: { metric: 'heapUsedBytes', above: 64 * 1024 ** 3, forSeconds: 1 },
+      cooldownSeconds: 3600,
+      profile: { every: '1m', samplingIntervalBytes: 16384 },
+    });
+    assert.equal(rule.status, 201, JSON.stringify(rule.body));
+    await waitFor(() => samplingProfilerRunning(ws), { timeoutMs: 60_000, intervalMs: 250, what: 'the rule\'s profile to start the sampler' });
+    const sched = await api<unknown>(s, 'POST', '/v1/schedules', { id: 'every-10s', target: 'sites', every: '10s' });
+    assert.equal(sched.status, 201, JSON.stringify(sched.body));
+    const scheduled = async (): Promise<Rec[]> => (await api<{ items: Rec[] }>(s, 'GET', '/v1/captures?target=sites&trigger=schedule&limit=100')).body.items;
+    const first = await waitFor(async () => (await scheduled()).find((r) => r.status === 'succeeded' && r.profileCaptureId !== undefined), { timeoutMs: 90_000, intervalMs: 250, what: 'a scheduled snapshot with a profile beside it' });
+    await waitFor(async () => (await api<{ capture: Rec }>(s, 'GET', `/v1/captures/${first.profileCaptureId}`)).body.capture.status === 'succeeded', { timeoutMs: 60_000, intervalMs: 250, what: 'its profile' });
+    // Between this snapshot and the next, the target keeps 20,000 Sessions: the site that grew.
+    await sites.request('leak 20000', 'LEAKED');
+    const leakedAt = Date.now();
+    const grown = await waitFor(
+      async () => (await scheduled()).find((r) => Date.parse(r.createdAt) > leakedAt && r.growth?.allocations !== undefined),
+      { timeoutMs: 120_000, intervalMs: 500, what: 'a later scheduled snapshot whose growth has allocation sites' },
+    );
+    const allocations = grown.growth!.allocations!;
+    assert.equal(allocations.head, grown.profileCaptureId, 'the head profile is the one beside this snapshot');
+    const top = allocations.grown[0];
+    assert.ok(top !== undefined && ['Session', 'createSession', 'leakSessions'].includes(top.functionName), JSON.stringify(allocations));
+    assert.ok(top.bytesDelta > 1024 * 1024, JSON.stringify(top));
+    assert.equal((await fetch(`${s.url}/v1/schedules/every-10s`, { method: 'DELETE' })).status, 204);
+    // The rule was the only reason to profile (and to watch) the target: deleting it stops the sampler.
+    assert.equal((await fetch(`${s.url}/v1/watch-rules/prof`, { method: 'DELETE' })).status, 204);
+    await waitFor(async () => !(await samplingProfilerRunning(ws)), { timeoutMs: 30_000, intervalMs: 250, what: 'the sampler to stop once the rule is deleted' });
+  } finally {
+    await s.stop('SIGTERM');
+    await spare.stop();
+  }
 });

@@ -61,7 +61,8 @@ export async function recordGrowthBySite(deps: Deps, record: CaptureRecord): Pro
     const previous = await queue.getCapture(since);
     if (previous?.profileCaptureId === undefined) return;
     const baseRecord = await queue.getCapture(previous.profileCaptureId);
-    const [base, head] = [await readProfile(sink, baseRecord), await readProfile(sink, record)];
+    // `record` is the record as the attempt began (no artifact yet): read it as it now stands.
+    const [base, head] = [await readProfile(sink, baseRecord), await readProfile(sink, await queue.getCapture(record.id))];
     if (base === null || head === null) return;
     const diff = diffProfiles(base, head, { limit: GROWTH_CLASSES });
     const grown = diff.grown.map((d) => ({ functionName: d.functionName, url: d.url, line: d.line, column: d.column, baseBytes: d.baseBytes, headBytes: d.headBytes, bytesDelta: d.bytesDelta }));
