@@ -15,22 +15,13 @@
  *    when a read costs what a full GC costs on a nearly empty profile, the pause is the GC V8 runs before it
  *    builds the profile (the inspector starts the sampler with kSamplingForceGC), not the profile.
  */
-import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { CdpSession, ContinuousSampler, readRunningProfile } from '@heapcap/capture';
 import { fixturePath, rssKb, startNodeTarget, type NodeTarget } from '@heapcap/testkit';
+import { alternatingRounds, withHttpTarget, type Autocannon } from './lib/on-off.ts';
 import { Checks, median, printTable, ratio, type Check } from './lib/report.ts';
 import { cpuDeltaMs, sampleCpu } from './lib/thread-cpu.ts';
 
-const requireHere = createRequire(import.meta.url);
-
-interface AcResult {
-  requests: { average: number; total: number };
-  errors: number;
-  non2xx: number;
-}
-type Autocannon = (opts: { url: string; connections: number; duration: number }) => Promise<AcResult>;
 
 const ROUNDS = Number(process.env['BENCH_CONTINUOUS_ROUNDS'] ?? 8);
 const WINDOW_S = Number(process.env['BENCH_CONTINUOUS_SECONDS'] ?? 5);
@@ -65,25 +56,11 @@ async function window(target: NodeTarget, url: string, autocannon: Autocannon, i
 
 /** Part 1: requests/s and main-thread CPU per request, sampler on vs off, per interval. */
 async function throughput(checks: Checks): Promise<void> {
-  const autocannon = requireHere('autocannon') as Autocannon;
-  const target = await startNodeTarget({ script: fileURLToPath(new URL('./lib/http-target.cjs', import.meta.url)) });
-  try {
-    const port = /HTTP_PORT (\d+)/.exec(target.stdoutText())?.[1];
-    if (port === undefined) throw new Error(`the HTTP target did not say its port: ${target.stdoutText()}`);
-    const url = `http://127.0.0.1:${port}/`;
+  await withHttpTarget(async (target, url, autocannon) => {
     // Warm the target's JIT before the first measured window.
     await autocannon({ url, connections: CONNECTIONS, duration: 3 });
     for (const interval of INTERVALS) {
-      const rows: { off: Window; on: Window }[] = [];
-      for (let i = 0; i < ROUNDS; i++) {
-        if (i % 2 === 0) {
-          const off = await window(target, url, autocannon, undefined);
-          rows.push({ off, on: await window(target, url, autocannon, interval) });
-        } else {
-          const on = await window(target, url, autocannon, interval);
-          rows.push({ on, off: await window(target, url, autocannon, undefined) });
-        }
-      }
+      const rows = await alternatingRounds(ROUNDS, () => window(target, url, autocannon, undefined), () => window(target, url, autocannon, interval));
       console.log(`\nsampler held on vs off at ${interval / 1024} KiB (${ROUNDS} rounds of ${WINDOW_S} s windows, ${CONNECTIONS} connections, load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs):\n`);
       printTable(
         ['round', 'req/s off', 'req/s on', 'off/on', 'CPU µs/req off', 'CPU µs/req on', 'on/off'],
@@ -96,9 +73,7 @@ async function throughput(checks: Checks): Promise<void> {
       checks.expect(rows.every((r) => r.off.errors === 0 && r.on.errors === 0), `every request answered 2xx (${interval / 1024} KiB)`, rows.map((r) => `${r.off.errors}/${r.on.errors}`).join(', '));
       goal(slowdown <= 1.02, `with the sampler on at ${interval / 1024} KiB the target serves at least 1/1.02 of its requests/s (median)`, ratio(slowdown));
     }
-  } finally {
-    await target.kill();
-  }
+  });
 }
 
 /** Main-thread CPU (ms) of the target while `run` runs, three times. */
