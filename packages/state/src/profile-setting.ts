@@ -16,6 +16,7 @@ export const ProfileSettingSchema = z.strictObject({
   every: z
     .string()
     .max(40)
+    .regex(/^(\d+(ms|s|m|h|d))+$/, 'a duration such as "10m" or "1h" (units ms, s, m, h, d)')
     .superRefine((text, ctx) => {
       const ms = parseDuration(text);
       if (ms === undefined || ms < PROFILE_MIN_EVERY_MS || ms > PROFILE_MAX_EVERY_MS) {

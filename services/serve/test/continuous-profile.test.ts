@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fixturePath, FREE_PORT, samplingProfilerRunning, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, FREE_PORT, freePort, samplingProfilerRunning, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let dir: TmpDir;
@@ -250,6 +250,34 @@ void test('a watch rule with a selector asks for the profile; a scheduled snapsh
     await waitFor(async () => !(await samplingProfilerRunning(ws)), { timeoutMs: 30_000, intervalMs: 250, what: 'the sampler to stop once the rule is deleted' });
   } finally {
     await s.stop('SIGTERM');
+    await spare.stop();
+  }
+});
+
+/** The inspector WebSocket of whatever process listens on `port` now. */
+async function wsAt(port: number): Promise<string> {
+  const list = (await (await fetch(`http://127.0.0.1:${port}/json/list`, { signal: AbortSignal.timeout(10_000) })).json()) as { webSocketDebuggerUrl: string }[];
+  return list[0]!.webSocketDebuggerUrl;
+}
+
+void test('the target restarts on its inspector address: the holder starts a sampler in the new process and the next profile records the gap', { timeout: 300_000 }, async () => {
+  const spare = await startRedis();
+  const port = await freePort();
+  const start = (): Promise<NodeTarget> => startNodeTarget({ script: fixturePath('allocator.cjs'), inspect: false, nodeFlags: [`--inspect=127.0.0.1:${port}`] });
+  let t = await start();
+  const yaml = `targets:\n  - id: restarts\n    kind: node\n    inspect: "127.0.0.1:${port}"\n    profile: { every: 5s }\n`;
+  const s = await serve('restart', yaml, spare.url);
+  try {
+    await waitFor(async () => samplingProfilerRunning(await wsAt(port)), { timeoutMs: 60_000, intervalMs: 250, what: 'the sampler in the first process' });
+    await waitFor(async () => (await profiles(s, 'restarts')).some((r) => r.status === 'succeeded'), { timeoutMs: 90_000, intervalMs: 500, what: 'a first stored profile' });
+    await t.kill('SIGKILL');
+    t = await start();
+    await waitFor(async () => samplingProfilerRunning(await wsAt(port)), { timeoutMs: 60_000, intervalMs: 250, what: 'the sampler in the restarted process' });
+    const resumed = await waitFor(async () => (await profiles(s, 'restarts')).find((r) => r.status === 'succeeded' && r.trigger.profile?.gap !== undefined), { timeoutMs: 90_000, intervalMs: 500, what: 'a profile recording the gap' });
+    assert.match(resumed.trigger.profile!.gap!.reason, /the sampler stopped/);
+  } finally {
+    await s.stop('SIGTERM');
+    await t.kill('SIGKILL');
     await spare.stop();
   }
 });
