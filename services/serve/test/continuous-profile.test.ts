@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fixturePath, FREE_PORT, freePort, samplingProfilerRunning, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { fixturePath, FREE_PORT, freePort, runHeapcap, samplingProfilerRunning, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 
 let redis: RedisServer;
 let dir: TmpDir;
@@ -143,6 +143,9 @@ void test('profile on a target: sampler kept on, profiles stored every interval,
     assert.equal(diff.status, 200, JSON.stringify(diff.body));
     assert.ok(diff.body.diff !== null, 'the snapshot diff is there');
     assert.ok(diff.body.allocations !== null && diff.body.allocations.head.samples > 0, 'and the allocations between the profiles beside them');
+    const cli = await runHeapcap(['diff', snaps[0]!.id, snaps[1]!.id], { env: { HEAPCAP_API_URL: s.url } });
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.match(cli.stdout, new RegExp(`allocation sites from the profile beside capture ${snaps[0]!.id} \\(alloc\\) to the profile beside capture ${snaps[1]!.id}`), cli.stdout);
 
     // (a) Switched off: the target's V8 runs no sampler any more.
     const off = await api<unknown>(s, 'PUT', '/v1/targets/alloc', node('alloc', target, false));
