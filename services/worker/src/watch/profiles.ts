@@ -20,6 +20,11 @@ import { targetToEndpoint } from '../target-endpoint.ts';
 
 /** How long the state outlives its last write at least: long enough for the next holder to see the gap. */
 const STATE_TTL_MS = 6 * 3_600_000;
+/**
+ * How often an unchanged state is written again (its `aliveAt`): a gap's `from` is at most this early, and a
+ * snapshot's worker takes a state older than 2 minutes for no running sampler (beside-profile.ts).
+ */
+const ALIVE_WRITE_MS = 30_000;
 
 export interface ProfileKeeperDeps {
   queue: HeapcapQueue;
@@ -36,6 +41,9 @@ interface Held {
   sampler: ContinuousSampler;
   /** The read already followed (its outcome looked at). */
   followed?: string;
+  /** The state as this holder last made it, and when it was last written to Redis (ms). */
+  state?: ProfileState;
+  writtenAt?: number;
 }
 
 /** The continuous samplers of one watcher. */
@@ -67,10 +75,18 @@ export class ProfileKeeper {
         return;
       }
       const now = new Date();
-      let state = this.#next(await queue.watch.profileState(id), outcome, profile, now);
+      // This holder is the state's only writer while it holds the target: Redis is read once per takeover, and
+      // written when something changed or every ALIVE_WRITE_MS (2 round trips per tick and target were 530/s at 1,000 targets).
+      const prev = held.state ?? (await queue.watch.profileState(id));
+      let state = this.#next(prev, outcome, profile, now);
       state = await this.#follow(id, held, state);
       if (held.sampler.running) state = await this.#readIfDue(target, profile, state, now);
-      await queue.watch.setProfileState(id, state, Math.max(STATE_TTL_MS, 3 * profile.everyMs));
+      held.state = state;
+      const changed = prev === null || state.startedAt !== prev.startedAt || state.lastReadId !== prev.lastReadId || state.holder !== prev.holder;
+      if (changed || now.getTime() - (held.writtenAt ?? 0) >= ALIVE_WRITE_MS) {
+        await queue.watch.setProfileState(id, state, Math.max(STATE_TTL_MS, 3 * profile.everyMs));
+        held.writtenAt = now.getTime();
+      }
     } catch (err) {
       if (!this.#failing.has(id)) log.warn({ targetId: id, err: err instanceof Error ? err.message : String(err) }, 'continuous profile: could not keep the sampler on; trying again at each tick');
       this.#failing.add(id);
