@@ -17,22 +17,13 @@
  * 3. The capturer's side: summarizeProfile and profileToPprof of that
  *    profile, CPU ms in this process.
  */
-import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { profileToPprof, summarizeProfile } from '@heapcap/analysis';
 import { fixturePath, rssKb, startNodeTarget, startSamplingSession, type NodeTarget } from '@heapcap/testkit';
+import { alternatingRounds, withHttpTarget, type Autocannon } from './lib/on-off.ts';
 import { Checks, median, printTable, ratio, type Check } from './lib/report.ts';
 import { cpuDeltaMs, sampleCpu } from './lib/thread-cpu.ts';
 
-const requireHere = createRequire(import.meta.url);
-
-interface AcResult {
-  requests: { average: number; total: number };
-  errors: number;
-  non2xx: number;
-}
-type Autocannon = (opts: { url: string; connections: number; duration: number }) => Promise<AcResult>;
 
 const ROUNDS = Number(process.env['BENCH_PROFILES_ROUNDS'] ?? 3);
 const WINDOW_S = Number(process.env['BENCH_PROFILES_SECONDS'] ?? 6);
@@ -66,25 +57,10 @@ async function loadWindow(target: NodeTarget, url: string, autocannon: Autocanno
 
 /** Part 1: CPU per request with continuous sampling on vs off, per interval. */
 async function continuous(checks: Checks): Promise<void> {
-  const autocannon = requireHere('autocannon') as Autocannon;
-  const target = await startNodeTarget({ script: fileURLToPath(new URL('./lib/http-target.cjs', import.meta.url)) });
-  try {
-    const port = /HTTP_PORT (\d+)/.exec(target.stdoutText())?.[1];
-    if (port === undefined) throw new Error(`the HTTP target did not say its port: ${target.stdoutText()}`);
-    const url = `http://127.0.0.1:${port}/`;
+  await withHttpTarget(async (target, url, autocannon) => {
     await autocannon({ url, connections: CONNECTIONS, duration: 2 });
     for (const interval of INTERVALS) {
-      const rows: { off: Window; on: Window }[] = [];
-      for (let i = 0; i < ROUNDS; i++) {
-        // Alternating order: a drift of the host's load does not favour one side.
-        if (i % 2 === 0) {
-          const off = await loadWindow(target, url, autocannon, undefined);
-          rows.push({ off, on: await loadWindow(target, url, autocannon, interval) });
-        } else {
-          const on = await loadWindow(target, url, autocannon, interval);
-          rows.push({ on, off: await loadWindow(target, url, autocannon, undefined) });
-        }
-      }
+      const rows = await alternatingRounds(ROUNDS, () => loadWindow(target, url, autocannon, undefined), () => loadWindow(target, url, autocannon, interval));
       console.log(`\ncontinuous sampling at ${interval / 1024} KiB, read every 2 s (${WINDOW_S} s windows, ${CONNECTIONS} connections, load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs):\n`);
       printTable(
         ['round', 'req/s off', 'req/s on', 'ratio', 'CPU µs/req off', 'CPU µs/req on', 'ratio', 'reads'],
@@ -96,9 +72,7 @@ async function continuous(checks: Checks): Promise<void> {
       checks.expect(rows.every((r) => r.on.reads > 0), `the profile was read during every sampled window (${interval / 1024} KiB)`, rows.map((r) => r.on.reads).join(', '));
       goal(cpuRatio <= 1.02, `continuous sampling at ${interval / 1024} KiB costs at most 1.02x main-thread CPU per request (median)`, ratio(cpuRatio));
     }
-  } finally {
-    await target.kill();
-  }
+  });
 }
 
 /** The issue's goals are reported beside the checks: this shared host cannot always resolve them. */

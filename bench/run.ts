@@ -1,7 +1,7 @@
 /**
  * Runs the benches of this workspace in sequence, or the ones named:
  *
- *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|cli-cpu|loaded|api|headroom-model|summary|redis-footprint|watch-session|sampling|profiles|scale|suspects|redact|soak|console|capture-floor|hunt-tracking ...] [--name=value ...]
+ *   node --import tsx bench/run.ts [warm|safety|rss|gzip-level|s3|throughput|capturer-cpu|cli-cpu|loaded|api|headroom-model|summary|redis-footprint|watch-session|sampling|profiles|continuous-profile|scale|suspects|redact|soak|console|capture-floor|hunt-tracking ...] [--name=value ...]
  *
  * `--name=value` arguments are left for the benches to read (bench/scale.ts: --targets=10000 …).
  *
@@ -44,6 +44,7 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   'watch-session': async () => (await import('./watch-session.ts')).watchSessionBench,
   sampling: async () => (await import('./sampling.ts')).samplingBench,
   profiles: async () => (await import('./profiles.ts')).profilesBench,
+  'continuous-profile': async () => (await import('./continuous-profile.ts')).continuousProfileBench,
   scale: async () => (await import('./scale.ts')).scaleBench,
   suspects: async () => (await import('./suspects.ts')).suspectsBench,
   redact: async () => (await import('./redact.ts')).redactBench,

@@ -28,3 +28,5 @@ export { lowerCpuPriority, type CpuPriorityReport } from './cpu-priority.ts';
 export { decodeChunkFrame, isChunkFrame } from './chunk-frame.ts';
 export { MemorySampler, type MemorySample, type SessionMode, type SamplerTimeouts } from './memory-sampler.ts';
 export { captureSamplingProfile, SAMPLING_PHASES, DEFAULT_SAMPLING_INTERVAL_BYTES, type SamplingOptions, type SamplingResult, type SamplingPhase, type SamplingProgress, type SamplingTimings, type SamplingProfileStats } from './sampling.ts';
+export { ContinuousSampler, type EnsureOutcome, type ContinuousSamplerTimeouts } from './continuous-sampler.ts';
+export { readRunningProfile } from './running-sampler.ts';

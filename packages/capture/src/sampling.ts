@@ -26,6 +26,7 @@ import { assertExpectedPid, gatherRuntimeFacts, type RuntimeFacts } from './runt
 import { sleep, throwIfAborted, withDeadline } from './deadline.ts';
 import { DEFAULT_TIMEOUTS, releaseInspector, type CaptureTimeouts } from './capture.ts';
 import { leftOpenText, type InspectorRelease } from './inspector-close.ts';
+import { readRunningProfile } from './running-sampler.ts';
 
 /** Phases of a sampling profile, in order; `sampling` is the requested duration. */
 export const SAMPLING_PHASES = ['connect', 'preflight', 'start', 'sampling', 'stop', 'sink'] as const;
@@ -50,6 +51,11 @@ export interface SamplingOptions {
   /** Cancels the capture; the target's profiler is still stopped. */
   signal?: AbortSignal;
   onProgress?: (progress: SamplingProgress) => void;
+  /**
+   * Read the sampler already running in the target (a continuous profile's) at once: no start, no window, no stop;
+   * `sampler_not_running` when none runs.
+   */
+  readRunning?: boolean;
   /** Runs at the end of preflight; throwing refuses the capture before sampling starts (e.g. storage not writable). */
   beforeSampling?: (facts: RuntimeFacts, endpoint: ResolvedEndpoint) => Promise<void> | void;
 }
@@ -70,6 +76,11 @@ export interface SamplingProfileStats {
 export interface SamplingResult<T> {
   endpoint: ResolvedEndpoint;
   facts: RuntimeFacts;
+  /**
+   * `own`: this capture started and stopped the sampler; `running`: one was already running (a continuous
+   * profile's), so it read that one and left it on (its interval and start are the running sampler's).
+   */
+  sampler: 'own' | 'running';
   samplingIntervalBytes: number;
   /** The requested duration. */
   durationMs: number;
@@ -121,16 +132,31 @@ export async function captureSamplingProfile<T>(options: SamplingOptions, consum
     enter('start');
     await session.send('HeapProfiler.enable');
     enabled = true;
-    // Marked before the answer: a start that times out may still have started.
-    sampling = true;
-    await session.send('HeapProfiler.startSampling', { samplingInterval: intervalBytes });
+    // One sampler per isolate (running-sampler.ts): a running one is read, never started over or stopped, so a
+    // one-off profile does not end a continuous one.
+    const running = options.readRunning === true ? true : (await readRunningProfile(session)) !== null;
+    if (!running) {
+      // Marked before the answer: a start that times out may still have started.
+      sampling = true;
+      await session.send('HeapProfiler.startSampling', { samplingInterval: intervalBytes });
+    }
 
     enter('sampling');
-    await samplingWindow(options.durationMs, session, signal);
+    if (options.readRunning !== true) await samplingWindow(options.durationMs, session, signal);
 
     enter('stop');
-    const { profile } = await session.send('HeapProfiler.stopSampling');
-    sampling = false;
+    let profile: Protocol.HeapProfiler.SamplingHeapProfile | null;
+    if (sampling) {
+      profile = (await session.send('HeapProfiler.stopSampling')).profile;
+      sampling = false;
+    } else {
+      profile = await readRunningProfile(session);
+      if (profile === null) {
+        throw new CaptureError('sampler_not_running', 'no sampling heap profiler runs in the target: the continuous profile\'s sampler stopped (its worker or the target restarted, or a one-off profile stopped it)', {
+          hint: 'the worker that holds the target starts it again within a quarter of HEAPCAP_WATCH_INTERVAL; the next read records the gap',
+        });
+      }
+    }
     const json = Buffer.from(JSON.stringify(checkProfile(profile)));
     const stats = { ...profileStats(profile), bytes: json.length };
 
@@ -144,7 +170,7 @@ export async function captureSamplingProfile<T>(options: SamplingOptions, consum
     );
     clock.stop();
     const inspector = await release(session, endpoint, enabled);
-    return { endpoint, facts, samplingIntervalBytes: intervalBytes, durationMs: options.durationMs, timings: clock.timings(), profile: stats, inspector, startedAt, finishedAt: new Date(), consumed };
+    return { endpoint, facts, sampler: running ? 'running' : 'own', samplingIntervalBytes: intervalBytes, durationMs: options.readRunning === true ? 0 : options.durationMs, timings: clock.timings(), profile: stats, inspector, startedAt, finishedAt: new Date(), consumed };
   } catch (err) {
     clock.stop();
     const error = toCaptureError(err);

@@ -27,7 +27,9 @@ count and self-size deltas, largest growth first. BASE and HEAD are two local
 ids: then the API compares the captures (GET /v1/diff); its suspects have
 holders once both captures are analysed (it queues the analyses). Two
 allocation sampling profiles are compared by allocation site instead: the
-code whose live allocations grew most.
+code whose live allocations grew most; two snapshots that each have a
+continuous profile stored beside them get that comparison of their profiles
+after the classes.
 
   --top N          rows shown (default 20)
   --summary-only   files: skip the analyses (fast, no holders, no retained sizes)
@@ -74,7 +76,9 @@ async function diffCaptures(base: string, head: string, opts: { json: boolean; t
     const label = (id: string, side: { targetId: string }): string => `capture ${id} (${side.targetId})`;
     const [b, h] = [label(base, body.base), label(head, body.head)];
     // Two allocation sampling profiles have no summaries: their diff is by allocation site.
-    const human = (): string => (body.diff === null ? (body.allocations === null ? '' : formatProfileDiff(body.allocations, opts.top, b, h)) : formatDiff(body.diff, opts.top, b, h, opts.verbose));
+    // Two snapshots with a continuous profile beside each: the classes, then the sites between those profiles.
+    const beside = (): string => (body.allocations === null ? '' : `\n${formatProfileDiff(body.allocations, opts.top, `the profile beside ${b}`, `the profile beside ${h}`)}`);
+    const human = (): string => (body.diff === null ? (body.allocations === null ? '' : formatProfileDiff(body.allocations, opts.top, b, h)) : `${formatDiff(body.diff, opts.top, b, h, opts.verbose)}${beside()}`);
     process.stdout.write(opts.json ? `${JSON.stringify(body, null, 2)}\n` : `${human()}${openLine(api.url, { compare: [base, head] })}`);
     return EXIT.ok;
   } catch (err) {

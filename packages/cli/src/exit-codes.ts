@@ -46,6 +46,7 @@ export function exitCodeFor(code: ErrorCode | 'invalid_config'): number {
     case 'snapshot_invalid':
     case 'snapshot_ids_reset':
     case 'profile_invalid':
+    case 'sampler_not_running':
     case 'protocol_timeout':
     case 'protocol_error':
       return EXIT.snapshot;

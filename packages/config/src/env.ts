@@ -8,6 +8,7 @@ import { closest } from './suggest.ts';
 import { isServiceLink } from './service-links.ts';
 import { z } from 'zod';
 import { DurationSchema } from './duration.ts';
+import { PROFILE_DEFAULT_INTERVAL_BYTES, PROFILE_MAX_EVERY_MS, PROFILE_MIN_EVERY_MS, profileIntervalProblem } from './profile.ts';
 import { RedactModeSchema, type RedactMode } from './redact.ts';
 import { parseStorageUrl, S3_STORAGE_CLASSES, type S3Settings, type StorageConfig } from './storage.ts';
 import { publicUrlOf, SLACK_ENV, slackConfigOf, type SlackConfig } from './slack.ts';
@@ -172,6 +173,25 @@ const EnvSchema = z.object({
   /** When the headroom gate refuses a rule's snapshot, the allocation sampling profile taken instead lasts this long. */
   HEAPCAP_WATCH_SAMPLING_DURATION: DurationSchema.refine((ms) => ms >= 1_000 && ms <= 600_000, 'between 1s and 10m').default(30_000),
   /**
+   * Continuous allocation profiles for every target the watcher may reach (a target's or a watch rule's `profile`
+   * overrides it; a node-pid target never gets one): store the live-allocation profile this often. `0` (the default)
+   * leaves it to targets and rules. Each read makes V8 run a full GC in the target (docs/watch.md, "Continuous
+   * allocation profiles"): keep it to minutes on large heaps.
+   */
+  HEAPCAP_PROFILE_EVERY: z
+    .union([z.literal('0').transform(() => 0), DurationSchema.refine((ms) => ms >= PROFILE_MIN_EVERY_MS && ms <= PROFILE_MAX_EVERY_MS, '0 (off) or between 5s and 1d, e.g. 10m')])
+    .default(0),
+  /** Bytes between two samples of a continuous profile (16 KiB to 16 MiB; default 512 KiB). */
+  HEAPCAP_PROFILE_SAMPLING_INTERVAL: z
+    .string()
+    .default(String(PROFILE_DEFAULT_INTERVAL_BYTES))
+    .transform((text, ctx) => {
+      const problem = profileIntervalProblem(Number(text), JSON.stringify(text));
+      if (problem === undefined) return Number(text);
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }),
+  /**
    * A Prometheus that scrapes heapcap's /metrics (its heapcap_target_* gauges):
    * GET /v1/targets/:id/samples answers a range that starts before what Redis
    * keeps (HEAPCAP_WATCH_RETENTION) from its query_range API instead.
@@ -254,6 +274,8 @@ export interface WatchSettings {
   retentionMs: number;
   /** Length of the sampling profile taken when the gate refuses a rule's snapshot. */
   samplingMs: number;
+  /** The service default of continuous allocation profiles (HEAPCAP_PROFILE_*; everyMs 0: off). */
+  profile: { everyMs: number; samplingIntervalBytes: number };
   /** HEAPCAP_PROMETHEUS_URL without a trailing slash: where ranges longer than retentionMs are read (null: not set). */
   prometheusUrl: string | null;
 }
@@ -366,7 +388,7 @@ export function parseConfig(env: Record<string, string | undefined>): HeapcapCon
       retentionIntervalMs: e.HEAPCAP_RETENTION_INTERVAL,
       recordTtlMs: Math.round(e.HEAPCAP_RECORD_TTL_DAYS * 86_400_000),
     },
-    watch: { intervalMs: e.HEAPCAP_WATCH_INTERVAL, sampleIntervalMs: e.HEAPCAP_SAMPLE_INTERVAL, retentionMs: e.HEAPCAP_WATCH_RETENTION, samplingMs: e.HEAPCAP_WATCH_SAMPLING_DURATION, prometheusUrl: e.HEAPCAP_PROMETHEUS_URL?.replace(/\/+$/, '') ?? null },
+    watch: { intervalMs: e.HEAPCAP_WATCH_INTERVAL, sampleIntervalMs: e.HEAPCAP_SAMPLE_INTERVAL, retentionMs: e.HEAPCAP_WATCH_RETENTION, samplingMs: e.HEAPCAP_WATCH_SAMPLING_DURATION, profile: { everyMs: e.HEAPCAP_PROFILE_EVERY, samplingIntervalBytes: e.HEAPCAP_PROFILE_SAMPLING_INTERVAL }, prometheusUrl: e.HEAPCAP_PROMETHEUS_URL?.replace(/\/+$/, '') ?? null },
     publicUrl: publicUrlOf(e.HEAPCAP_PUBLIC_URL, e.HEAPCAP_HOST, e.HEAPCAP_PORT),
     slack: slackConfigOf(e),
     consoleAuth: consoleAuthConfigOf(e),

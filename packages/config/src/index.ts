@@ -11,3 +11,4 @@ export { closest, didYouMean, editDistance } from './suggest.ts';
 export { assertUniqueNames, ConfigFileError, loadConfigFile, parseConfigText, positionInText, type ConfigFileIssue, type ConfigFileProblem, type LoadConfigFileOptions } from './file.ts';
 export { RedactModeSchema, resolveRedaction, type RedactMode } from './redact.ts';
 export { isClusterRedisUrl, parseRedisUrl, type RedisTarget } from './redis-url.ts';
+export { PROFILE_DEFAULT_INTERVAL_BYTES, PROFILE_MAX_EVERY_MS, PROFILE_MAX_INTERVAL_BYTES, PROFILE_MIN_EVERY_MS, PROFILE_MIN_INTERVAL_BYTES, profileIntervalProblem } from './profile.ts';

@@ -227,3 +227,11 @@ void test('Kubernetes service links (Services heapcap-api, heapcap-redis, heapca
   rejects({ HEAPCAP_PORT: 'tcp://api:80' }, 'HEAPCAP_PORT', /./);
   assert.deepEqual(parseConfig({}).serviceLinks, []);
 });
+
+void test('continuous allocation profiles: off by default, 512 KiB; an interval out of range or a bad every is refused naming the variable and the range', () => {
+  assert.deepEqual(parseConfig({}).watch.profile, { everyMs: 0, samplingIntervalBytes: 512 * 1024 });
+  assert.deepEqual(parseConfig({ HEAPCAP_PROFILE_EVERY: '10m', HEAPCAP_PROFILE_SAMPLING_INTERVAL: '65536' }).watch.profile, { everyMs: 600_000, samplingIntervalBytes: 65_536 });
+  rejects({ HEAPCAP_PROFILE_SAMPLING_INTERVAL: '1024' }, 'HEAPCAP_PROFILE_SAMPLING_INTERVAL', /^profile_interval_out_of_range: .*between 16384 \(16 KiB\) and 16777216 \(16 MiB\)/);
+  rejects({ HEAPCAP_PROFILE_SAMPLING_INTERVAL: '32MiB' }, 'HEAPCAP_PROFILE_SAMPLING_INTERVAL', /profile_interval_out_of_range/);
+  rejects({ HEAPCAP_PROFILE_EVERY: '1s' }, 'HEAPCAP_PROFILE_EVERY', /0 \(off\) or between 5s and 1d/);
+});

@@ -38,6 +38,9 @@ export const ERROR_CODES = [
   'allocations_unsupported',
   // A file or document that is not a V8 sampling heap profile ({head, samples}: a .heapprofile).
   'profile_invalid',
+  // A read of the target's running sampling heap profiler (a continuous profile's) found none running: the session
+  // that started it closed (worker gone, target restarted) or a one-off profile stopped it. The holder restarts it.
+  'sampler_not_running',
   // An artifact larger than the analysis is allowed to load (HEAPCAP_ANALYSIS_MAX_BYTES).
   'analysis_too_large',
   'cancelled',

@@ -39,7 +39,7 @@ export async function runSamplingCapture(input: RunSamplingInput): Promise<RunSa
     captureId: ids.captureId,
     target: { id: ids.targetId, kind: sampling.endpoint.kind, endpoint: result.endpoint.description, labels: input.labels ?? {} },
     runtime: runtimeOf(result.facts),
-    options: { gzip: input.gzip, samplingSeconds: result.durationMs / 1000, samplingIntervalBytes: result.samplingIntervalBytes },
+    options: { gzip: input.gzip, samplingSeconds: result.durationMs / 1000, samplingIntervalBytes: result.samplingIntervalBytes, sampler: result.sampler },
     heap: result.facts.heap,
     timings: result.timings,
     profile: result.profile,

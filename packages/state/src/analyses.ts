@@ -75,6 +75,11 @@ export class CaptureAnalyses {
     return this.#setField(id, 'growth', growth);
   }
 
+  /** Link a snapshot to the continuous profile stored beside it; false when the record is gone. */
+  setProfileCapture(id: string, profileCaptureId: string): Promise<boolean> {
+    return this.#setField(id, 'profileCaptureId', profileCaptureId);
+  }
+
   /** Record the analysis state (the worker: running, succeeded, failed); false when the record is gone. */
   setState(id: string, state: AnalysisState): Promise<boolean> {
     return this.#setField(id, 'analysis', state);
@@ -116,7 +121,7 @@ export class CaptureAnalyses {
     await this.#producer.close();
   }
 
-  async #setField(id: string, field: 'growth' | 'analysis', value: unknown): Promise<boolean> {
+  async #setField(id: string, field: 'growth' | 'analysis' | 'profileCaptureId', value: unknown): Promise<boolean> {
     const { redis, keys, settings } = this.#ctx;
     const now = new Date().toISOString();
     const [word] = replyStrings(await withRedisDeadline(SET_FIELD_SCRIPT.run(redis, [keys.record(id)], [field, JSON.stringify(value), now]), settings.redisTimeoutMs, `set ${field}`));

@@ -42,6 +42,20 @@ export const GrowthSchema = z.strictObject({
     .optional(),
   since: IdSchema.nullable(),
   classes: z.array(GrowthClassSchema),
+  /**
+   * When both snapshots have a continuous profile stored beside them: the allocation sites whose live bytes grew
+   * most between those two profiles (`base`, `head`: the profile captures). Added when the new snapshot's profile
+   * is stored, a few seconds after the rest of `growth`.
+   */
+  allocations: z
+    .strictObject({
+      base: IdSchema,
+      head: IdSchema,
+      grown: z.array(
+        z.strictObject({ functionName: z.string(), url: z.string(), line: z.number().int(), column: z.number().int(), baseBytes: z.number(), headBytes: z.number(), bytesDelta: z.number() }),
+      ),
+    })
+    .optional(),
 });
 export type Growth = z.infer<typeof GrowthSchema>;
 

@@ -120,3 +120,4 @@ export { noWorkerError } from './no-worker.ts';
 export { duplicateRedis, type RedisClient } from './connection.ts';
 export { RULE_SOURCES, RULES_FILE_OWNER, type RuleSource } from './rule-source.ts';
 export { RulesFileSchema, RulesFileApplier, checkRulesFile, type RulesFile, type RulesFileIssue, type RulesCheckContext, type RulesApplyReport } from './rules-file.ts';
+export { effectiveProfile, ProfileSettingSchema, TargetProfileSchema, PROFILE_INTERVAL_CODE, PROFILE_UNSUPPORTED_CODE, type EffectiveProfile, type ProfileSetting } from './profile-setting.ts';

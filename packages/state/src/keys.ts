@@ -172,6 +172,10 @@ export class Keys {
   watchLease(targetId: string): string {
     return `${this.base}:watch:lease:${targetId}`;
   }
+  /** String with a TTL: a target's continuous allocation profile state (watch/profile-state.ts). */
+  watchProfile(targetId: string): string {
+    return `${this.base}:watch:profile:${targetId}`;
+  }
   /** Sorted set (score = time ms) of a rule's firings for a target in the last 24 h: its maxPerDay. */
   watchFirings(ruleId: string, targetId: string): string {
     return `${this.base}:watch:fired:${ruleId}:${targetId}`;

@@ -31,6 +31,7 @@ export function encodeRecord(record: CaptureRecord, extra: Record<string, string
     updatedAt: record.updatedAt,
     ...(record.growth === undefined ? {} : { growth: JSON.stringify(record.growth) }),
     ...(record.analysis === undefined ? {} : { analysis: JSON.stringify(record.analysis) }),
+    ...(record.profileCaptureId === undefined ? {} : { profileCaptureId: JSON.stringify(record.profileCaptureId) }),
     ...(record.adoptedAt === undefined ? {} : { adoptedAt: record.adoptedAt }),
     ...(record.requeuedAfterDataLoss === true ? { requeuedAfterDataLoss: '1' } : {}),
     ...(record.progress === undefined ? {} : { progress: JSON.stringify(record.progress) }),
@@ -70,6 +71,7 @@ export function decodeRecord(hash: Record<string, string>): CaptureRecord | null
     // Added later: absent from older records, and then absent here too.
     ...(hash['growth'] === undefined || hash['growth'] === '' ? {} : { growth: json(hash['growth']) }),
     ...(hash['analysis'] === undefined || hash['analysis'] === '' ? {} : { analysis: json(hash['analysis']) }),
+    ...(hash['profileCaptureId'] === undefined || hash['profileCaptureId'] === '' ? {} : { profileCaptureId: json(hash['profileCaptureId']) }),
     ...(hash['adoptedAt'] === undefined || hash['adoptedAt'] === '' ? {} : { adoptedAt: hash['adoptedAt'] }),
     ...(hash['requeuedAfterDataLoss'] === '1' ? { requeuedAfterDataLoss: true } : {}),
     ...(hash['progress'] === undefined || hash['progress'] === '' ? {} : { progress: json(hash['progress']) }),

@@ -50,7 +50,8 @@ export async function requestCapture(
   const target = await lookup(input.targetId);
   if (target === null) throw new QueueError('target_not_found', `no target "${input.targetId}" in the registry`, { targetId: input.targetId });
   const force = input.force === true;
-  const joinKind = options.kind === 'snapshot' && options.redact === 'strings' ? 'snapshot+redact' : options.kind;
+  // A continuous profile's read joins only another read (a one-off profile samples a window of its own).
+  const joinKind = options.kind === 'snapshot' && options.redact === 'strings' ? 'snapshot+redact' : options.readRunning === true ? 'sampling+read' : options.kind;
   const now = Date.now();
   const iso = new Date(now).toISOString();
   const record: CaptureRecord = {

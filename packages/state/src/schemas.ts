@@ -34,6 +34,11 @@ export const CaptureOptionsSchema = z.strictObject({
   /** Sampling only: average bytes allocated between two samples (V8's default 32768; smaller is finer and costs the target more). */
   samplingIntervalBytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(32_768),
   /**
+   * Sampling only: read the sampler already running in the target (a continuous profile's) at once, without starting
+   * or stopping it; `sampler_not_running` when none runs. Set by the watcher's reads (trigger kind `profile`).
+   */
+  readRunning: z.boolean().optional(),
+  /**
    * Snapshot only: `strings` replaces every string value before any byte is stored; absent or
    * `none`: the target's setting, else HEAPCAP_REDACT (a request can raise redaction, never lower it).
    */
@@ -43,7 +48,7 @@ export type CaptureOptions = z.infer<typeof CaptureOptionsSchema>;
 
 /** Who asked for a capture, and why. */
 export const TriggerSchema = z.strictObject({
-  kind: z.enum(['rest', 'slack', 'schedule', 'watch', 'cli']),
+  kind: z.enum(['rest', 'slack', 'schedule', 'watch', 'cli', 'profile']),
   /** Token name, Slack user, schedule id… never a secret. */
   who: z.string().min(1).max(200),
   reason: z.string().max(1000).optional(),
@@ -59,6 +64,20 @@ export const TriggerSchema = z.strictObject({
   samples: z.strictObject({ since: z.iso.datetime(), until: z.iso.datetime(), href: z.string() }).optional(),
   /** The snapshot this sampling profile replaces (the headroom gate refused it). */
   fallbackOf: z.string().max(100).optional(),
+  /**
+   * Kind `profile`: a read of the target's continuous allocation profile (docs/watch.md). `since`: when the sampler
+   * now running started (allocations before it have no stack); `gap`: the time no sampler ran before it (a worker
+   * restart or handover, a target restart, a one-off profile that stopped it), absent when there was none.
+   */
+  profile: z
+    .strictObject({
+      since: z.iso.datetime(),
+      samplingIntervalBytes: z.number().int().positive(),
+      gap: z.strictObject({ from: z.iso.datetime(), to: z.iso.datetime(), reason: z.string().max(200) }).optional(),
+    })
+    .optional(),
+  /** Kind `profile`: the snapshot this profile was stored beside. */
+  besideOf: z.string().max(100).optional(),
 });
 export type Trigger = z.infer<typeof TriggerSchema>;
 
@@ -185,6 +204,8 @@ export const CaptureRecordSchema = z.strictObject({
     .nullable(),
   /** Scheduled captures: the classes that grew most since the previous finished capture of the target (set by the worker after the summary). */
   growth: GrowthSchema.optional(),
+  /** A snapshot of a target with a continuous profile: the profile capture stored beside it (its trigger has `besideOf`). */
+  profileCaptureId: z.string().optional(),
   /** The retained-size analysis (POST /v1/captures/:id/analysis); absent until one is asked for. */
   analysis: AnalysisStateSchema.optional(),
   /**

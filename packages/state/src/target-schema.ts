@@ -8,6 +8,7 @@ import { HostPortSchema, WsUrlSchema } from './address.ts';
 import { IdSchema, RedactModeSchema } from '@heapcap/config';
 import { textSchema } from './text.ts';
 import { PlacementSchema } from './placement.ts';
+import { PROFILE_UNSUPPORTED_CODE, TargetProfileSchema } from './profile-setting.ts';
 
 /** A label name: lower-case letters, digits, `_`, `.`, `-`, starting with a letter (max 63). */
 export const LabelNameSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,62}$/, 'a label name: lower-case letters, digits, "_", "." or "-", starting with a letter');
@@ -39,6 +40,8 @@ const Common = {
   placement: PlacementSchema.optional(),
   /** Redaction of this target's snapshots (none | strings); absent: HEAPCAP_REDACT. A request cannot lower it. */
   redact: RedactModeSchema.optional(),
+  /** A continuous allocation profile of this target (profile-setting.ts); false: none, whatever rules or HEAPCAP_PROFILE_EVERY say. */
+  profile: TargetProfileSchema.optional(),
 };
 
 const NodePidTarget = z.strictObject({
@@ -47,6 +50,17 @@ const NodePidTarget = z.strictObject({
   pid: z.number().int().positive(),
   port: z.number().int().min(1).max(65535).optional(),
   ...Common,
+}).superRefine((t, ctx) => {
+  // heapcap opens a node-pid target's inspector for one capture and closes it again, and V8's sampler lives only as
+  // long as the inspector session that started it: a continuous profile would keep an inspector open for good.
+  if (t.profile !== undefined && t.profile !== false) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['profile'],
+      params: { code: PROFILE_UNSUPPORTED_CODE },
+      message: `${PROFILE_UNSUPPORTED_CODE}: a node-pid target cannot hold a continuous allocation profile (heapcap opens its inspector with SIGUSR1 for one capture and closes it again; the sampler would need it open for good): start the process with --inspect and register it as kind node, or remove profile`,
+    });
+  }
 });
 
 const ChromiumTarget = z.strictObject({

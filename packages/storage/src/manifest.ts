@@ -209,7 +209,9 @@ export const SamplingManifestSchema = z.looseObject({
   captureId: z.string().min(1),
   target,
   runtime,
-  options: z.object({ gzip: z.boolean(), samplingSeconds: z.number().int().positive(), samplingIntervalBytes: z.number().int().positive() }),
+  // samplingSeconds 0 and sampler `running`: a read of the sampler a continuous profile keeps on (its interval; allocations
+  // since it started). `running` with seconds > 0: a one-off that found that sampler running and read it instead of its own.
+  options: z.object({ gzip: z.boolean(), samplingSeconds: z.number().nonnegative(), samplingIntervalBytes: z.number().int().positive(), sampler: z.enum(['own', 'running']).optional() }),
   // Heap used and total when sampling started.
   heap: z.object({ usedBytes: bytes, totalBytes: bytes }),
   // Milliseconds from the monotonic clock; phases add up to `total`. `start`: HeapProfiler.enable + startSampling,

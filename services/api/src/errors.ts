@@ -58,6 +58,8 @@ export interface FieldIssue {
   /** Dotted path inside that part, e.g. `options.gc`; '' for the whole part. */
   path: string;
   message: string;
+  /** A stable code for this field's problem where it has one (`profile_interval_out_of_range`, `profile_unsupported`). */
+  code?: string;
 }
 
 /** An error that becomes an HTTP response with a stable code. */
@@ -109,7 +111,7 @@ export function refuseFileRule(kind: 'schedule' | 'watch rule', rule: { id: stri
 
 /** `validation_failed` listing each bad field. */
 export function validationFailed(issues: FieldIssue[]): ApiError {
-  const fields = issues.map((f) => ({ in: f.in, path: wellFormed(f.path), message: wellFormed(f.message) }));
+  const fields = issues.map((f) => ({ in: f.in, path: wellFormed(f.path), message: wellFormed(f.message), code: f.code }));
   const summary = fields.map((f) => `${f.in}${f.path === '' ? '' : `.${f.path}`}: ${f.message}`).join('; ');
   return new ApiError('validation_failed', `invalid request: ${summary}`, { fields });
 }

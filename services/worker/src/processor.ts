@@ -18,6 +18,7 @@ import type { WorkerTuning } from './options.ts';
 import { settleTarget, type SettleResult } from './settle.ts';
 import { targetToEndpoint } from './target-endpoint.ts';
 import { recordGrowth } from './growth.ts';
+import { recordGrowthBySite, requestProfileBeside } from './beside-profile.ts';
 
 /** Why a running capture was aborted (the abort reason of its signal). */
 export type AbortKind = 'cancel' | 'shutdown' | 'lock_lost';
@@ -307,7 +308,7 @@ async function runAttempt(a: AttemptInput): Promise<void> {
         ? {
             ...common,
             kind: 'sampling',
-            sampling: { endpoint, durationMs: options.samplingSeconds * 1000, samplingIntervalBytes: options.samplingIntervalBytes, signal, onProgress },
+            sampling: { endpoint, durationMs: options.samplingSeconds * 1000, samplingIntervalBytes: options.samplingIntervalBytes, readRunning: options.readRunning, signal, onProgress },
           }
         : {
             ...common,
@@ -518,6 +519,9 @@ async function finishAttempt(a: FinishInput): Promise<void> {
     if (result?.ok === true && a.record.trigger.kind === 'schedule' && out.kind === 'snapshot' && out.summary.kind === 'stored') {
       await recordGrowth({ queue, sink: a.deps.sink, log }, a.record, out.summary.summary);
     }
+    // A continuous profile runs in the target: one beside the snapshot, and the profile beside a snapshot grows its `growth`.
+    if (result?.ok === true && out.kind === 'snapshot') await requestProfileBeside({ queue, log }, a.record);
+    if (result?.ok === true && out.kind === 'sampling-profile') await recordGrowthBySite({ queue, sink: a.deps.sink, log }, a.record);
     return;
   }
   const { error, abort, settle } = outcome;

@@ -10,6 +10,7 @@
 import { newCaptureId } from '@heapcap/config';
 import type { Target } from '../schemas.ts';
 import { selectTargets } from '../selectors.ts';
+import { PROFILE_UNSUPPORTED_CODE } from '../profile-setting.ts';
 import { DEFAULT_COOLDOWN_SECONDS, DEFAULT_MAX_PER_DAY, type WatchRule, type WatchRuleSpec } from './schema.ts';
 
 /** The watcher's settings a rule is checked against, and the registry now. */
@@ -24,6 +25,8 @@ export interface WatchCheckContext {
 export interface WatchIssue {
   path: string;
   message: string;
+  /** A stable code for the field's problem, where it has one (profile_unsupported). */
+  code?: string;
 }
 
 /** Problems of a shape-valid spec (empty when fine). */
@@ -50,6 +53,10 @@ export function checkWatchRule(spec: WatchRuleSpec, ctx: WatchCheckContext): Wat
     else if (t.kind === 'chromium' && spec.when.metric === 'rssBytes') {
       issues.push({ path: 'when.metric', message: `rssBytes is read inside Node.js targets only; "${t.id}" is a Chromium target: use heapUsedRatio or heapUsedBytes` });
     }
+    if (t?.kind === 'node-pid' && spec.profile !== undefined) {
+      // A selector may match node-pid targets too: the watcher skips them (effectiveProfile); one named target is refused here.
+      issues.push({ path: 'profile', code: PROFILE_UNSUPPORTED_CODE, message: `${PROFILE_UNSUPPORTED_CODE}: "${t.id}" is a node-pid target, which cannot hold a continuous allocation profile (heapcap opens its inspector for one capture and closes it again): register the process as kind node with --inspect, or remove profile` });
+    }
   }
   return issues;
 }
@@ -72,6 +79,7 @@ export function buildWatchRule(spec: WatchRuleSpec, owner: string, existing: Wat
     capture: spec.capture ?? {},
     enabled: spec.enabled ?? true,
     reason: spec.reason,
+    profile: spec.profile,
     owner: existing?.owner ?? owner,
     createdAt: existing?.createdAt ?? iso,
     updatedAt: iso,

@@ -25,3 +25,4 @@ export { DOWN_REASONS, TargetDownSchema, downReason, type DownReason, type Targe
 export { WatchStore, type StoredSample } from './store.ts';
 export { checkWatchRule, buildWatchRule, newWatchRuleId, watchedBy, type WatchCheckContext, type WatchIssue } from './check.ts';
 export { metricValue, step as watchStep, fired as watchFired, initialState as initialWatchState, type EpisodeAction } from './episode.ts';
+export { ProfileStateSchema, type ProfileState } from './profile-state.ts';

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { IdSchema } from '@heapcap/config';
 import { CaptureOptionsSchema } from '../schemas.ts';
 import { SelectorSchema } from '../selectors.ts';
+import { ProfileSettingSchema } from '../profile-setting.ts';
 import { RULE_SOURCES } from '../rule-source.ts';
 import { WatchSampleSchema } from './sample.ts';
 
@@ -86,6 +87,7 @@ export const WatchRuleSpecSchema = z
     capture: WatchCaptureSchema.optional(),
     enabled: z.boolean().optional().describe('false: created paused (default true)'),
     reason: z.string().max(1000).optional().describe('recorded as the reason of every capture it makes'),
+    profile: ProfileSettingSchema.optional().describe('also keep a continuous allocation profile of every target the rule watches (every, samplingIntervalBytes); a node-pid target gets none'),
   })
   .meta(EXACTLY_ONE)
   .superRefine((s, ctx) => {
@@ -109,6 +111,8 @@ export const WatchRuleSchema = z.strictObject({
   capture: WatchCaptureSchema,
   enabled: z.boolean(),
   reason: z.string().optional(),
+  /** A continuous allocation profile of the targets it watches (profile-setting.ts). */
+  profile: ProfileSettingSchema.optional(),
   owner: z.string(),
   /** Where it is declared: `file` (HEAPCAP_RULES_FILE; changed only there) or `api`. Missing = `api` (stored before sources existed). */
   source: z.enum(RULE_SOURCES).optional(),

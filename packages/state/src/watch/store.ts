@@ -9,6 +9,7 @@
 import type { QueueContext } from '../context.ts';
 import { withRedisDeadline } from '../connection.ts';
 import { LuaScript } from '../script.ts';
+import { ProfileStateSchema, type ProfileState } from './profile-state.ts';
 import { downReason, TargetDownSchema, type TargetDown } from './down.ts';
 import { FIRING_OUTCOMES, WatchRuleSchema, WatchSampleSchema, WatchTargetStateSchema, type FiringOutcome, type WatchRule, type WatchSample, type WatchTargetState } from './schema.ts';
 
@@ -279,6 +280,22 @@ export class WatchStore {
       if (parsed.success) out.set(id, parsed.data);
     });
     return out;
+  }
+
+  /** The continuous profile's state of `targetId` (profile-state.ts), or null. */
+  async profileState(targetId: string): Promise<ProfileState | null> {
+    const v = await this.#deadline(this.#ctx.redis.get(this.#keys.watchProfile(targetId)), 'profile state get');
+    return v === null ? null : ProfileStateSchema.parse(JSON.parse(v));
+  }
+
+  /** Store it for `ttlMs` (renewed by the holder; it outlives a dead holder long enough for the next to see the gap). */
+  async setProfileState(targetId: string, state: ProfileState, ttlMs: number): Promise<void> {
+    await this.#deadline(this.#ctx.redis.set(this.#keys.watchProfile(targetId), JSON.stringify(ProfileStateSchema.parse(state)), 'PX', Math.max(1, Math.round(ttlMs))), 'profile state set');
+  }
+
+  /** Forget it: the profile was switched off or the target left the registry. */
+  async dropProfileState(targetId: string): Promise<void> {
+    await this.#deadline(this.#ctx.redis.del(this.#keys.watchProfile(targetId)), 'profile state drop');
   }
 
   /** Samples stored for `targetId` now. */

@@ -23,7 +23,8 @@ const diffRoutes: FastifyPluginAsyncZod = async (app) => {
           '409 `target_mismatch` for captures of two targets unless `force=true`; 404 `not_found` for an unknown id, `summary_missing` for a capture without a summary; ' +
           '409 `artifact_not_available` for a capture that did not succeed; 409 `not_a_snapshot` when one side is an allocation sampling profile and the other a snapshot. ' +
           'When both captures are allocation sampling profiles, `diff` is null and `allocations` holds the growth by allocation site: `grown` (most live-byte growth first) and `shrunk`, ' +
-          'each site with both sides\' live bytes and samples and `bytesDelta` (at most `limit`; docs/analysis.md, "Where it was allocated"); `allocations` is null otherwise. Audited.',
+          'each site with both sides\' live bytes and samples and `bytesDelta` (at most `limit`; docs/analysis.md, "Where it was allocated"). ' +
+          'Two snapshots that each have a continuous allocation profile stored beside them (`profileCaptureId`; docs/watch.md) answer the same `allocations` between those two profiles beside `diff`; `allocations` is null otherwise. Audited.',
         querystring: DiffQuerySchema,
         response: { 200: DiffResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
       },
@@ -40,7 +41,9 @@ const diffRoutes: FastifyPluginAsyncZod = async (app) => {
       const result = await app.heapAnalysis.diff(base, head, force);
       await app.audit.record(req, { action: 'capture.diff', targetId: head.targetId, captureId: head.id, details: { base: base.id, forced: result.forced } });
       const { classes } = result.diff;
-      return { ...result, omittedClasses: Math.max(0, classes.length - limit), diff: { ...result.diff, classes: classes.slice(0, limit) }, allocations: null };
+      // Two snapshots with a continuous profile stored beside each: the growth by allocation site between those.
+      const allocations = await app.profiles.beside(base, head, limit);
+      return { ...result, omittedClasses: Math.max(0, classes.length - limit), diff: { ...result.diff, classes: classes.slice(0, limit) }, allocations };
     },
   );
 };

@@ -25,10 +25,11 @@
  * carries on where the last holder stopped.
  */
 import type { Logger } from 'pino';
-import { coversPlacement, isTerminal, type HeapcapQueue, type Target, type Trigger } from '@heapcap/state';
+import { coversPlacement, effectiveProfile, isTerminal, type EffectiveProfile, type HeapcapQueue, type Target, type Trigger } from '@heapcap/state';
 import { metricValue, watchedBy, watchFired, watchStep, initialWatchState, type Firing, type FiringOutcome, type WatchRule, type WatchSample, type WatchTargetState } from '@heapcap/state/watch';
 import { formatMiB, MemorySampler, type SessionMode } from '@heapcap/capture';
 import { targetToEndpoint } from '../target-endpoint.ts';
+import { ProfileKeeper } from './profiles.ts';
 
 /** Watcher settings; see HEAPCAP_WATCH_* in docs/configuration.md. */
 export interface WatcherSettings {
@@ -38,6 +39,8 @@ export interface WatcherSettings {
   retentionMs: number;
   /** Length of the fallback sampling profile. */
   samplingMs: number;
+  /** HEAPCAP_PROFILE_*: the default continuous allocation profile (everyMs 0: only targets and rules that ask). */
+  profile?: { everyMs: number; samplingIntervalBytes: number };
 }
 
 export interface WatcherDeps {
@@ -86,6 +89,8 @@ type State = 'created' | 'running' | 'closing' | 'closed';
 interface Watched {
   target: Target;
   rules: WatchRule[];
+  /** The continuous allocation profile it gets (profiles.ts), or null. */
+  profile: EffectiveProfile | null;
 }
 
 /** Runs the watch rules of the targets this process may reach. */
@@ -108,6 +113,8 @@ export class Watcher {
   #timer: NodeJS.Timeout | undefined;
   #ticking = false;
   #closing: Promise<void> | undefined;
+  /** Continuous allocation profiles of the held targets. */
+  readonly #profiles: ProfileKeeper;
   /** Sampling errors already logged per target (logged once until a sample succeeds again). */
   readonly #failing = new Set<string>();
 
@@ -115,10 +122,16 @@ export class Watcher {
     this.#deps = deps;
     this.id = deps.id;
     this.#log = deps.log;
+    this.#profiles = new ProfileKeeper({ queue: deps.queue, log: deps.log, id: deps.id, commandMs: Math.min(5_000, deps.settings.intervalMs) });
   }
 
   get state(): State {
     return this.#state;
+  }
+
+  /** The targets whose continuous profile sampler this watcher keeps on now. */
+  get profiling(): string[] {
+    return this.#profiles.profiling;
   }
 
   /** The targets this watcher samples now (it holds their leases). */
@@ -154,15 +167,21 @@ export class Watcher {
     const sampleAll = (this.#deps.settings.sampleIntervalMs ?? 0) > 0;
     const rules = (await queue.watch.list()).filter((r) => r.enabled);
     const out = new Map<string, Watched>();
-    if (rules.length === 0 && !sampleAll) return out;
     const targets = (await queue.targets.list()).map((e) => e.target).filter((t) => t.placement === undefined || coversPlacement(placements, t.placement));
-    if (sampleAll) for (const target of targets) out.set(target.id, { target, rules: [] });
+    if (sampleAll) for (const target of targets) out.set(target.id, { target, rules: [], profile: null });
     for (const rule of rules) {
       for (const target of watchedBy(rule, targets)) {
-        const w = out.get(target.id) ?? { target, rules: [] };
+        const w = out.get(target.id) ?? { target, rules: [], profile: null };
         w.rules.push(rule);
         out.set(target.id, w);
       }
+    }
+    // A target with a continuous profile is held (and sampled) even when no rule watches it.
+    const fallback = this.#deps.settings.profile ?? { everyMs: 0, samplingIntervalBytes: 0 };
+    for (const target of targets) {
+      const w = out.get(target.id) ?? { target, rules: [], profile: null };
+      w.profile = effectiveProfile(target, w.rules, fallback);
+      if (w.profile !== null) out.set(target.id, w);
     }
     return out;
   }
@@ -179,8 +198,12 @@ export class Watcher {
         await queue.watch.release(gone, this.id);
         for (const id of gone) await this.#forget(id);
       }
+      // A profiled target no longer watched here left the registry (or this watcher's reach, or lost its profile and
+      // every rule): its sampler stops, nobody would read it.
+      for (const id of this.#profiles.held()) if (!watched.has(id)) await this.#profiles.drop(id, 'gone');
       this.#held = await queue.watch.lease([...watched.keys()], this.id, settings.intervalMs);
       for (const id of watched.keys()) if (!this.#held.has(id) && this.#samplers.has(id)) await this.#forget(id);
+      await this.#keepProfiles(watched);
       // A target taken over (from a process that stopped or restarted, or at this one's start) is next sampled
       // one interval after its last stored sample, not at once: a handover adds no sample in between.
       // Asked once per takeover: a target without samples is not asked about again while it waits for its first
@@ -210,6 +233,20 @@ export class Watcher {
     } finally {
       this.#ticking = false;
     }
+  }
+
+  /** Keep the sampler on in each held target with a profile; stop it where the profile is off or the lease went elsewhere. */
+  async #keepProfiles(watched: Map<string, Watched>): Promise<void> {
+    for (const id of this.#profiles.held()) {
+      if (!this.#held.has(id)) await this.#profiles.drop(id, 'released');
+      else if (watched.get(id)?.profile === null) await this.#profiles.drop(id, 'off');
+    }
+    const keep: Promise<void>[] = [];
+    for (const id of this.#held) {
+      const w = watched.get(id);
+      if (w !== undefined && w.profile !== null) keep.push(this.#profiles.keep(w.target, w.profile));
+    }
+    await Promise.all(keep);
   }
 
   /**
@@ -420,6 +457,7 @@ export class Watcher {
     await Promise.allSettled([...this.#busy.values()]);
     const held = [...this.#held];
     for (const id of [...this.#samplers.keys()]) await this.#forget(id);
+    await this.#profiles.close();
     await this.#deps.queue.watch.release(held, this.id).catch((err: unknown) => this.#log.warn({ err }, 'could not hand back the watch leases; they expire within one interval'));
     this.#state = 'closed';
   }

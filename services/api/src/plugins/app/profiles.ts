@@ -33,6 +33,11 @@ export interface ProfilesService {
   pprof(record: CaptureRecord): Promise<Buffer>;
   /** Growth by allocation site from `base` to `head`; `target_mismatch` across targets unless `force`. */
   diff(base: CaptureRecord, head: CaptureRecord, force: boolean, limit: number): Promise<{ base: DiffSide; head: DiffSide; forced: boolean; allocations: ProfileDiff }>;
+  /**
+   * Growth by allocation site between the continuous profiles stored beside two snapshots (`profileCaptureId`);
+   * null when either has none (or it did not succeed, or is gone).
+   */
+  beside(base: CaptureRecord, head: CaptureRecord, limit: number): Promise<ProfileDiff | null>;
 }
 
 declare module 'fastify' {
@@ -86,6 +91,16 @@ const profilesPlugin: FastifyPluginAsync<{ sink: ArtifactStore }> = async (app, 
       assertSameTarget(base, head, force);
       const allocations = diffProfiles(await load(base, 'base '), await load(head, 'head '), { limit });
       return { base: side(base, false), head: side(head, false), forced: base.targetId !== head.targetId, allocations };
+    },
+    async beside(base, head, limit) {
+      if (base.profileCaptureId === undefined || head.profileCaptureId === undefined) return null;
+      const found = async (id: string): Promise<CaptureRecord | null> => {
+        const r = await app.captures.get(id).catch(() => null);
+        return r !== null && service.has(r) ? r : null;
+      };
+      const [b, h] = [await found(base.profileCaptureId), await found(head.profileCaptureId)];
+      if (b === null || h === null) return null;
+      return diffProfiles(await load(b, 'base '), await load(h, 'head '), { limit });
     },
   };
   app.decorate('profiles', service);

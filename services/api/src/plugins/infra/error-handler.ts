@@ -18,7 +18,9 @@ function fieldIssues(validation: ZodFastifySchemaValidationError[], where: strin
     if (v.keyword === 'unrecognized_keys' && Array.isArray(keys)) {
       return keys.map((k) => ({ in: where, path: path === '' ? String(k) : `${path}.${String(k)}`, message: 'unknown field' }));
     }
-    return [{ in: where, path, message: v.message ?? 'invalid' }];
+    // A custom issue may carry a stable code of its field's problem (zod's `params`, e.g. profile_interval_out_of_range).
+    const code = (v.params as { params?: { code?: unknown } }).params?.code;
+    return [{ in: where, path, message: v.message ?? 'invalid', code: typeof code === 'string' ? code : undefined }];
   });
 }
 
