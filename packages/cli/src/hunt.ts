@@ -173,6 +173,9 @@ export async function huntMain(argv: string[], env: Record<string, string | unde
     let body = created.body as HuntBody;
     const id = body.hunt.id;
     io.stderr.write(`leak hunt ${id} of ${args.target}: three snapshots ${args.intervalSeconds} s apart\n`);
+    // The cost the on-call reader should weigh (bench/README.md, hunt-tracking: a busy HTTP target served about a tenth
+    // of its requests per second while V8 tracked allocations).
+    if (args.allocations) io.stderr.write(`  allocation tracking is on from the baseline to the target snapshot: it slows a busy target meanwhile (--no-allocations turns it off)\n`);
     if (args.detach) {
       io.stdout.write(args.json ? `${JSON.stringify(body, null, 2)}\n` : `${id}\n`);
       return EXIT.ok;

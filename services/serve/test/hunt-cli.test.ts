@@ -72,7 +72,7 @@ void test('heapcap hunt prints the suspects first: the leaked class, its count a
   assert.equal(await hunting, 0, err.text());
   const text = out.text();
   // Progress on stderr: the phases the CLI saw while polling (each second), ending with the report.
-  assert.match(err.text(), /^leak hunt [0-9A-Z]{26} of leaky: three snapshots 2 s apart\n( {2}[a-z-]+\n)* {2}wait\n( {2}[a-z-]+\n)* {2}wait-final\n/);
+  assert.match(err.text(), /^leak hunt [0-9A-Z]{26} of leaky: three snapshots 2 s apart\n {2}allocation tracking is on from the baseline to the target snapshot: it slows a busy target meanwhile \(--no-allocations turns it off\)\n( {2}[a-z-]+\n)* {2}wait\n( {2}[a-z-]+\n)* {2}wait-final\n/);
   assert.match(text, /^leak hunt [0-9A-Z]{26} of leaky: [\d,]+ of [\d,]+ objects created between baseline and target still alive in final/);
   assert.match(text, /\nsuspects, largest surviving new memory first:\n {2}1\. \+3,000 elements in `__leaks` \(Array\): 3,000 Leaked \(\+[\d.]+ KiB\)[^\n]*\n(?: {6}[^\n]*\n)* {6}path: __leaks \(Array\) → Leaked\n/);
   // The hunt tracked allocations (the default): under the path, the function that made the Leaked objects.
@@ -89,13 +89,16 @@ void test('heapcap hunt --json prints the record and report; a hunt that fails e
   const env = { HEAPCAP_API_URL: serve.url };
   const out = collect();
   const err = collect();
-  const hunting = huntMain(['doomed', '--interval', '5s', '--json'], env, { stdout: out.stream, stderr: err.stream });
+  // --no-allocations: the hunt is asked without allocation tracking (kept on its record) and says nothing of its cost.
+  const hunting = huntMain(['doomed', '--interval', '5s', '--json', '--no-allocations'], env, { stdout: out.stream, stderr: err.stream });
   await reached(err, 'wait');
   await doomed.kill();
   // target_closed or target_unreachable, whichever the next snapshot meets: both are exit code 3.
   assert.equal(await hunting, 3, err.text());
-  const body = JSON.parse(out.text()) as { hunt: { status: string; error: { code: string } }; report: null };
+  const body = JSON.parse(out.text()) as { hunt: { status: string; allocations: boolean; error: { code: string } }; report: null };
   assert.equal(body.hunt.status, 'failed');
+  assert.equal(body.hunt.allocations, false);
+  assert.doesNotMatch(err.text(), /allocation tracking is on/);
   assert.match(body.hunt.error.code, /^target_(closed|unreachable)$/);
   assert.equal(body.report, null);
   assert.match(err.text(), /\ntarget_(closed|unreachable): /);
