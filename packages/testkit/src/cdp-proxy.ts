@@ -11,6 +11,8 @@ import { connect, type AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 
 const SNAPSHOT = 'HeapProfiler.takeHeapSnapshot';
+/** The methods that make the target write a whole snapshot: stopTrackingHeapObjects streams one (a hunt's target snapshot when it tracked allocations). */
+const SNAPSHOT_METHODS = new Set([SNAPSHOT, 'HeapProfiler.stopTrackingHeapObjects']);
 
 /** What the proxy saw. */
 export interface CdpProxy {
@@ -18,9 +20,9 @@ export interface CdpProxy {
   url: string;
   /** Requests of `method` forwarded so far. */
   calls(method: string): number;
-  /** takeHeapSnapshot requests forwarded so far. */
+  /** Snapshot requests forwarded so far (takeHeapSnapshot, and stopTrackingHeapObjects, which streams one). */
   snapshotCalls(): number;
-  /** Completed takeHeapSnapshot calls (a response came back). */
+  /** Completed snapshot calls (a response came back; stopTrackingHeapObjects counts: it streams a whole snapshot). */
   snapshotsCompleted(): number;
   /** The largest number of takeHeapSnapshot calls in flight at once. */
   maxInFlight(): number;
@@ -137,7 +139,7 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
     });
     const forward = (frame: Frame, text: string): void => {
       if (frame.method !== undefined) options.onRequest?.(frame.method);
-      if (frame.method === SNAPSHOT && frame.id !== undefined) {
+      if (frame.method !== undefined && SNAPSHOT_METHODS.has(frame.method) && frame.id !== undefined) {
         pending.add(frame.id);
         inFlight++;
         max = Math.max(max, inFlight);
@@ -173,7 +175,7 @@ export async function startCdpProxy(upstreamWsUrl: string, options: CdpProxyOpti
   return {
     url: `ws://127.0.0.1:${port}/proxy`,
     calls: (method) => calls.get(method) ?? 0,
-    snapshotCalls: () => calls.get(SNAPSHOT) ?? 0,
+    snapshotCalls: () => [...SNAPSHOT_METHODS].reduce((n, m) => n + (calls.get(m) ?? 0), 0),
     snapshotsCompleted: () => completed,
     maxInFlight: () => max,
     inFlight: () => inFlight,
