@@ -40,15 +40,25 @@ function signedSize(bytes: number): string {
   return `${bytes < 0 ? '−' : '+'}${size(Math.abs(bytes))}`;
 }
 
+/** The top grown sites as bullet lines (at most five), or `[]` when none grew. */
+export function grownSiteLines(grown: SiteDeltaLine[]): string[] {
+  return grown.slice(0, TOP).map((s) => `• ${signedSize(s.bytesDelta)} \`${escapeMrkdwn(fit(siteText(s), 300))}\` (${size(s.baseBytes)} → ${size(s.headBytes)})`);
+}
+
+/** The notification text's line for the top grown site (`\nTop grown site: …`), empty when none grew. */
+export function topSiteLead(grown: SiteDeltaLine[]): string {
+  const top = grown[0];
+  return top === undefined ? '' : `\nTop grown site: ${fit(siteText(top), 300)} ${signedSize(top.bytesDelta)}`;
+}
+
 /** What grew by allocation site, the top site in the notification text. */
 export function allocationDiffMessage(view: AllocationDiffView, nowMs: number = Date.now()): SlackMessage {
   const title = `Where ${view.targetId}'s live allocations grew`;
   const span = `\`${view.base.captureId}\` (${age(view.base.createdAt, nowMs)}) → \`${view.head.captureId}\` (${age(view.head.createdAt, nowMs)})`;
   const total = `sampled live bytes ${signedSize(view.totalBytesDelta)}`;
-  const lines = view.grown.slice(0, TOP).map((s) => `• ${signedSize(s.bytesDelta)} \`${escapeMrkdwn(fit(siteText(s), 300))}\` (${size(s.baseBytes)} → ${size(s.headBytes)})`);
+  const lines = grownSiteLines(view.grown);
   const body = lines.length === 0 ? 'No allocation site grew between these two profiles.' : lines.join('\n');
-  const top = view.grown[0];
-  const lead = top === undefined ? '' : `\nTop grown site: ${fit(siteText(top), 300)} ${signedSize(top.bytesDelta)}`;
+  const lead = topSiteLead(view.grown);
   return ephemeral(`${title}: ${span}, ${total}${lead}\n${body}`, [
     header(title),
     section(`${span}\n${total}`),

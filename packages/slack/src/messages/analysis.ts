@@ -8,6 +8,7 @@ import type { KnownBlock } from '@slack/types';
 import { context, header, section, type SlackMessage } from '../blocks.ts';
 import { age, fitLines, size } from '../format.ts';
 import { escapeMrkdwn, fit, linkTarget } from '../text.ts';
+import { grownSiteLines, topSiteLead, type SiteDeltaLine } from './allocations.ts';
 import { ephemeral } from './replies.ts';
 
 /** One schedule as `schedules` shows it. */
@@ -82,6 +83,8 @@ export interface DiffView {
   classes: DiffClassLine[];
   /** The console's compare of the two captures (consoleLinks.compare), linked above the suspects. */
   consoleUrl?: string | undefined;
+  /** Two snapshots with continuous profiles beside them: GET /v1/diff's `allocations` between those profiles. */
+  allocations?: { totalBytesDelta: number; grown: SiteDeltaLine[] } | null | undefined;
 }
 
 /** How many growers `diff` lists. */
@@ -126,18 +129,22 @@ export function diffMessage(view: DiffView, nowMs: number = Date.now()): SlackMe
   const body = lines.length === 0 ? 'Nothing grew between these two captures.' : lines.join('\n');
   const note = view.retained ? 'Retained sizes from both captures’ analyses.' : 'Self sizes; for retained sizes analyse both captures (POST /v1/captures/<id>/analysis).';
   const suspects = [suspectsHeading(view.suspects), ...suspectLines(view.suspects)];
+  // The profiles beside the snapshots: which code allocated what grew, the top site first.
+  const sites = view.allocations === null || view.allocations === undefined ? null : view.allocations.grown;
+  const allocations = sites === null ? null : ['*Allocation sites* (profiles beside the snapshots), largest growth first:', ...(sites.length === 0 ? ['No allocation site grew between their profiles.'] : grownSiteLines(sites))];
   const blocks: KnownBlock[] = [
     header(title),
     section(`${span}\n${total}`),
     ...(view.consoleUrl === undefined ? [] : [section(`:mag: <${linkTarget(view.consoleUrl)}|Open the compare in the console>: suspects first, every class sortable.`)]),
     section(fitLines(suspects)),
+    ...(allocations === null ? [] : [section(fitLines(allocations))]),
     section(fitLines(['*Classes*, largest growth first:', ...body.split('\n')])),
     context(note, 'All suspects and classes: `heapcap diff <captureA> <captureB>` or GET /v1/diff'),
   ];
   // The notification text leads with the first suspect: what a phone shows is who holds the memory.
   const first = view.suspects.suspects[0];
   const lead = first === undefined ? '' : `\n#1 suspect: ${fit(`${first.class} ${first.reason}`, 600)}`;
-  return ephemeral(`${title}: ${span}, ${total}${lead}\n${body}`, blocks);
+  return ephemeral(`${title}: ${span}, ${total}${lead}${sites === null ? '' : topSiteLead(sites)}\n${body}`, blocks);
 }
 
 function signedSize(bytes: number): string {

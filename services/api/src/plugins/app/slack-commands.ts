@@ -184,6 +184,7 @@ async function diffCommand(app: FastifyInstance, deps: SlackCommandDeps, a: stri
       classes: diff.classes,
       suspects: suspectsView(diff.suspects),
       consoleUrl: consoleLinks.compare(deps.slack.links.publicUrl, base.id, head.id),
+      allocations: await app.profiles.beside(base, head, 5),
     });
   } catch (err) {
     // A diff that cannot be made says why (no summary, other targets, no artifact) in the API's words.
