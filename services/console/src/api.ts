@@ -57,7 +57,18 @@ export interface CaptureRecord {
   id: string;
   targetId: string;
   labels: Record<string, string>;
-  trigger: { kind: string; who: string; reason?: string; from?: string; scheduleId?: string; ruleId?: string };
+  trigger: {
+    kind: string;
+    who: string;
+    reason?: string;
+    from?: string;
+    scheduleId?: string;
+    ruleId?: string;
+    /** A continuous profile's read (`kind: profile`): since when the held sampler ran, and the time none ran before it. */
+    profile?: { since: string; samplingIntervalBytes: number; gap?: { from: string; to: string; reason: string } };
+    /** The snapshot this profile was stored beside. */
+    besideOf?: string;
+  };
   options: { kind?: string; gc?: boolean };
   status: CaptureStatus;
   phase: string | null;
@@ -65,6 +76,10 @@ export interface CaptureRecord {
   timings: Record<string, number> | null;
   artifact: { bytesUncompressed: number; bytesStored: number; sha256: string; gzip: boolean; kind?: string; summaryKey?: string; summaryError?: string } | null;
   attempts: number;
+  /** Once an attempt was retried: each failed attempt and when its retry was due (null: none followed). */
+  failedAttempts?: FailedAttempt[];
+  /** A snapshot of a target with a continuous profile: the profile stored beside it. */
+  profileCaptureId?: string;
   pinned: { by: string; at: string; reason?: string } | null;
   analysis?: { status: string };
   /** The mode the snapshot was stored with (effective: a target's `strings` over a request's `none`), and its counts. */
@@ -75,6 +90,18 @@ export interface CaptureRecord {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+}
+
+/** One failed attempt of a retried capture (docs/api.md, `failedAttempts`). */
+export interface FailedAttempt {
+  attempt: number;
+  of: number;
+  code: string;
+  message: string;
+  phase?: string;
+  startedAt: string;
+  failedAt: string;
+  nextAttemptAt: string | null;
 }
 
 /** A capture record's `growth` (packages/state analysis-schema.ts). */

@@ -15,6 +15,7 @@ import { useCan } from '../session.tsx';
 import { ErrorFact, ErrorNote, StatusBadge } from './parts.tsx';
 import { GrowthSection } from './growth.tsx';
 import { ProfileFlame } from '../flame/profile-views.tsx';
+import { FailedAttempts, ProfileFacts } from './capture-links.tsx';
 
 const LIVE = new Set(['queued', 'running']);
 
@@ -144,6 +145,7 @@ export function CaptureView({ id }: { id: string }) {
             </dd>
           </>
         )}
+        <ProfileFacts capture={c} />
         {c.error !== null && <ErrorFact error={c.error} />}
       </dl>
       <div class="toolbar">
@@ -159,6 +161,7 @@ export function CaptureView({ id }: { id: string }) {
         )}
         {canRead && c.status === 'succeeded' && <CompareWith capture={c} />}
       </div>
+      {c.failedAttempts !== undefined && c.failedAttempts.length > 0 && <FailedAttempts attempts={c.failedAttempts} />}
       {c.growth !== undefined && <GrowthSection growth={c.growth} />}
       <h2>Phases</h2>
       {c.timings === null ? <p class="muted">No phase has finished yet.</p> : <Waterfall timings={c.timings} running={LIVE.has(c.status) ? c.phase : null} />}

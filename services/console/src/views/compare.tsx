@@ -14,6 +14,7 @@ import { useCan } from '../session.tsx';
 import { ErrorNote } from './parts.tsx';
 import { SuspectList } from './suspects.tsx';
 import { ProfileFlame } from '../flame/profile-views.tsx';
+import { BesideProfilesLink } from './capture-links.tsx';
 
 type SortKey = 'rank' | 'name' | 'countDelta' | 'selfSizeDelta' | 'retainedSizeDelta';
 
@@ -160,7 +161,7 @@ function AllocationGrowth({ sites }: { sites: SiteDelta[] }) {
       {sites.length === 0 ? (
         <p class="muted">No allocation site grew.</p>
       ) : (
-        <table class="grid">
+        <table class="grid" data-testid="grown-sites">
           <thead>
             <tr>
               <th>Growth</th>
@@ -217,8 +218,8 @@ export function CompareView({ params }: { params: URLSearchParams }) {
         <a href={href('captures', base)}>{base}</a> (base) → <a href={href('captures', head)}>{head}</a> (head)
       </p>
       <ErrorNote error={failure ?? diff.error} />
-      {d?.allocations && <AllocationGrowth sites={d.allocations.grown} />}
-      {d?.allocations && (
+      {d?.allocations && d.diff === null && <AllocationGrowth sites={d.allocations.grown} />}
+      {d?.allocations && d.diff === null && (
         <>
           <h2>Growth flame graph</h2>
           <ProfileFlame id={head} base={base} />
@@ -230,6 +231,12 @@ export function CompareView({ params }: { params: URLSearchParams }) {
             {signed(d.diff.nodeCountDelta)} objects, {signed(d.diff.totalSelfSizeDelta, bytes)} self size.
           </p>
           <Suspects view={{ ...d, diff: d.diff }} note={<SummaryNote view={d} analysing={analysing} onAnalyse={canAnalyse ? () => void analyse(d) : null} />} />
+          {d.allocations && (
+            <>
+              <AllocationGrowth sites={d.allocations.grown} />
+              <BesideProfilesLink base={base} head={head} />
+            </>
+          )}
           <h2>Every class</h2>
           <ClassTable classes={d.diff.classes} retained={d.diff.retained} suspects={d.diff.suspects.suspects} />
           {d.omittedClasses > 0 && <p class="muted">{d.omittedClasses} smaller classes left out.</p>}

@@ -1,0 +1,226 @@
+/**
+ * The console's pages for what issue 38 stores next to captures, in Chromium against real
+ * `bin/heapcap serve --dev` processes on a real Redis, with real Node targets: a snapshot's page links to
+ * the continuous allocation profile stored beside it and that profile's page links back, says it was read
+ * from the held sampler and shows the gap a handover left; the compare page of two such snapshots shows the
+ * allocation sites that grew between their profiles and links to those profiles' growth flame graph; a
+ * retried capture's page lists its failed attempts; a hunt that tracked allocations shows where suspect
+ * #1 was allocated. Each page passes axe and does not scroll sideways at 1440 and 390 px. Slack's `diff` of
+ * the two snapshots (the API's command) leads its allocation part with the same top grown site.
+ */
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { CHROMIUM_FLAGS, chromiumBinary, fixturePath, freePort, slackSign, slashCommandBody, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { bytes, signed, time } from '../src/format.ts';
+import { accessible, DESKTOP, fitsWidth, PHONE, resize } from './browser-checks.ts';
+
+declare const location: { hash: string };
+
+/**
+ * The hunt's target: `leak N` keeps N Leaked objects made by its stdin handler, whose stack V8's allocation
+ * tracker keeps on every Node version (alloc-sites.cjs' optimized loop gets none on Node 22: docs/analysis.md).
+ */
+const LEAK_TARGET = fileURLToPath(new URL('../../../packages/analysis/test/fixtures/leak-target.cjs', import.meta.url));
+
+let redis: RedisServer;
+let dir: TmpDir;
+let sites: NodeTarget;
+let leaky: NodeTarget;
+let serve: RunningHeapcap;
+let browser: Browser;
+let page: Page;
+
+/** The watcher ticks every 500 ms (2 s interval) and samples no memory: only the profiled target is held. */
+const SLACK_SECRET = 'beside-profiles-slack-secret';
+const ENV = {
+  HEAPCAP_WATCH_INTERVAL: '2s',
+  HEAPCAP_SAMPLE_INTERVAL: '0',
+  HEAPCAP_RATE_LIMIT: '1000000',
+  HEAPCAP_SLACK_SIGNING_SECRET: SLACK_SECRET,
+  HEAPCAP_SLACK_USERS_FILE: 'slack-users.yaml',
+};
+
+before(async () => {
+  [redis, dir] = await Promise.all([startRedis(), tmpDir('heapcap-beside-profiles')]);
+  [sites, leaky] = await Promise.all([startNodeTarget({ script: fixturePath('alloc-sites.cjs') }), startNodeTarget({ script: LEAK_TARGET })]);
+  await writeFile(
+    join(dir.path, 'targets.yaml'),
+    `targets:\n  - id: sites\n    kind: node\n    inspect: 127.0.0.1:${sites.port}\n    profile: { every: 5s, samplingIntervalBytes: 16384 }\n  - id: leaky\n    kind: node\n    inspect: 127.0.0.1:${leaky.port}\n`,
+  );
+  await writeFile(join(dir.path, 'slack-users.yaml'), 'grants:\n  - name: oncall\n    team: T0TEST\n    users: [U0ONCALL]\n    scopes: [captures:read, artifacts:read]\n');
+  serve = await startDevServe(dir.path, redis.url, ENV);
+  browser = await puppeteer.launch({ executablePath: chromiumBinary(), headless: true, userDataDir: join(dir.path, 'chromium'), args: CHROMIUM_FLAGS.filter((f) => f !== '--headless'), defaultViewport: DESKTOP });
+  page = await browser.newPage();
+});
+after(async () => {
+  await browser?.close();
+  await serve?.stop();
+  await Promise.all([sites?.kill(), leaky?.kill()]);
+  await redis?.stop();
+  await dir?.cleanup();
+});
+
+async function api<T>(path: string, body?: unknown, method = body === undefined ? 'GET' : 'POST'): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${serve.url}${path}`, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(120_000),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+interface Rec {
+  id: string;
+  status: string;
+  error: unknown;
+  trigger: { kind: string; besideOf?: string; profile?: { since: string; samplingIntervalBytes: number; gap?: { from: string; to: string; reason: string } } };
+  profileCaptureId?: string;
+  failedAttempts?: { attempt: number; of: number; code: string; message: string; phase?: string; failedAt: string; nextAttemptAt: string | null }[];
+  createdAt: string;
+}
+
+const record = async (id: string): Promise<Rec> => (await api<{ capture: Rec }>(`/v1/captures/${id}`)).body.capture;
+
+async function text(p: Page, selector: string): Promise<string> {
+  return (await p.$eval(selector, (e) => e.textContent ?? '')).replace(/\s+/g, ' ').trim();
+}
+
+/** Opens a console page and waits for `selector`; then axe and no sideways scroll at both sizes. */
+async function open(path: string, selector: string): Promise<void> {
+  await page.goto(`${serve.url}/ui/#${path}`);
+  await page.waitForSelector(selector, { timeout: 30_000 });
+  for (const size of [DESKTOP, PHONE]) {
+    await resize(page, size);
+    const label = `${path} at ${size.width}x${size.height}`;
+    await fitsWidth(page, label);
+    await accessible(page, label);
+  }
+  await resize(page, DESKTOP);
+}
+
+/** A snapshot of `sites` and the continuous profile stored beside it, once that succeeded. */
+async function snapshotWithProfile(): Promise<{ snap: Rec; profile: Rec }> {
+  const { body } = await api<{ capture: Rec }>('/v1/captures', { target: 'sites' });
+  return waitFor(
+    async () => {
+      const snap = await record(body.capture.id);
+      if (['failed', 'cancelled'].includes(snap.status)) assert.fail(`snapshot ${snap.id} ${snap.status}: ${JSON.stringify(snap.error)}`);
+      if (snap.profileCaptureId === undefined) return undefined;
+      const profile = await record(snap.profileCaptureId);
+      return profile.status === 'succeeded' ? { snap, profile } : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 250, what: 'a snapshot with its profile beside it' },
+  );
+}
+
+void test('snapshot ↔ profile beside it, the sampler and its gap, grown sites of two snapshots with a link to their growth flame graph', { timeout: 300_000 }, async () => {
+  // A first continuous profile, then this serve goes and a second one takes the target over: the next read records the gap.
+  await waitFor(async () => (await api<{ items: Rec[] }>('/v1/captures?target=sites&trigger=profile&limit=10')).body.items.find((r) => r.status === 'succeeded'), {
+    timeoutMs: 90_000,
+    intervalMs: 500,
+    what: 'a first continuous profile',
+  });
+  await serve.stop('SIGTERM');
+  serve = await startDevServe(dir.path, redis.url, ENV);
+  const gapped = await waitFor(async () => (await api<{ items: Rec[] }>('/v1/captures?target=sites&trigger=profile&limit=20')).body.items.find((r) => r.status === 'succeeded' && r.trigger.profile?.gap !== undefined), {
+    timeoutMs: 90_000,
+    intervalMs: 500,
+    what: 'a continuous profile read after the handover, with its gap',
+  });
+  const gap = gapped.trigger.profile!.gap!;
+  assert.match(gap.reason, /^handover from /);
+  await open(`/captures/${gapped.id}`, '[data-testid=profile-gap]');
+  assert.equal(await text(page, '[data-testid=profile-gap]'), `no sampler ran from ${time(gap.from)} to ${time(gap.to)}: ${gap.reason}`);
+  assert.equal(
+    await text(page, '[data-testid=profile-sampler]'),
+    `the held sampler (continuous profile), running since ${time(gapped.trigger.profile!.since)}, one sample per ${bytes(16384)}`,
+  );
+
+  // Two snapshots, the target leaking between them: each has a profile beside it.
+  const first = await snapshotWithProfile();
+  await sites.request('leak 20000', 'LEAKED');
+  const second = await snapshotWithProfile();
+  assert.equal(second.profile.trigger.besideOf, second.snap.id);
+
+  // The snapshot's page links to its profile; the profile's page links back and says where it was read.
+  await open(`/captures/${second.snap.id}`, '[data-testid=profile-beside]');
+  assert.equal(await page.$eval('[data-testid=profile-beside]', (e) => e.getAttribute('href')), `#/captures/${second.profile.id}`);
+  await page.click('[data-testid=profile-beside]');
+  await page.waitForSelector('[data-testid=beside-of]', { timeout: 30_000 });
+  assert.equal(await page.$eval('[data-testid=beside-of]', (e) => e.getAttribute('href')), `#/captures/${second.snap.id}`);
+  assert.match(await text(page, '[data-testid=profile-sampler]'), /^the held sampler \(continuous profile\), running since /);
+  await open(`/captures/${second.profile.id}`, '[data-testid=beside-of]');
+
+  // The compare page of the two snapshots: the sites that grew between their profiles, and the way to the growth flame graph.
+  const diff = await api<{ diff: unknown; allocations: { grown: { functionName: string; url: string; line: number; column: number; bytesDelta: number }[] } | null }>(
+    `/v1/diff?base=${first.snap.id}&head=${second.snap.id}&limit=500`,
+  );
+  assert.equal(diff.status, 200, JSON.stringify(diff.body));
+  const top = diff.body.allocations?.grown[0];
+  assert.ok(top !== undefined, `the diff has grown allocation sites: ${JSON.stringify(diff.body.allocations)}`);
+  await open(`/compare?base=${first.snap.id}&head=${second.snap.id}`, '[data-testid=grown-sites]');
+  const row = await text(page, '[data-testid=grown-sites] tbody tr');
+  assert.ok(row.startsWith(signed(top.bytesDelta, bytes)) && row.includes(`${top.functionName} ${top.url}:${top.line}:${top.column}`), `${row} vs ${JSON.stringify(top)}`);
+  assert.ok(await page.$('[data-testid=classes]'), 'the snapshot diff itself is still there');
+  // No flame graph asked of the snapshots themselves (they have no profile tree: 404 profile_not_found).
+  assert.equal(await page.$('.flame-graph, [role=alert], [aria-busy=true]'), null);
+  const link = await page.$eval('[data-testid=beside-growth-flame]', (e) => e.getAttribute('href'));
+  assert.equal(link, `#/compare?base=${first.profile.id}&head=${second.profile.id}`);
+  await page.click('[data-testid=beside-growth-flame]');
+  await page.waitForFunction((h: string) => location.hash === h, { timeout: 15_000 }, link);
+  await page.waitForSelector('.flame-graph svg', { timeout: 30_000 });
+
+  // Slack's diff of the two snapshots: the top grown site in the notification text, after the #1 suspect.
+  const body = slashCommandBody({ text: `diff ${first.snap.id} ${second.snap.id}`, response_url: 'https://hooks.slack.com/commands/T0TEST/1/unused' });
+  const res = await fetch(`${serve.url}/slack/commands`, { method: 'POST', headers: slackSign(SLACK_SECRET, body), body, signal: AbortSignal.timeout(60_000) });
+  assert.equal(res.status, 200, await res.clone().text());
+  const message = (await res.json()) as { text: string };
+  const site = `${top.functionName} ${top.url}:${top.line}:${top.column}`;
+  assert.ok(message.text.includes(`\nTop grown site: ${site} +`), message.text);
+});
+
+void test("a retried capture's page lists its failed attempts: number, phase, error and when the retry was due", { timeout: 180_000 }, async () => {
+  // A port nothing listens on (bound, then closed): every attempt fails with target_unreachable and is retried.
+  const port = await freePort();
+  const put = await api<unknown>('/v1/targets/dead', { id: 'dead', kind: 'node', inspect: `127.0.0.1:${port}` }, 'PUT');
+  assert.equal(put.status, 201, JSON.stringify(put.body));
+  const { body } = await api<{ capture: Rec }>('/v1/captures', { target: 'dead' });
+  const retried = await waitFor(async () => {
+    const r = await record(body.capture.id);
+    return (r.failedAttempts?.length ?? 0) > 0 ? r : undefined;
+  }, {
+    timeoutMs: 120_000,
+    intervalMs: 250,
+    what: 'a failed attempt',
+  });
+  const a = retried.failedAttempts![0]!;
+  await open(`/captures/${retried.id}`, '[data-testid=failed-attempts] li[data-attempt="1"]');
+  const shown = await text(page, '[data-testid=failed-attempts] li[data-attempt="1"]');
+  const due = a.nextAttemptAt === null ? 'No retry followed.' : `Retry due at ${time(a.nextAttemptAt)}.`;
+  assert.equal(shown, `Attempt 1 of ${a.of} failed ${a.phase === undefined ? '' : `in phase ${a.phase} `}at ${time(a.failedAt)}: ${a.code} ${a.message} ${due}`.replace(/\s+/g, ' '));
+  assert.equal(a.code, 'target_unreachable');
+});
+
+void test('a hunt that tracked allocations shows where its suspects were allocated', { timeout: 240_000 }, async () => {
+  const created = await api<{ hunt: { id: string } }>('/v1/leak-hunts', { target: 'leaky', interval: 2, drive: { evaluate: "process.stdin.emit('data', Buffer.from('leak 3000\\n'))", rounds: 1 } });
+  assert.equal(created.status, 202, JSON.stringify(created.body));
+  const id = created.body.hunt.id;
+  type Report = { hunt: { status: string; error?: unknown }; report: { suspects: { suspects: { class: string; allocated?: string }[] } } | null };
+  const done = await waitFor(
+    async () => {
+      const r = (await api<Report>(`/v1/leak-hunts/${id}`)).body;
+      return ['succeeded', 'failed'].includes(r.hunt.status) ? r : undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 500, what: 'the hunt to end' },
+  );
+  assert.equal(done.hunt.status, 'succeeded', JSON.stringify(done.hunt.error));
+  const lines = done.report!.suspects.suspects.flatMap((s) => (s.allocated === undefined ? [] : [s.allocated]));
+  assert.match(lines[0] ?? '', /^allocated at \S*leak-target\.cjs:\d+ (handle|Leaked)\b/, JSON.stringify(done.report!.suspects.suspects.slice(0, 3)));
+  await open(`/hunts/${id}`, '[data-testid=suspect-allocated]');
+  const shown = await page.$$eval('[data-testid=suspect-allocated]', (es) => es.map((e) => (e.textContent ?? '').trim()));
+  assert.deepEqual(shown, lines);
+});
