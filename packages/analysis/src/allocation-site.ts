@@ -22,11 +22,17 @@ export const AllocationStackSchema = z.object({
 });
 export type AllocationStack = z.infer<typeof AllocationStackSchema>;
 
-/** Where a suspect part's surviving new instances were allocated (hunts that tracked allocations). */
+/**
+ * Where a suspect part's surviving new instances were allocated: hunts that tracked allocations (`source`
+ * `tracked`, or absent in records written before it), or the grown stacks of the sampling profiles beside a
+ * diff's two snapshots that hold a frame of the part's class name, its constructor (`sampled`;
+ * profile/suspect-sites.ts): then `count` is grown samples, `bytes` grown live bytes (scaled), most bytes first.
+ */
 export const AllocatedAtSchema = z.object({
+  source: z.enum(['tracked', 'sampled']).optional(),
   /** The stacks of most instances first (at most {@link MAX_STACKS}). */
   stacks: z.array(AllocationStackSchema),
-  /** The part's surviving new instances. */
+  /** The part's surviving new instances (sampled: the grown samples of every matching stack). */
   instances: z.number().int().nonnegative(),
   /** Of those, the ones V8 gave a stack (the others have a trace node without a function, or none). */
   withStack: z.number().int().nonnegative(),
@@ -109,7 +115,9 @@ export function allocatedAtLine(at: AllocatedAt | undefined): string | undefined
   const rest = callers.slice(0, 2).map((f) => (f.url === '' ? frameWords(f) : `${scriptWords(f.url)}${f.line > 0 ? `:${f.line}` : ''}`));
   // Not every instance gets a stack from V8: say how many did when some did not.
   const share = at !== undefined && at.withStack < at.instances ? ` (${at.withStack.toLocaleString('en-US')} of ${at.instances.toLocaleString('en-US')} with a stack)` : '';
-  return ['allocated at ' + frameWords(top), ...rest].join(' ← ') + share;
+  // A sampled site is a constructor frame's match in the profiles beside the snapshots, not each object's own stack.
+  const sampled = at?.source === 'sampled' ? ' (sampled: its constructor in the allocation profiles)' : '';
+  return ['allocated at ' + frameWords(top), ...rest].join(' ← ') + share + sampled;
 }
 
 /** The allocatedAt of a suspect's parts to print: the first part (lead first) whose instances had a stack. */

@@ -1,10 +1,51 @@
 /** Shared by the analysis tests: the leak target, snapshots taken by the real capture CLI, random chunking. */
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { runHeapcapHere, startNodeTarget, type NodeTarget, type NodeVersion } from '@heapcap/testkit';
+import { fixturePath, runHeapcapHere, startNodeTarget, startSamplingSession, type NodeTarget, type NodeVersion, type SamplingSession } from '@heapcap/testkit';
 
 /** Starts the leak fixture (packages/analysis/test/fixtures/leak-target.cjs). */
 export function startLeakTarget(node: NodeVersion = 'system'): Promise<NodeTarget> {
   return startNodeTarget({ node, script: fileURLToPath(new URL('./fixtures/leak-target.cjs', import.meta.url)) });
+}
+
+/** A testkit alloc-sites.cjs target under a test's own sampling session, and the two profiles it took. */
+export interface SampledRun {
+  target: NodeTarget;
+  session: SamplingSession;
+  /** The fixture's script URL, as V8's frames name it. */
+  url: string;
+  first: unknown;
+  second: unknown;
+}
+
+/** alloc-sites.cjs on `node`, sampled every `intervalBytes`: `before` commands, a profile, `between` commands, a profile. */
+export async function sampleAllocSites(node: NodeVersion, intervalBytes: number, before: [string, string][], between: [string, string][]): Promise<SampledRun> {
+  const target = await startNodeTarget({ node, script: fixturePath('alloc-sites.cjs') });
+  const session = await startSamplingSession(target.wsUrl!, intervalBytes);
+  const url = (JSON.parse((await target.request('where', 'WHERE')).slice('WHERE '.length)) as { url: string }).url;
+  for (const [command, reply] of before) await target.request(command, reply);
+  const first = await session.profile();
+  for (const [command, reply] of between) await target.request(command, reply);
+  const second = await session.profile();
+  return { target, session, url, first, second };
+}
+
+/** The Node versions the sampling tests run on ('system' is Node 20 on this machine). */
+export const SAMPLED_VERSIONS: NodeVersion[] = ['system', '22', '24'];
+
+/** One run per version of {@link SAMPLED_VERSIONS}, made before the file's tests, its targets stopped after them. */
+export function sampledRuns(run: (node: NodeVersion) => Promise<SampledRun>): Map<NodeVersion, SampledRun> {
+  const runs = new Map<NodeVersion, SampledRun>();
+  before(async () => {
+    for (const v of SAMPLED_VERSIONS) runs.set(v, await run(v));
+  });
+  after(async () => {
+    for (const r of runs.values()) {
+      await r.session.close().catch(() => undefined);
+      await r.target.kill();
+    }
+  });
+  return runs;
 }
 
 /** Has the target write an in-process snapshot (V8's own writer; heap profiler ids kept). */

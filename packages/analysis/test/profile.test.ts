@@ -8,52 +8,24 @@
  * constant size does not grow.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { fixturePath, startChromium, startNodeTarget, startSamplingSession, type NodeTarget, type NodeVersion, type SamplingSession } from '@heapcap/testkit';
+import { test } from 'node:test';
+import { startChromium, startSamplingSession, type NodeVersion } from '@heapcap/testkit';
 import { CaptureError } from '@heapcap/errors';
 import { diffProfiles, isFoldedFrame, objectsOfSample, summarizeProfile, type SamplingHeapProfile } from '../src/index.ts';
+import { SAMPLED_VERSIONS, sampleAllocSites, sampledRuns, type SampledRun } from './helpers.ts';
 
 const INTERVAL = 8192;
 /** The leak's functions, innermost first: an optimized leakSessions inlines the other two, and V8 then names it alone. */
 const LEAK_FUNCTIONS = ['Session', 'createSession', 'leakSessions'];
-const SCRIPT = fixturePath('alloc-sites.cjs');
-
-interface Run {
-  target: NodeTarget;
-  session: SamplingSession;
-  url: string;
-  first: unknown;
-  second: unknown;
-}
 
 /** One target per Node version: sample, leak 4,000 sessions and fill a cache, profile; leak 20,000 more and refill the cache, profile again. */
-async function run(node: NodeVersion): Promise<Run> {
-  const target = await startNodeTarget({ node, script: SCRIPT });
-  const session = await startSamplingSession(target.wsUrl!, INTERVAL);
-  const url = (JSON.parse((await target.request('where', 'WHERE')).slice('WHERE '.length)) as { url: string }).url;
-  await target.request('leak 4000', 'LEAKED');
-  await target.request('cache 2000', 'CACHED');
-  await target.request('churn 20000', 'CHURNED');
-  const first = await session.profile();
-  await target.request('leak 20000', 'LEAKED');
-  await target.request('cache 2000', 'CACHED');
-  await target.request('churn 20000', 'CHURNED');
-  const second = await session.profile();
-  return { target, session, url, first, second };
+function run(node: NodeVersion): Promise<SampledRun> {
+  const churn: [string, string][] = [['cache 2000', 'CACHED'], ['churn 20000', 'CHURNED']];
+  return sampleAllocSites(node, INTERVAL, [['leak 4000', 'LEAKED'], ...churn], [['leak 20000', 'LEAKED'], ...churn]);
 }
 
-const runs = new Map<NodeVersion, Run>();
-// 'system' is Node 20 on this machine.
-const VERSIONS: NodeVersion[] = ['system', '22', '24'];
-before(async () => {
-  for (const v of VERSIONS) runs.set(v, await run(v));
-});
-after(async () => {
-  for (const r of runs.values()) {
-    await r.session.close().catch(() => undefined);
-    await r.target.kill();
-  }
-});
+const VERSIONS = SAMPLED_VERSIONS;
+const runs = sampledRuns(run);
 
 for (const v of VERSIONS) {
   void test(`Node ${v}: the summary's top site is the leaking code, at its script's position; builtins and node: frames folded`, () => {
