@@ -24,6 +24,11 @@ export const GrowthSuspectSchema = z.strictObject({
   retainedSizeDelta: z.number().optional(),
   /** One line: how many, how much, and who holds them (`holder unknown` when summary-only). */
   reason: z.string(),
+  /**
+   * With `allocations`: the grown site that constructs the class (a frame of its name in the grown stacks of the
+   * profiles beside both snapshots), as GET /v1/diff's suspects word it (`allocated at …`); absent when none does.
+   */
+  allocated: z.string().optional(),
 });
 
 /**

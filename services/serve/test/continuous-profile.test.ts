@@ -3,7 +3,8 @@
  * targets with --inspect, real serve processes): a target registered with `profile` gets V8's sampler kept on by
  * the watcher that holds it and a `.heapprofile` stored every `every` as a capture record (trigger `profile`); a
  * one-off sampling profile reads that sampler instead of stopping it; a snapshot gets a profile beside it, and
- * the diff of two such snapshots answers `allocations`. The sampler is stopped in the target when the profile is
+ * the diff of two such snapshots answers `allocations`, and its suspects name the grown site that constructs their
+ * class (a scheduled snapshot's growth too). The sampler is stopped in the target when the profile is
  * switched off, when the target is deregistered, and when the serve holding it is SIGKILLed (V8 stops it with the
  * session), after which the next serve starts it again and records the gap. Each "stopped" is the target's own V8
  * answering a fresh session's getSamplingProfile with "not started".
@@ -71,7 +72,7 @@ interface Rec {
   artifact: { kind?: string } | null;
   profileCaptureId?: string;
   createdAt: string;
-  growth?: { since: string | null; allocations?: { base: string; head: string; grown: { functionName: string; bytesDelta: number }[] } };
+  growth?: { since: string | null; suspects?: { items: { class: string; allocated?: string }[] }; allocations?: { base: string; head: string; grown: { functionName: string; bytesDelta: number }[] } };
 }
 type ErrorBody = { error: { code: string; details: { fields?: { path: string; code?: string; message: string }[] } } };
 
@@ -235,7 +236,10 @@ void test('a watch rule with a selector asks for the profile; a scheduled snapsh
     const scheduled = async (): Promise<Rec[]> => (await api<{ items: Rec[] }>(s, 'GET', '/v1/captures?target=sites&trigger=schedule&limit=100')).body.items;
     const first = await waitFor(async () => (await scheduled()).find((r) => r.status === 'succeeded' && r.profileCaptureId !== undefined), { timeoutMs: 90_000, intervalMs: 250, what: 'a scheduled snapshot with a profile beside it' });
     await waitFor(async () => (await api<{ capture: Rec }>(s, 'GET', `/v1/captures/${first.profileCaptureId}`)).body.capture.status === 'succeeded', { timeoutMs: 60_000, intervalMs: 250, what: 'its profile' });
-    // Between this snapshot and the next, the target keeps 20,000 Sessions: the site that grew.
+    // Between this snapshot and the next, the target keeps 20,000 Sessions: the site that grew. And 8,000 Orders
+    // (a constructor V8 does not inline: a frame of its own) and 8,000 Tickets (no constructor of its own).
+    await sites.request('orders 8000', 'ORDERED');
+    await sites.request('tickets 8000', 'ISSUED');
     await sites.request('leak 20000', 'LEAKED');
     const leakedAt = Date.now();
     const grown = await waitFor(
@@ -244,9 +248,25 @@ void test('a watch rule with a selector asks for the profile; a scheduled snapsh
     );
     const allocations = grown.growth!.allocations!;
     assert.equal(allocations.head, grown.profileCaptureId, 'the head profile is the one beside this snapshot');
-    const top = allocations.grown[0];
-    assert.ok(top !== undefined && ['Session', 'createSession', 'leakSessions'].includes(top.functionName), JSON.stringify(allocations));
+    // The Orders (~2 KiB each) may outgrow it: the leak's site is among the grown, not necessarily first.
+    const top = allocations.grown.find((g) => ['Session', 'createSession', 'leakSessions'].includes(g.functionName));
+    assert.ok(top !== undefined, JSON.stringify(allocations));
     assert.ok(top.bytesDelta > 1024 * 1024, JSON.stringify(top));
+    // The suspects name the grown site that constructs their class: Order's constructor frame; Ticket has none.
+    const ORDER_LINE = /^allocated at fixtures\/alloc-sites\.cjs:\d+ Order ← fixtures\/alloc-sites\.cjs:\d+ .*\(sampled: its constructor in the allocation profiles\)$/;
+    const items = grown.growth!.suspects?.items ?? [];
+    assert.match(items.find((i) => i.class === 'Order')?.allocated ?? '', ORDER_LINE, JSON.stringify(items));
+    assert.equal(items.find((i) => i.class === 'Ticket')?.allocated, undefined, JSON.stringify(items));
+    type DiffBody = { diff: { suspects: { suspects: { class: string; allocated?: string }[] } } };
+    const diff = await api<DiffBody>(s, 'GET', `/v1/diff?base=${first.id}&head=${grown.id}`);
+    assert.equal(diff.status, 200, JSON.stringify(diff.body));
+    const named = diff.body.diff.suspects.suspects;
+    assert.match(named.find((x) => x.class === 'Order')?.allocated ?? '', ORDER_LINE, JSON.stringify(named));
+    const ticket = named.find((x) => x.class === 'Ticket');
+    assert.ok(ticket !== undefined && ticket.allocated === undefined, JSON.stringify(named));
+    const cli = await runHeapcap(['diff', first.id, grown.id], { env: { HEAPCAP_API_URL: s.url } });
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.match(cli.stdout, /\d+\. .*Order.*\n(?: {6}.*\n)* {6}allocated at fixtures\/alloc-sites\.cjs:\d+ Order ← /, cli.stdout);
     assert.equal((await fetch(`${s.url}/v1/schedules/every-10s`, { method: 'DELETE' })).status, 204);
     // The rule was the only reason to profile (and to watch) the target: deleting it stops the sampler.
     assert.equal((await fetch(`${s.url}/v1/watch-rules/prof`, { method: 'DELETE' })).status, 204);

@@ -3,11 +3,12 @@
  * after the snapshot's record is written, the worker asks for a read of the running sampler (trigger
  * `besideOf`), and links the snapshot to it (`profileCaptureId`), so GET /v1/diff of two such snapshots answers
  * `allocations` too. When that read is stored and the snapshot is a scheduled one with `growth`, the grown
- * allocation sites since the previous snapshot's profile are added to its `growth`.
+ * allocation sites since the previous snapshot's profile are added to its `growth`, and its suspects whose class a
+ * grown site constructs get that site's `allocated` line.
  * Failures here are logged and never touch the captures' outcomes.
  */
 import type { Logger } from 'pino';
-import { diffProfiles } from '@heapcap/analysis';
+import { allocatedAtLine, constructorSites, diffProfiles } from '@heapcap/analysis';
 import type { CaptureRecord, HeapcapQueue } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
 import { GROWTH_CLASSES } from './growth.ts';
@@ -66,7 +67,14 @@ export async function recordGrowthBySite(deps: Deps, record: CaptureRecord): Pro
     if (base === null || head === null) return;
     const diff = diffProfiles(base, head, { limit: GROWTH_CLASSES });
     const grown = diff.grown.map((d) => ({ functionName: d.functionName, url: d.url, line: d.line, column: d.column, baseBytes: d.baseBytes, headBytes: d.headBytes, bytesDelta: d.bytesDelta }));
-    await queue.analyses.setGrowth(snapshot.id, { ...snapshot.growth, allocations: { base: previous.profileCaptureId, head: record.id, grown } });
+    const suspects = snapshot.growth.suspects;
+    const sites = constructorSites(base, head, suspects?.items.map((s) => s.class) ?? []);
+    const name = <T extends { class: string; allocated?: string | undefined }>(s: T): T => {
+      const allocated = s.allocated ?? allocatedAtLine(sites.get(s.class));
+      return allocated === undefined ? s : { ...s, allocated };
+    };
+    const named = suspects === undefined ? {} : { suspects: { ...suspects, items: suspects.items.map(name) } };
+    await queue.analyses.setGrowth(snapshot.id, { ...snapshot.growth, ...named, allocations: { base: previous.profileCaptureId, head: record.id, grown } });
     log.info({ snapshotId, grown: grown.map((g) => `${g.functionName} ${g.url}:${g.line} +${g.bytesDelta} B`) }, 'growth by allocation site recorded');
   } catch (err) {
     log.warn({ err, snapshotId }, 'could not compute the growth by allocation site; the captures are recorded');

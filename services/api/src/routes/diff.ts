@@ -24,7 +24,9 @@ const diffRoutes: FastifyPluginAsyncZod = async (app) => {
           '409 `artifact_not_available` for a capture that did not succeed; 409 `not_a_snapshot` when one side is an allocation sampling profile and the other a snapshot. ' +
           'When both captures are allocation sampling profiles, `diff` is null and `allocations` holds the growth by allocation site: `grown` (most live-byte growth first) and `shrunk`, ' +
           'each site with both sides\' live bytes and samples and `bytesDelta` (at most `limit`; docs/analysis.md, "Where it was allocated"). ' +
-          'Two snapshots that each have a continuous allocation profile stored beside them (`profileCaptureId`; docs/watch.md) answer the same `allocations` between those two profiles beside `diff`; `allocations` is null otherwise. Audited.',
+          'Two snapshots that each have a continuous allocation profile stored beside them (`profileCaptureId`; docs/watch.md) answer the same `allocations` between those two profiles beside `diff`; `allocations` is null otherwise. ' +
+          'Then a suspect whose class a grown site constructs (a frame of the class\'s name in that site\'s grown stacks: its constructor) names it: the part\'s `allocatedAt` with `source: sampled` and the suspect\'s `allocated` line; ' +
+          'a constructor V8 inlined, or a class without one, has no frame of its name, and names nothing (docs/analysis.md). Audited.',
         querystring: DiffQuerySchema,
         response: { 200: DiffResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
       },
@@ -41,9 +43,11 @@ const diffRoutes: FastifyPluginAsyncZod = async (app) => {
       const result = await app.heapAnalysis.diff(base, head, force);
       await app.audit.record(req, { action: 'capture.diff', targetId: head.targetId, captureId: head.id, details: { base: base.id, forced: result.forced } });
       const { classes } = result.diff;
-      // Two snapshots with a continuous profile stored beside each: the growth by allocation site between those.
-      const allocations = await app.profiles.beside(base, head, limit);
-      return { ...result, omittedClasses: Math.max(0, classes.length - limit), diff: { ...result.diff, classes: classes.slice(0, limit) }, allocations };
+      // Two snapshots with a continuous profile stored beside each: the growth by allocation site between those,
+      // and the suspects whose class a grown site constructs name it.
+      const beside = await app.profiles.beside(base, head, limit, result.diff.suspects);
+      const diff = { ...result.diff, classes: classes.slice(0, limit), suspects: beside?.suspects ?? result.diff.suspects };
+      return { ...result, omittedClasses: Math.max(0, classes.length - limit), diff, allocations: beside?.allocations ?? null };
     },
   );
 };

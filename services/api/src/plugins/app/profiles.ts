@@ -5,7 +5,7 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
-import { diffProfiles, profileToPprof, profileTree, profileTreeDiff, summarizeProfile, type ProfileDiff, type ProfileSummary, type ProfileTree, type ProfileTreeDiff } from '@heapcap/analysis';
+import { diffProfiles, nameSuspectSites, profileToPprof, profileTree, profileTreeDiff, summarizeProfile, type ProfileDiff, type ProfileSummary, type ProfileTree, type ProfileTreeDiff, type Suspects } from '@heapcap/analysis';
 import { CaptureError } from '@heapcap/errors';
 import type { CaptureRecord } from '@heapcap/state';
 import type { ArtifactStore } from '@heapcap/storage';
@@ -34,10 +34,11 @@ export interface ProfilesService {
   /** Growth by allocation site from `base` to `head`; `target_mismatch` across targets unless `force`. */
   diff(base: CaptureRecord, head: CaptureRecord, force: boolean, limit: number): Promise<{ base: DiffSide; head: DiffSide; forced: boolean; allocations: ProfileDiff }>;
   /**
-   * Growth by allocation site between the continuous profiles stored beside two snapshots (`profileCaptureId`);
+   * Growth by allocation site between the continuous profiles stored beside two snapshots (`profileCaptureId`),
+   * and the diff's `suspects` naming the grown sites that construct their classes (nameSuspectSites);
    * null when either has none (or it did not succeed, or is gone).
    */
-  beside(base: CaptureRecord, head: CaptureRecord, limit: number): Promise<ProfileDiff | null>;
+  beside(base: CaptureRecord, head: CaptureRecord, limit: number, suspects: Suspects): Promise<{ allocations: ProfileDiff; suspects: Suspects } | null>;
 }
 
 declare module 'fastify' {
@@ -92,7 +93,7 @@ const profilesPlugin: FastifyPluginAsync<{ sink: ArtifactStore }> = async (app, 
       const allocations = diffProfiles(await load(base, 'base '), await load(head, 'head '), { limit });
       return { base: side(base, false), head: side(head, false), forced: base.targetId !== head.targetId, allocations };
     },
-    async beside(base, head, limit) {
+    async beside(base, head, limit, suspects) {
       if (base.profileCaptureId === undefined || head.profileCaptureId === undefined) return null;
       const found = async (id: string): Promise<CaptureRecord | null> => {
         const r = await app.captures.get(id).catch(() => null);
@@ -100,7 +101,8 @@ const profilesPlugin: FastifyPluginAsync<{ sink: ArtifactStore }> = async (app, 
       };
       const [b, h] = [await found(base.profileCaptureId), await found(head.profileCaptureId)];
       if (b === null || h === null) return null;
-      return diffProfiles(await load(b, 'base '), await load(h, 'head '), { limit });
+      const [baseProfile, headProfile] = [await load(b, 'base '), await load(h, 'head ')];
+      return { allocations: diffProfiles(baseProfile, headProfile, { limit }), suspects: nameSuspectSites(suspects, baseProfile, headProfile) };
     },
   };
   app.decorate('profiles', service);
