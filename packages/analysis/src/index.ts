@@ -19,7 +19,7 @@ export { SnapshotRedactor, createRedactor, REDACTED_MARKER, type RedactMode, typ
 export { elementNameWithoutValues } from './element-name.ts';
 export { summarizeProfile, formatFrame, type ProfileSummaryOptions } from './profile/profile-summary.ts';
 export { diffProfiles, type ProfileDiffOptions } from './profile/profile-diff.ts';
-export { constructorSites, nameSuspectSites } from './profile/suspect-sites.ts';
+export { constructorSites, nameSuspectSites, MIN_SAMPLES } from './profile/suspect-sites.ts';
 export { checkSamplingProfile, isFoldedFrame, objectsOfSample, attributeSamples, type SamplingHeapProfile, type ProfileNode, type ProfileCallFrame, type ProfileSample, type AttributedProfile } from './profile/profile-tree.ts';
 export {
   ProfileSummarySchema,
