@@ -4,8 +4,9 @@
  * alloc-sites.cjs over its inspector, as heapcap's continuous profiles are):
  * Order's constructor is too big for V8 to inline, so its frame is in the
  * grown stacks and the Order suspect gets the site and its `allocated` line;
- * Ticket has no constructor of its own, so no frame carries its name and its
- * suspect gets no line; a hunt's tracked stacks are never replaced.
+ * Ticket has no constructor of its own, so (on Node 20 always, on 22 and 24
+ * mostly) no frame carries its name and its suspect gets no line; a hunt's
+ * tracked stacks are never replaced.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -61,10 +62,20 @@ for (const v of VERSIONS) {
     assert.equal(order.allocated, allocatedAtLine(at));
     assert.match(order.allocated!, /^allocated at fixtures\/alloc-sites\.cjs:\d+ Order ← fixtures\/alloc-sites\.cjs:\d+ ← fixtures\/alloc-sites\.cjs:\d+ \(sampled: its constructor in the allocation profiles\)$/);
 
-    // Tickets grew as much, allocated in issueTickets' frame: no frame is named Ticket, so no site and no line.
-    assert.equal(ticket.allocated, undefined);
-    assert.equal(ticket.parts![0]!.allocatedAt, undefined);
-    assert.ok(constructorSites(r.first, r.second, ['issueTickets']).has('issueTickets'), 'the tickets did grow, at issueTickets');
+    // Tickets grew too, allocated in issueTickets' frame: no frame is named Ticket, so no site and no line (Node 20:
+    // none in 12 bare runs). Node 22 and 24 now and then sample a few in the default constructor's own frame (Node 22:
+    // 1 to 3 samples in 5 of 22 runs; Node 24: 1 in 1 of 12; against ~750 at issueTickets): then the line names
+    // Ticket ← issueTickets, where they are made.
+    const callers = constructorSites(r.first, r.second, ['issueTickets']).get('issueTickets');
+    assert.ok(callers !== undefined && callers.instances > 100, 'the tickets did grow, at issueTickets');
+    const ticketAt = ticket.parts![0]!.allocatedAt;
+    if (v === 'system' || ticketAt === undefined) {
+      assert.equal(ticket.allocated, undefined);
+      assert.equal(ticketAt, undefined);
+    } else {
+      assert.deepEqual(ticketAt.stacks[0]!.frames.slice(0, 2).map((f) => f.functionName), ['Ticket', 'issueTickets']);
+      assert.ok(ticketAt.instances < callers.instances / 20, `${ticketAt.instances} samples in Ticket's frame, ${callers.instances} in issueTickets'`);
+    }
   });
 }
 
