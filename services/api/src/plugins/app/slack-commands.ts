@@ -174,6 +174,8 @@ async function diffCommand(app: FastifyInstance, deps: SlackCommandDeps, a: stri
       return allocationDiffMessage({ targetId: head.targetId, base: of(base), head: of(head), totalBytesDelta: allocations.totalBytesDelta, grown: allocations.grown });
     }
     const { diff } = await app.heapAnalysis.diff(base, head, false);
+    // As GET /v1/diff: with profiles beside both snapshots, the grown sites, and the suspects naming the one that constructs their class.
+    const beside = await app.profiles.beside(base, head, 5, diff.suspects);
     return diffMessage({
       base: { captureId: base.id, createdAt: base.createdAt },
       head: { captureId: head.id, createdAt: head.createdAt },
@@ -182,9 +184,9 @@ async function diffCommand(app: FastifyInstance, deps: SlackCommandDeps, a: stri
       totalSelfSizeDelta: diff.totalSelfSizeDelta,
       nodeCountDelta: diff.nodeCountDelta,
       classes: diff.classes,
-      suspects: suspectsView(diff.suspects),
+      suspects: suspectsView(beside?.suspects ?? diff.suspects),
       consoleUrl: consoleLinks.compare(deps.slack.links.publicUrl, base.id, head.id),
-      allocations: await app.profiles.beside(base, head, 5),
+      allocations: beside?.allocations ?? null,
     });
   } catch (err) {
     // A diff that cannot be made says why (no summary, other targets, no artifact) in the API's words.
