@@ -78,7 +78,9 @@ void test('a killed target is recorded as down with its reason within two interv
   const took = Date.now() - killedAt;
   console.log(`down after ${took} ms: ${JSON.stringify(down)}`);
   assert.ok(took <= 2 * INTERVAL_MS + 500, `recorded ${took} ms after the kill`);
-  assert.equal(down.reason, 'connection refused', JSON.stringify(down));
-  assert.equal(down.code, 'target_unreachable');
+  // Which of the two a kill gives depends on timing: the held session's socket reset by the dying process
+  // ("closed": a sample was on its way; seen once beside a CPU hog), or the next connect refused.
+  const expected = down.reason === 'closed' ? { reason: 'closed', code: 'target_closed' } : { reason: 'connection refused', code: 'target_unreachable' };
+  assert.deepEqual({ reason: down.reason, code: down.code }, expected, JSON.stringify(down));
   assert.equal((await queue.watch.downs(['watched'])).size, 0, 'the live target is not down');
 });
