@@ -5,7 +5,7 @@
  * errors) straight to the terminal.
  */
 import { createWriteStream } from 'node:fs';
-import { OutputLog, waitFor } from '@heapcap/testkit';
+import { GiveUp, OutputLog, waitFor } from '@heapcap/testkit';
 import { alive, startChild, type DemoChild } from './demo-procs.ts';
 
 /** What the demo runs the service with. */
@@ -48,9 +48,9 @@ export async function startService(s: ServeSetup): Promise<RunningService> {
     () => {
       for (const l of stderr.lines().slice(shown)) process.stderr.write(`  ${l}\n`);
       shown = stderr.lineCount();
-      if (s.signal.aborted) throw new Error('stopped');
+      if (s.signal.aborted) throw new GiveUp('stopped');
       const found = stderr.lines().find((l) => l.startsWith('heapcap serving on '));
-      if (found === undefined && !alive(child.proc)) throw new Error(`heapcap serve exited (${child.proc.signalCode ?? child.proc.exitCode})`);
+      if (found === undefined && !alive(child.proc)) throw new GiveUp(`heapcap serve exited (${child.proc.signalCode ?? child.proc.exitCode})`);
       return found;
     },
     { timeoutMs: 60_000, intervalMs: 100, what: 'heapcap serve to listen' },
@@ -63,7 +63,7 @@ export async function waitReady(url: string, signal: AbortSignal, ms = 30_000): 
   let last = 'no answer';
   await waitFor(
     async () => {
-      if (signal.aborted) throw new Error('stopped');
+      if (signal.aborted) throw new GiveUp('stopped');
       try {
         const res = await fetch(`${url}/readyz`, { signal: AbortSignal.any([signal, AbortSignal.timeout(2_000)]) });
         last = `${res.status} ${await res.text()}`;

@@ -12,7 +12,7 @@ export type { Chromium, ChromiumOptions, ChromiumTarget, OpenPageOptions } from 
 export { startRedis } from './redis.ts';
 export { startRedisCluster, type RedisCluster } from './redis-cluster.ts';
 export type { RedisServer } from './redis.ts';
-export { peakRssKb, rssKb, freePort, waitFor, tmpDir, threadNiceValues } from './proc.ts';
+export { peakRssKb, rssKb, freePort, waitFor, GiveUp, tmpDir, threadNiceValues } from './proc.ts';
 export { onProcessExit } from './reaper.ts';
 export type { WaitForOptions, TmpDir } from './proc.ts';
 export { OutputLog } from './output-log.ts';

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { freePort, tmpDir, waitFor } from './proc.ts';
+import { freePort, GiveUp, tmpDir, waitFor } from './proc.ts';
 
 /** A stoppable, restartable Redis with persistence. */
 export interface PersistentRedis {
@@ -65,7 +65,7 @@ export async function startPersistentRedis(): Promise<PersistentRedis> {
     proc.once('exit', () => process.off('exit', reap));
     await waitFor(
       async () => {
-        if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`);
+        if (proc.exitCode !== null) throw new GiveUp(`redis-server exited with ${proc.exitCode}`);
         return ping(port);
       },
       { timeoutMs: 15_000, intervalMs: 50, what: `redis-server (AOF) on ${port}` },

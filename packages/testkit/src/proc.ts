@@ -69,8 +69,17 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * Thrown by a {@link waitFor} condition when waiting longer cannot help (the
+ * process it waits on has exited): the wait ends at once with this error.
+ */
+export class GiveUp extends Error {
+  override name = 'GiveUp';
+}
+
+/**
  * Polls `fn` until it returns a truthy value (which is returned) or the deadline passes.
  * Errors thrown by `fn` count as "not yet"; the last one is reported on timeout.
+ * A {@link GiveUp} thrown by `fn` ends the wait at once.
  */
 export async function waitFor<T>(
   fn: () => T | Promise<T>,
@@ -84,6 +93,7 @@ export async function waitFor<T>(
       const value = await fn();
       if (value) return value as NonNullable<T>;
     } catch (err) {
+      if (err instanceof GiveUp) throw err;
       lastError = err;
     }
     if (performance.now() >= deadline) {

@@ -17,6 +17,7 @@ import {
   tmpDir,
   v8VersionOf,
   waitFor,
+  GiveUp,
 } from '../src/index.ts';
 import type { NodeTarget } from '../src/index.ts';
 
@@ -209,6 +210,23 @@ void describe('proc helpers', { timeout: 30_000 }, () => {
       waitFor(() => false, { timeoutMs: 200, intervalMs: 20, what: 'the moon' }),
       /timed out after 200 ms waiting for the moon/,
     );
+  });
+
+  void test('waitFor: an ordinary error is "not yet"; a GiveUp ends the wait at once with it', async () => {
+    let calls = 0;
+    const flaky = (): string => {
+      if (++calls < 3) throw new Error('not listening yet');
+      return 'up';
+    };
+    assert.equal(await waitFor(flaky, { timeoutMs: 5_000, intervalMs: 10, what: 'x' }), 'up');
+    calls = 0;
+    // A minute's deadline: only GiveUp ending the wait lets this finish inside the test's 30 s timeout.
+    const exited = (): never => {
+      calls++;
+      throw new GiveUp('serve exited with 2');
+    };
+    await assert.rejects(waitFor(exited, { timeoutMs: 60_000, intervalMs: 10, what: 'serve' }), (err: unknown) => err instanceof GiveUp && err.message === 'serve exited with 2');
+    assert.equal(calls, 1, 'no second poll after a GiveUp');
   });
 
   void test('tmpDir cleanup removes the directory; freePort gives a bindable port', async () => {

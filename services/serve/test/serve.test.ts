@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { commandEnv, fixturePath, FREE_PORT, freePort, HEAPCAP_BIN, serviceLinkEnv, startDevServe, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type TmpDir } from '@heapcap/testkit';
+import { commandEnv, fixturePath, FREE_PORT, freePort, HEAPCAP_BIN, serviceLinkEnv, startDevServe, startHeapcap, startNodeTarget, startRedis, tmpDir, waitFor, GiveUp, type NodeTarget, type RedisServer, type TmpDir } from '@heapcap/testkit';
 import { spawn } from 'node:child_process';
 import { statusMain, triggerMain } from '@heapcap/cli';
 
@@ -82,7 +82,7 @@ void test('serve --dev: api + worker in one process; trigger --wait and status t
   });
   try {
     await waitFor(() => {
-      if (run.child.exitCode !== null) throw new Error(`serve exited: ${run.output()}`);
+      if (run.child.exitCode !== null) throw new GiveUp(`serve exited: ${run.output()}`);
       return run.output().includes('heapcap serving on');
     }, { timeoutMs: 30_000, what: 'serve to listen' });
     assert.match(run.output(), /AUTHENTICATION IS OFF/);

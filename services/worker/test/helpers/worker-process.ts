@@ -1,7 +1,7 @@
 /** Run fixtures/worker-child.ts as a separate process (to SIGKILL it mid-capture). */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '@heapcap/testkit';
+import { GiveUp, waitFor } from '@heapcap/testkit';
 import type { Harness } from './harness.ts';
 
 export interface WorkerProcess {
@@ -29,7 +29,7 @@ export async function startWorkerProcess(h: Harness, extraEnv: Record<string, st
   void exited.then(() => process.off('exit', reap));
   try {
     await waitFor(() => {
-      if (child.exitCode !== null) throw new Error(`worker process exited: ${out}`);
+      if (child.exitCode !== null) throw new GiveUp(`worker process exited: ${out}`);
       return out.includes('READY');
     }, { timeoutMs: 30_000, what: 'the worker process to print READY' });
   } catch (err) {
