@@ -54,18 +54,52 @@ export function threadNiceValues(pid: number): number[] {
   return out;
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read it, close). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The first port of the kernel's ephemeral range (where it picks the local port
+ * of every outgoing connection and of every bind to port 0); 32768 where
+ * /proc cannot tell.
+ */
+function ephemeralFloor(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 2_048 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** Resolves with `port` if 127.0.0.1:`port` can be bound now (then closed again), else undefined. */
+function tryBind(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
       const addr = server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no port assigned'))));
+      const bound = typeof addr === 'object' && addr ? addr.port : undefined;
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago, for a process to bind
+ * next. Picked at random below the kernel's ephemeral range: the kernel never
+ * gives those ports to an outgoing connection, and the suite's other files
+ * open connections all the time (one took a port picked by binding to 0 while
+ * the demo's bootstrap ran, and serve failed with EADDRINUSE). Only another
+ * listener can still take it in between; startHeapcap's FREE_PORT retries then.
+ */
+export async function freePort(): Promise<number> {
+  const high = ephemeralFloor() - 1;
+  const low = Math.min(20_000, high - 1_000);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await tryBind(low + Math.floor(Math.random() * (high - low + 1)));
+    if (port !== undefined) return port;
+  }
+  const any = await tryBind(0);
+  if (any === undefined) throw new Error('freePort: no port could be bound on 127.0.0.1');
+  return any;
 }
 
 /**

@@ -235,6 +235,9 @@ void describe('proc helpers', { timeout: 30_000 }, () => {
     await dir.cleanup();
     await assert.rejects(stat(dir.path), { code: 'ENOENT' });
     const port = await freePort();
+    // Below the kernel's ephemeral range, where no outgoing connection can take it before serve binds it.
+    const ephemeralLow = Number((await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')).trim().split(/\s+/)[0]);
+    assert.ok(port < ephemeralLow, `${port} < ${ephemeralLow}`);
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
