@@ -20,8 +20,8 @@ export type SlackCommand =
   | { kind: 'targets' }
   | { kind: 'schedules'; target: string | undefined }
   | { kind: 'diff'; a: string; b: string }
-  /** Start a leak hunt of `target`, snapshots `intervalSeconds` apart. */
-  | { kind: 'hunt'; target: string; intervalSeconds: number }
+  /** Start a leak hunt of `target`, snapshots `intervalSeconds` apart; `allocations: false` with `--no-allocations`. */
+  | { kind: 'hunt'; target: string; intervalSeconds: number; allocations: boolean }
   /** Show hunt `huntId`: its phase, or its suspects once it ended. */
   | { kind: 'huntStatus'; huntId: string }
   /** A known verb with arguments it cannot use; `problem` says what is wrong. */
@@ -40,7 +40,7 @@ export const USAGE: Record<Verb, string> = {
   targets: 'targets',
   schedules: 'schedules [target]',
   diff: 'diff <captureA> <captureB>',
-  hunt: 'hunt <target> [interval] | hunt <huntId>',
+  hunt: 'hunt <target> [interval] [--no-allocations] | hunt <huntId>',
   help: 'help',
 };
 
@@ -90,6 +90,8 @@ function shift(text: string): [string, string] {
 
 /** A hunt's id (a ULID, as capture ids): `hunt <this>` shows the hunt rather than starting one of a target so named. */
 const HUNT_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/i;
+/** `--no-allocations` as `heapcap hunt` takes it; also with a dash, as a Mac or a phone turns `--` into one, or bare. */
+const NO_ALLOCATIONS = /^(?:--|[\u2014\u2013])?no-allocations$/i;
 /** The API's longest hunt interval (MAX_HUNT_INTERVAL_SECONDS). */
 const MAX_HUNT_INTERVAL_S = 3600;
 
@@ -138,16 +140,19 @@ export function parseCommand(raw: string): SlackCommand {
     }
     case 'hunt': {
       const [first, more] = shift(args);
-      const [intervalText, extra] = shift(more);
-      if (first === '') return { kind: 'usage', verb, problem: 'which target? Name one of the targets below (or give a hunt id to see it).' };
-      if (extra !== '') return { kind: 'usage', verb, problem: 'a target and at most an interval (e.g. `60s`, `5m`).' };
-      if (HUNT_ID.test(first) && intervalText === '') return { kind: 'huntStatus', huntId: first.toUpperCase() };
+      // The flag may come before or after the interval.
+      const words = more === '' ? [] : more.split(' ');
+      const allocations = !words.some((w) => NO_ALLOCATIONS.test(w));
+      const [intervalText, extra] = shift(words.filter((w) => !NO_ALLOCATIONS.test(w)).join(' '));
+      if (first === '' || NO_ALLOCATIONS.test(first)) return { kind: 'usage', verb, problem: 'which target? Name one of the targets below (or give a hunt id to see it).' };
+      if (extra !== '') return { kind: 'usage', verb, problem: 'a target and at most an interval (e.g. `60s`, `5m`), and `--no-allocations` to hunt without tracking allocations.' };
+      if (HUNT_ID.test(first) && intervalText === '' && allocations) return { kind: 'huntStatus', huntId: first.toUpperCase() };
       const problem = idProblem('target id', first);
       if (problem !== undefined) return { kind: 'usage', verb, problem };
       const text = intervalText === '' ? '60s' : intervalText;
       const ms = /^\d+$/.test(text) ? Number(text) * 1000 : parseDuration(text);
       if (ms === undefined || ms % 1000 !== 0 || ms < 1000 || ms > MAX_HUNT_INTERVAL_S * 1000) return { kind: 'usage', verb, problem: `\`${fit(text, 40)}\` is not an interval from 1s to 1h (e.g. \`60s\`, \`5m\`).` };
-      return { kind: 'hunt', target: first, intervalSeconds: ms / 1000 };
+      return { kind: 'hunt', target: first, intervalSeconds: ms / 1000, allocations };
     }
     case 'diff': {
       const [a, more] = shift(args);

@@ -60,9 +60,16 @@ void test('other verbs, aliases and their mistakes', () => {
 });
 
 void test('hunt: a target with an optional interval, or a hunt id to see it; mistakes say what is wrong', () => {
-  assert.deepEqual(parseCommand('hunt checkout-api'), { kind: 'hunt', target: 'checkout-api', intervalSeconds: 60 });
-  assert.deepEqual(parseCommand('leak-hunt checkout-api 5m'), { kind: 'hunt', target: 'checkout-api', intervalSeconds: 300 });
-  assert.deepEqual(parseCommand('hunt checkout-api 90'), { kind: 'hunt', target: 'checkout-api', intervalSeconds: 90 });
+  assert.deepEqual(parseCommand('hunt checkout-api'), { kind: 'hunt', target: 'checkout-api', intervalSeconds: 60, allocations: true });
+  assert.deepEqual(parseCommand('leak-hunt checkout-api 5m'), { kind: 'hunt', target: 'checkout-api', intervalSeconds: 300, allocations: true });
+  assert.deepEqual(parseCommand('hunt checkout-api 90'), { kind: 'hunt', target: 'checkout-api', intervalSeconds: 90, allocations: true });
+  // --no-allocations before or after the interval; a Mac's or phone's dash for `--`, or bare.
+  for (const text of ['hunt checkout-api 90 --no-allocations', 'hunt checkout-api --no-allocations 90', 'hunt checkout-api 90 \u2014no-allocations', 'hunt checkout-api 90 No-Allocations']) {
+    assert.deepEqual(parseCommand(text), { kind: 'hunt', target: 'checkout-api', intervalSeconds: 90, allocations: false }, text);
+  }
+  assert.deepEqual(parseCommand('hunt checkout-api --no-allocations'), { kind: 'hunt', target: 'checkout-api', intervalSeconds: 60, allocations: false });
+  assert.match((parseCommand('hunt --no-allocations') as { problem: string }).problem, /^which target\?/);
+  assert.match((parseCommand('hunt demo 60s --allocations') as { problem: string }).problem, /`--no-allocations` to hunt without tracking allocations/);
   assert.deepEqual(parseCommand('hunt 01j7zhh716228kmd1v49a92aez'), { kind: 'huntStatus', huntId: '01J7ZHH716228KMD1V49A92AEZ' });
   assert.deepEqual(parseCommand('hunt'), { kind: 'usage', verb: 'hunt', problem: 'which target? Name one of the targets below (or give a hunt id to see it).' });
   assert.match((parseCommand('hunt demo 2h') as { problem: string }).problem, /`2h` is not an interval from 1s to 1h/);

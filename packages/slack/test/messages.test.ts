@@ -256,6 +256,9 @@ void test('hunt: started, running, failed, and its report with the suspects firs
   fits(started);
   assert.match(started.text, /follow it live in the console: <https:\/\/heapcap\.example\/ui\/#\/hunts\/01J7ZHH716228KMD1V49A92AEZ\|the hunt's page>/);
   assert.match(started.text, /Leak hunt `01J7ZHH716228KMD1V49A92AEZ` of `checkout-api` started: three snapshots 60 s apart .* See it with `\/heapcap hunt 01J7ZHH716228KMD1V49A92AEZ` \(in about 3 min\)/);
+  // It says whether it tracks allocations (the record's `allocations`; absent on older hunts: tracked).
+  assert.match(started.text, /It tracks allocations from the baseline to the target snapshot, .* \(`--no-allocations` turns it off\)/);
+  assert.match(huntStartedMessage('/heapcap', { ...hunt, allocations: false }).text, /Allocation tracking is off \(`--no-allocations`\): its suspects will not say where they were allocated/);
   assert.match(huntMessage('/heapcap', { ...hunt, status: 'running', phase: 'wait' }, null).text, /is running \(wait\); 0 of 3 snapshots taken/);
   const failed = huntMessage('/heapcap', { ...hunt, status: 'failed', phase: 'target', error: { code: 'snapshot_ids_reset', message: 'ids cleared', hint: 'keep other inspector clients away' } }, null);
   assert.match(failed.text, /failed in target: `snapshot_ids_reset` ids cleared\nkeep other inspector clients away/);

@@ -156,8 +156,9 @@ void test('what engineers type: every edge case gets a 200 and a sensible reply'
   const other = (await h.queue.requestCapture({ targetId: 'gone', trigger: { kind: 'rest', who: 'slack-test' } })).record;
   assert.match((await ok(`diff ${head.id} ${other.id}`)).text, /Cannot compare `[0-9A-Z]{26}` and `[0-9A-Z]{26}`: they are captures of two targets \(`demo` and `gone`\); compare two captures of one target \(`\/heapcap list gone`\)/);
   // A leak hunt from Slack: started through the API's path (audited), followed with `hunt <id>`, suspects first.
-  const started = await ok('hunt demo 1s');
-  assert.match(started.text, /^:mag: Leak hunt `([0-9A-Z]{26})` of `demo` started: three snapshots 1 s apart/);
+  // --no-allocations reaches the record (the worker reads it there) and the reply says tracking is off.
+  const started = await ok('hunt demo 1s --no-allocations');
+  assert.match(started.text, /^:mag: Leak hunt `([0-9A-Z]{26})` of `demo` started: three snapshots 1 s apart.* Allocation tracking is off/);
   const huntId = /`([0-9A-Z]{26})`/.exec(started.text)?.[1] ?? '';
   const ended = await waitFor(async () => {
     const hunt = await h.queue.leakHunts.get(huntId);
@@ -165,6 +166,7 @@ void test('what engineers type: every edge case gets a 200 and a sensible reply'
   }, { timeoutMs: 120_000, intervalMs: 200, what: 'the Slack hunt to end' });
   assert.equal(ended.status, 'succeeded', JSON.stringify(ended.error));
   assert.equal(ended.requestedBy.startsWith('slack:'), true, ended.requestedBy);
+  assert.equal(ended.allocations, false);
   const shown = await ok(`hunt ${huntId.toLowerCase()}`);
   assert.match(shown.text, /^Leak hunt of demo: /);
   assert.match(JSON.stringify(shown.body?.blocks), /\*Suspects\*, largest surviving new memory first:[\s\S]*\*Classes\*, largest surviving self size first:/);

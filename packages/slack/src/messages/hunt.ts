@@ -1,5 +1,5 @@
 /**
- * `hunt <target> [interval]` and `hunt <huntId>`: a leak hunt started from
+ * `hunt <target> [interval] [--no-allocations]` and `hunt <huntId>`: a leak hunt started from
  * Slack, and its state or its suspects once it ended. The suspects come as
  * plain lines (paths formatted by the API), as a diff's do, so this package
  * needs no analysis code.
@@ -18,6 +18,10 @@ export function huntStartedMessage(command: string, hunt: LeakHuntRecord, consol
   const s = Math.round(hunt.intervalMs / 1000);
   return ephemeral(
     `:mag: Leak hunt \`${hunt.id}\` of \`${escapeMrkdwn(hunt.targetId)}\` started: three snapshots ${s} s apart on one inspector session, then what survived. ` +
+      // As `heapcap hunt` warns: tracking cost the bench's busy target 0.09x its requests/s (bench/hunt-tracking.ts).
+      (hunt.allocations === false
+        ? 'Allocation tracking is off (`--no-allocations`): its suspects will not say where they were allocated. '
+        : 'It tracks allocations from the baseline to the target snapshot, so its suspects say where they were allocated; that slows a busy target meanwhile (`--no-allocations` turns it off). ') +
       `See it with \`${command} hunt ${hunt.id}\` (in about ${Math.ceil((2 * s + 30) / 60)} min)${consoleLine(consoleUrl)}.`,
   );
 }

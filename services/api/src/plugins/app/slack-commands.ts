@@ -136,7 +136,7 @@ export async function runCommand(app: FastifyInstance, deps: SlackCommandDeps, r
     case 'hunt': {
       if ((await queue.targets.get(command.target)) === null) return unknownTargetMessage(command.target, await targetIds(), may('captures:write'));
       // The same path as POST /v1/leak-hunts (audited there); Slack never drives a target (that needs targets:admin and a body).
-      const hunt = await app.heapAnalysis.createHunt(req, { targetId: command.target, intervalMs: command.intervalSeconds * 1000 });
+      const hunt = await app.heapAnalysis.createHunt(req, { targetId: command.target, intervalMs: command.intervalSeconds * 1000, allocations: command.allocations });
       return huntStartedMessage(name, hunt, consoleLinks.hunt(deps.slack.links.publicUrl, hunt.id));
     }
     case 'huntStatus': {
