@@ -248,6 +248,8 @@ export interface LeakHuntRecord {
   reason?: string;
   drive?: { kind: 'http'; method: string; url: string; count: number } | { kind: 'evaluate'; chars: number };
   requestedBy: string;
+  /** Whether the worker tracked allocations (the suspects' `allocated`); absent on hunts from before tracking existed. */
+  allocations?: boolean;
   worker?: string;
   status: HuntStatus;
   /** lock, baseline, drive, wait, target, wait-final, final, report (null once it ended). */

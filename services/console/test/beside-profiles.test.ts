@@ -221,6 +221,7 @@ void test('a hunt that tracked allocations shows where its suspects were allocat
   const lines = done.report!.suspects.suspects.flatMap((s) => (s.allocated === undefined ? [] : [s.allocated]));
   assert.match(lines[0] ?? '', /^allocated at \S*leak-target\.cjs:\d+ (handle|Leaked)\b/, JSON.stringify(done.report!.suspects.suspects.slice(0, 3)));
   await open(`/hunts/${id}`, '[data-testid=suspect-allocated]');
+  assert.equal(await text(page, '[data-testid=hunt-allocations]'), 'tracked from the baseline to the target snapshot');
   const shown = await page.$$eval('[data-testid=suspect-allocated]', (es) => es.map((e) => (e.textContent ?? '').trim()));
   assert.deepEqual(shown, lines);
 });

@@ -396,6 +396,9 @@ void describe('console', () => {
     await page.click('input[name=drive][value=evaluate]');
     // 1,000 a round (3 rounds by default): the heap, and so the snapshots' pauses, stay the size they were with one round of 3,000.
     await page.type('#hunt-drive-evaluate', "process.stdin.emit('data', Buffer.from('map 1000\\n'))");
+    // Allocation tracking off (on by default): the form sends allocations: false, the record and the page say so.
+    assert.equal(await page.$eval('#hunt-allocations', (e) => (e as unknown as { checked: boolean }).checked), true);
+    await page.click('#hunt-allocations');
     await page.click('[data-testid=create-hunt]');
     await page.waitForFunction(() => /^#\/hunts\/[0-9A-Z]+$/.test(location.hash), { timeout: 15_000 });
     const id = (await page.evaluate(() => location.hash)).split('/')[2]!;
@@ -416,12 +419,15 @@ void describe('console', () => {
     assert.equal(suspects[0], 'SessionRecord', suspects.join(', '));
     assert.match((await page.$eval('[data-testid=suspects] li[data-rank="1"]', (e) => e.textContent)) ?? '', /\(\+1,000 per round, 3 rounds\)/);
     assert.equal(await page.$eval('[data-testid=hunt-phase] + dt + dd', (e) => e.textContent), '2.0 s between snapshots');
+    assert.equal(await page.$eval('[data-testid=hunt-allocations]', (e) => e.textContent), 'not tracked (allocations: false)');
+    assert.equal(await page.$('[data-testid=suspect-allocated]'), null, 'no allocation line without tracking');
     await shot(page, 'hunt');
     await page.goto(`${serve.url}/ui/#/hunts`);
     const listedRow = await page.waitForSelector(`tr[data-hunt="${id}"] [data-status="succeeded"]`, { timeout: 15_000 });
     assert.ok(listedRow !== null);
     // The row says what it found: the record's largest classes (by self size), as the API lists them.
-    const record = (await (await fetch(`${serve.url}/v1/leak-hunts/${id}`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { hunt: { classes: { name: string; count: number }[] } };
+    const record = (await (await fetch(`${serve.url}/v1/leak-hunts/${id}`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).json()) as { hunt: { classes: { name: string; count: number }[]; allocations?: boolean } };
+    assert.equal(record.hunt.allocations, false);
     const largest = record.hunt.classes[0]!;
     assert.ok((await page.$eval(`tr[data-hunt="${id}"]`, (e) => e.textContent ?? '')).includes(`${largest.name} ${largest.count.toLocaleString('en')}`));
     await shot(page, 'hunts');

@@ -49,12 +49,14 @@ function driveBody(drive: Drive, v: Record<Field, string>): Record<string, unkno
 function CreateHunt({ target }: { target: string }) {
   const canDrive = useCan('targets:admin');
   const [drive, setDrive] = useState<Drive>('none');
+  // On by default, as POST /v1/leak-hunts: off sends `allocations: false` (heapcap hunt --no-allocations).
+  const [allocations, setAllocations] = useState(true);
   const { failure, busy, submit, input, targetSelect, values, setValues } = useCreateForm<Field>({
     path: '/v1/leak-hunts',
     prefix: 'hunt',
     initial: { id: '', target, selector: '', interval: '30', reason: '', 'drive.http.method': 'GET', 'drive.http.url': '', 'drive.http.count': '100', 'drive.evaluate': '' },
     // Numbers go as typed: the API says at the field what is wrong with them.
-    body: (v) => ({ interval: v.interval.trim() === '' ? null : Number(v.interval), reason: v.reason.trim() === '' ? undefined : v.reason, drive: driveBody(drive, v) }),
+    body: (v) => ({ interval: v.interval.trim() === '' ? null : Number(v.interval), reason: v.reason.trim() === '' ? undefined : v.reason, drive: driveBody(drive, v), ...(allocations ? {} : { allocations: false }) }),
     onCreated: (created) => go(href('hunts', (created as { hunt: LeakHuntRecord }).hunt.id)),
   });
   const driveMessages = failure?.fields.filter((i) => i.path === 'drive').map((i) => i.message) ?? [];
@@ -66,6 +68,9 @@ function CreateHunt({ target }: { target: string }) {
       {targetSelect()}
       {input('interval', 'Interval (seconds between snapshots, 1–3600)', { inputmode: 'numeric' })}
       {input('reason', 'Why (optional)', { placeholder: 'heap grows after deploy' })}
+      <label>
+        <input type="checkbox" id="hunt-allocations" checked={allocations} onChange={(e) => setAllocations(e.currentTarget.checked)} /> Track allocations until the target snapshot: the suspects then say where they were allocated, and a busy target slows meanwhile
+      </label>
       {canDrive && (
         <fieldset>
           <legend>Drive the target after the baseline (optional)</legend>
@@ -246,6 +251,13 @@ export function HuntView({ id }: { id: string }) {
         </dd>
         <dt>Interval</dt>
         <dd>{ms(h.intervalMs)} between snapshots</dd>
+        {/* Absent on hunts from before the record said it. */}
+        {h.allocations !== undefined && (
+          <>
+            <dt>Allocations</dt>
+            <dd data-testid="hunt-allocations">{h.allocations ? 'tracked from the baseline to the target snapshot' : 'not tracked (allocations: false)'}</dd>
+          </>
+        )}
         <dt>By</dt>
         <dd>
           <strong>{h.requestedBy}</strong>
