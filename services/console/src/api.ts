@@ -107,7 +107,7 @@ export interface FailedAttempt {
 /** A capture record's `growth` (packages/state analysis-schema.ts). */
 export interface Growth {
   since: string | null;
-  suspects?: { mode: 'graph' | 'summary'; note?: string; items: { rank: number; class: string; countDelta: number; selfSizeDelta: number; retainedSizeDelta?: number; reason: string }[] };
+  suspects?: { mode: 'graph' | 'summary'; note?: string; items: { rank: number; class: string; countDelta: number; selfSizeDelta: number; retainedSizeDelta?: number; reason: string; allocated?: string }[] };
   classes: { name: string; countDelta: number; selfSizeDelta: number; retainedSizeDelta?: number }[];
 }
 

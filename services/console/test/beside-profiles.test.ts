@@ -26,6 +26,11 @@ declare const location: { hash: string };
  */
 const LEAK_TARGET = fileURLToPath(new URL('../../../packages/analysis/test/fixtures/leak-target.cjs', import.meta.url));
 
+/** The line of the suspect Order: the grown site that constructs it, in the profiles beside two snapshots. */
+const ORDER_LINE = /^allocated at fixtures\/alloc-sites\.cjs:\d+ Order ← .*\(sampled: its constructor in the allocation profiles\)$/;
+/** The narrowest phone the console is checked at: the growth's allocated lines are long. */
+const NARROW = { width: 375, height: 812 };
+
 let redis: RedisServer;
 let dir: TmpDir;
 let sites: NodeTarget;
@@ -79,6 +84,7 @@ interface Rec {
   error: unknown;
   trigger: { kind: string; besideOf?: string; profile?: { since: string; samplingIntervalBytes: number; gap?: { from: string; to: string; reason: string } } };
   profileCaptureId?: string;
+  growth?: { suspects?: { items: { class: string; allocated?: string }[] }; allocations?: unknown };
   failedAttempts?: { attempt: number; of: number; code: string; message: string; phase?: string; failedAt: string; nextAttemptAt: string | null }[];
   createdAt: string;
 }
@@ -102,18 +108,21 @@ async function open(path: string, selector: string): Promise<void> {
   await resize(page, DESKTOP);
 }
 
-/** A snapshot of `sites` and the continuous profile stored beside it, once that succeeded. */
-async function snapshotWithProfile(): Promise<{ snap: Rec; profile: Rec }> {
-  const { body } = await api<{ capture: Rec }>('/v1/captures', { target: 'sites' });
+/**
+ * The newest scheduled snapshot of `sites` other than `not` and the continuous profile stored beside it, once that
+ * succeeded; with `growth`, once the snapshot's growth has the grown allocation sites too (added after the profile).
+ */
+async function scheduledWithProfile(not: string | undefined, growth: boolean): Promise<{ snap: Rec; profile: Rec }> {
   return waitFor(
     async () => {
-      const snap = await record(body.capture.id);
+      const snap = (await api<{ items: Rec[] }>('/v1/captures?target=sites&trigger=schedule&limit=1')).body.items[0];
+      if (snap === undefined || snap.id === not) return undefined;
       if (['failed', 'cancelled'].includes(snap.status)) assert.fail(`snapshot ${snap.id} ${snap.status}: ${JSON.stringify(snap.error)}`);
-      if (snap.profileCaptureId === undefined) return undefined;
+      if (snap.profileCaptureId === undefined || (growth && snap.growth?.allocations === undefined)) return undefined;
       const profile = await record(snap.profileCaptureId);
       return profile.status === 'succeeded' ? { snap, profile } : undefined;
     },
-    { timeoutMs: 120_000, intervalMs: 250, what: 'a snapshot with its profile beside it' },
+    { timeoutMs: 120_000, intervalMs: 250, what: `a scheduled snapshot with its profile beside it${growth ? ' and the grown sites in its growth' : ''}` },
   );
 }
 
@@ -140,14 +149,29 @@ void test('snapshot ↔ profile beside it, the sampler and its gap, grown sites 
     `the held sampler (continuous profile), running since ${time(gapped.trigger.profile!.since)}, one sample per ${bytes(16384)}`,
   );
 
-  // Two snapshots, the target leaking between them: each has a profile beside it.
-  const first = await snapshotWithProfile();
+  // Two scheduled snapshots (a schedule's first run, then one more by pause and resume), the target leaking between
+  // them: each has a profile beside it. 8,000 Orders too: Order's constructor is a frame of its own, so the grown
+  // site that constructs the Order suspect's class names it (docs/analysis.md).
+  const schedule = (path: string) => api<unknown>(`/v1/schedules${path}`, {});
+  assert.equal((await api<unknown>('/v1/schedules', { id: 'sites-1h', target: 'sites', every: '1h' })).status, 201);
+  const first = await scheduledWithProfile(undefined, false);
+  await sites.request('orders 8000', 'ORDERED');
   await sites.request('leak 20000', 'LEAKED');
-  const second = await snapshotWithProfile();
+  assert.equal((await schedule('/sites-1h/pause')).status, 200);
+  assert.equal((await schedule('/sites-1h/resume')).status, 200);
+  const second = await scheduledWithProfile(first.snap.id, true);
+  assert.equal((await fetch(`${serve.url}/v1/schedules/sites-1h`, { method: 'DELETE' })).status, 204);
   assert.equal(second.profile.trigger.besideOf, second.snap.id);
 
-  // The snapshot's page links to its profile; the profile's page links back and says where it was read.
+  // The snapshot's page links to its profile; the profile's page links back and says where it was read. Its growth
+  // lists each suspect with where its class was allocated when a grown site constructs it: Order's constructor.
   await open(`/captures/${second.snap.id}`, '[data-testid=profile-beside]');
+  const growthLines = (second.snap.growth?.suspects?.items ?? []).flatMap((i) => (i.allocated === undefined ? [] : [i.allocated]));
+  assert.match(second.snap.growth?.suspects?.items.find((i) => i.class === 'Order')?.allocated ?? '', ORDER_LINE, JSON.stringify(second.snap.growth));
+  assert.deepEqual(await page.$$eval('[data-testid=growth-suspects] [data-testid=suspect-allocated]', (es) => es.map((e) => (e.textContent ?? '').trim())), growthLines);
+  await resize(page, NARROW);
+  await fitsWidth(page, `growth at ${NARROW.width} px`);
+  await resize(page, DESKTOP);
   assert.equal(await page.$eval('[data-testid=profile-beside]', (e) => e.getAttribute('href')), `#/captures/${second.profile.id}`);
   await page.click('[data-testid=profile-beside]');
   await page.waitForSelector('[data-testid=beside-of]', { timeout: 30_000 });
@@ -156,7 +180,7 @@ void test('snapshot ↔ profile beside it, the sampler and its gap, grown sites 
   await open(`/captures/${second.profile.id}`, '[data-testid=beside-of]');
 
   // The compare page of the two snapshots: the sites that grew between their profiles, and the way to the growth flame graph.
-  const diff = await api<{ diff: unknown; allocations: { grown: { functionName: string; url: string; line: number; column: number; bytesDelta: number }[] } | null }>(
+  const diff = await api<{ diff: { suspects: { suspects: { class: string; allocated?: string }[] } }; allocations: { grown: { functionName: string; url: string; line: number; column: number; bytesDelta: number }[] } | null }>(
     `/v1/diff?base=${first.snap.id}&head=${second.snap.id}&limit=500`,
   );
   assert.equal(diff.status, 200, JSON.stringify(diff.body));
@@ -166,6 +190,10 @@ void test('snapshot ↔ profile beside it, the sampler and its gap, grown sites 
   const row = await text(page, '[data-testid=grown-sites] tbody tr');
   assert.ok(row.startsWith(signed(top.bytesDelta, bytes)) && row.includes(`${top.functionName} ${top.url}:${top.line}:${top.column}`), `${row} vs ${JSON.stringify(top)}`);
   assert.ok(await page.$('[data-testid=classes]'), 'the snapshot diff itself is still there');
+  // Its suspects say where they were allocated as the API does (Order: its constructor, sampled).
+  const suspectLines = diff.body.diff.suspects.suspects.flatMap((x) => (x.allocated === undefined ? [] : [x.allocated]));
+  assert.match(diff.body.diff.suspects.suspects.find((x) => x.class === 'Order')?.allocated ?? '', ORDER_LINE, JSON.stringify(diff.body.diff.suspects));
+  assert.deepEqual(await page.$$eval('[data-testid=suspects] [data-testid=suspect-allocated]', (es) => es.map((e) => (e.textContent ?? '').trim())), suspectLines);
   // No flame graph asked of the snapshots themselves (they have no profile tree: 404 profile_not_found).
   assert.equal(await page.$('.flame-graph, [role=alert], [aria-busy=true]'), null);
   const link = await page.$eval('[data-testid=beside-growth-flame]', (e) => e.getAttribute('href'));

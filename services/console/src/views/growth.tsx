@@ -3,7 +3,7 @@ import type { Growth } from '../api.ts';
 import { bytes, signed } from '../format.ts';
 import { href } from '../router.ts';
 
-/** The suspects (one line each) and the classes that grew most, with a link to the capture they are measured from. */
+/** The suspects (one line each, with where their class was allocated when the profiles beside the captures say) and the classes that grew most, with a link to the capture they are measured from. */
 export function GrowthSection({ growth }: { growth: Growth }) {
   return (
     <section data-testid="growth">
@@ -18,9 +18,16 @@ export function GrowthSection({ growth }: { growth: Growth }) {
         )}
       </p>
       {growth.suspects !== undefined && growth.suspects.items.length > 0 && (
-        <ol data-testid="growth-suspects">
+        <ol class="suspects" data-testid="growth-suspects">
           {growth.suspects.items.map((s) => (
-            <li key={s.rank}>{s.reason}</li>
+            <li key={s.rank} data-class={s.class}>
+              {s.reason}
+              {s.allocated !== undefined && (
+                <div class="muted" data-testid="suspect-allocated">
+                  {s.allocated}
+                </div>
+              )}
+            </li>
           ))}
         </ol>
       )}
