@@ -2,11 +2,14 @@
  * The console's pages for what issue 38 stores next to captures, in Chromium against real
  * `bin/heapcap serve --dev` processes on a real Redis, with real Node targets: a snapshot's page links to
  * the continuous allocation profile stored beside it and that profile's page links back, says it was read
- * from the held sampler and shows the gap a handover left; the compare page of two such snapshots shows the
- * allocation sites that grew between their profiles and links to those profiles' growth flame graph; a
- * retried capture's page lists its failed attempts; a hunt that tracked allocations shows where suspect
- * #1 was allocated. Each page passes axe and does not scroll sideways at 1440 and 390 px. Slack's `diff` of
- * the two snapshots (the API's command) leads its allocation part with the same top grown site.
+ * from the held sampler and shows the gap a handover left; a scheduled snapshot's growth and the compare page
+ * of two such snapshots show where their suspects were allocated (the grown site that constructs the class);
+ * the compare page shows the allocation sites that grew between their profiles and links to those profiles'
+ * growth flame graph; a retried capture's page lists its failed attempts; a hunt that tracked allocations
+ * shows where suspect #1 was allocated. Each page passes axe and does not scroll sideways at 1440 and 390 px.
+ * Slack's `diff` of the two snapshots (the API's command) leads its allocation part with the same top grown
+ * site. A Chromium page (in the console's own browser) with a continuous profile: the diff of two of its
+ * profiles ranks its leaking function first, and deregistering it stops the page's sampler.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -14,7 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { CHROMIUM_FLAGS, chromiumBinary, fixturePath, freePort, slackSign, slashCommandBody, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
+import { CHROMIUM_FLAGS, chromiumBinary, fixturePath, freePort, samplingProfilerRunning, slackSign, slashCommandBody, startDevServe, startNodeTarget, startRedis, tmpDir, waitFor, type NodeTarget, type RedisServer, type RunningHeapcap, type TmpDir } from '@heapcap/testkit';
 import { bytes, signed, time } from '../src/format.ts';
 import { accessible, DESKTOP, fitsWidth, PHONE, resize } from './browser-checks.ts';
 
@@ -252,4 +255,41 @@ void test('a hunt that tracked allocations shows where its suspects were allocat
   assert.equal(await text(page, '[data-testid=hunt-allocations]'), 'tracked from the baseline to the target snapshot');
   const shown = await page.$$eval('[data-testid=suspect-allocated]', (es) => es.map((e) => (e.textContent ?? '').trim()));
   assert.deepEqual(shown, lines);
+});
+
+void test("a Chromium page's continuous profile: the diff of two profiles of the page ranks its leaking function first; deregistering it stops the page's sampler", { timeout: 180_000 }, async () => {
+  // The console's own browser holds the page (no second Chromium): a data: URL, an opaque origin, so a renderer and
+  // an isolate of its own. Session objects kept on window by createSession, called by leakSessions.
+  const MARK = 'heapcap-profiled-page';
+  const html =
+    `<title>${MARK}</title><script>class Session { constructor(i) { this.id = i; this.user = 'user-' + i + '-' + 'u'.repeat(40); this.scopes = new Array(24).fill(i); } }` +
+    ` window.__sessions = []; function createSession(i) { const s = new Session(i); window.__sessions.push(s); return s; }` +
+    ` function leakSessions(n) { const start = window.__sessions.length; for (let i = 0; i < n; i++) createSession(start + i); }</script>`;
+  const leaking = await browser.newPage();
+  try {
+    await leaking.goto(`data:text/html,${encodeURIComponent(html)}`);
+    const port = new URL(browser.wsEndpoint()).port;
+    const put = await api<unknown>('/v1/targets/page', { id: 'page', kind: 'chromium', browser: `127.0.0.1:${port}`, select: { urlPattern: MARK }, profile: { every: '5s', samplingIntervalBytes: 16384 } }, 'PUT');
+    assert.equal(put.status, 201, JSON.stringify(put.body));
+    const read = async (): Promise<Rec[]> => (await api<{ items: Rec[] }>('/v1/captures?target=page&trigger=profile&limit=20')).body.items;
+    const base = await waitFor(async () => (await read()).find((r) => r.status === 'succeeded'), { timeoutMs: 60_000, intervalMs: 250, what: "a first continuous profile of the page" });
+    await leaking.evaluate('leakSessions(20000)');
+    // The second: a one-off profile, which reads the running sampler after its window (1 s) and leaves it on.
+    const oneOff = await api<{ capture: Rec }>('/v1/captures?wait=60', { target: 'page', options: { kind: 'sampling', samplingSeconds: 1 } });
+    const head = oneOff.body.capture;
+    assert.equal(head.status, 'succeeded', JSON.stringify(oneOff.body));
+    const diff = await api<{ diff: null; allocations: { grown: { functionName: string; url: string; line: number; column: number; bytesDelta: number }[] } }>(`/v1/diff?base=${base.id}&head=${head.id}`);
+    assert.equal(diff.status, 200, JSON.stringify(diff.body));
+    const top = diff.body.allocations.grown[0];
+    assert.ok(top !== undefined && ['Session', 'createSession', 'leakSessions'].includes(top.functionName) && top.url.startsWith('data:text/html'), JSON.stringify(diff.body.allocations.grown.slice(0, 4)));
+    assert.ok(top.line > 0 && top.column > 0 && top.bytesDelta > 1024 * 1024, JSON.stringify(top));
+    // Deregistered: the holder stops the sampler in the page (a fresh session's getSamplingProfile: "not started").
+    const pages = (await (await fetch(`http://127.0.0.1:${port}/json/list`, { signal: AbortSignal.timeout(10_000) })).json()) as { url: string; webSocketDebuggerUrl: string }[];
+    const ws = pages.find((p) => p.url.includes(MARK))!.webSocketDebuggerUrl;
+    assert.equal(await samplingProfilerRunning(ws), true, 'the continuous profile keeps a sampler on in the page (the one-off left it on)');
+    assert.equal((await fetch(`${serve.url}/v1/targets/page`, { method: 'DELETE' })).status, 204);
+    await waitFor(async () => !(await samplingProfilerRunning(ws)), { timeoutMs: 30_000, intervalMs: 250, what: "the page's sampler to stop once the target is deregistered" });
+  } finally {
+    await leaking.close();
+  }
 });
