@@ -6,8 +6,8 @@
  * capture page draws it as an icicle whose frames include the leaking
  * function's site, and a click (or Enter) shows its totals; the compare page
  * of two profiles colours the grown site red and a shrunk one blue; the
- * target page shows the latest profile (and, before there is one, how to take
- * one); the flame graph's code is loaded only when a page draws one, and all
+ * target page shows the latest profile and links to its recent ones (and,
+ * before there is one, how to take one); the flame graph's code is loaded only when a page draws one, and all
  * of the console's JavaScript stays within its budget. Each page passes axe
  * and fits a 390 px phone.
  */
@@ -304,10 +304,16 @@ void test('the compare page of two profiles: the growth flame graph, the leaking
   await photograph(page, 'growth-flame-graph');
 });
 
-void test("the target page: its latest profile's flame graph (not its newer heap snapshot)", { timeout: 60_000 }, async () => {
+void test("the target page: its latest profile's flame graph (not its newer heap snapshot), and its recent profiles", { timeout: 60_000 }, async () => {
   await page.goto(`${serve.url}/ui/#/targets/sites`);
   await page.waitForSelector('[data-testid=latest-profile]', { timeout: 30_000 });
   assert.match(await text(page, '[data-testid=latest-profile]'), new RegExp(`^From ${head}, taken `));
+  // Its recent profiles, newest first as the API lists them, each linked; an older one links to its growth to the newest.
+  const listed = (await api<{ items: { id: string }[] }>('/v1/captures?target=sites&status=succeeded&kind=sampling&limit=5')).body.items.map((c) => c.id);
+  assert.deepEqual(listed.slice(0, 2), [head, base]);
+  assert.deepEqual(await page.$$eval('[data-testid=recent-profiles] li', (lis) => lis.map((li) => li.getAttribute('data-capture'))), listed);
+  assert.equal(await page.$eval(`[data-testid=recent-profiles] li[data-capture="${head}"] a`, (e) => e.getAttribute('href')), `#/captures/${head}`);
+  assert.equal(await page.$eval(`[data-testid=recent-profiles] li[data-capture="${base}"] [data-testid=growth-to-newest]`, (e) => e.getAttribute('href')), `#/compare?base=${base}&head=${head}`);
   const tree = (await api<TreeBody>(`/v1/captures/${head}/profile?format=tree`)).body.tree;
   const selector = `[data-testid=flame-graph] g.frame[data-node="${leakSite(tree, (n) => n.selfBytes)}"]`;
   await drawn(page, selector);

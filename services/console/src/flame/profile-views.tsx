@@ -1,4 +1,4 @@
-/** The flame graphs pages show: a capture's profile, the growth between two, a target's latest. */
+/** The flame graphs pages show: a capture's profile, the growth between two, a target's latest (with its recent profiles). */
 import { api, query, type CaptureRecord } from '../api.ts';
 import { time } from '../format.ts';
 import { useLoad } from '../hooks.ts';
@@ -14,19 +14,29 @@ export function ProfileFlame({ id, base }: { id: string; base?: string }) {
   return <FlameGraph tree={tree.data.tree} />;
 }
 
-/** The target's newest succeeded sampling profile (one-off, a watch rule's fallback or continuous: all are captures of kind sampling), or null. */
-async function latestProfile(targetId: string): Promise<CaptureRecord | null> {
-  const res = await api<{ items: CaptureRecord[] }>('GET', `/v1/captures${query({ target: targetId, status: 'succeeded', kind: 'sampling', limit: 1 })}`);
-  return res.items.find((c) => c.artifact?.kind === 'sampling-profile') ?? null;
+/** How many of a target's newest profiles its page lists. */
+const RECENT = 5;
+
+/** The target's newest succeeded sampling profiles, newest first (one-off, a watch rule's fallback or continuous: all are captures of kind sampling). */
+async function recentProfiles(targetId: string): Promise<CaptureRecord[]> {
+  const res = await api<{ items: CaptureRecord[] }>('GET', `/v1/captures${query({ target: targetId, status: 'succeeded', kind: 'sampling', limit: RECENT })}`);
+  return res.items.filter((c) => c.artifact?.kind === 'sampling-profile');
 }
 
-/** A target's latest allocation profile as a flame graph, or how to take one. */
+/** Where a profile comes from: a continuous profile's read (beside a snapshot or at its interval), or a one-off's trigger. */
+function origin(c: CaptureRecord): string {
+  if (c.trigger.besideOf !== undefined) return 'continuous, stored beside a snapshot';
+  if (c.trigger.kind === 'profile') return 'continuous';
+  return `one-off (${c.trigger.kind})`;
+}
+
+/** A target's latest allocation profile as a flame graph, or how to take one; then its recent profiles, each with a link to its growth to the newest. */
 export function LatestProfile({ targetId }: { targetId: string }) {
-  const latest = useLoad(() => latestProfile(targetId), [targetId]);
+  const latest = useLoad(() => recentProfiles(targetId), [targetId]);
   if (latest.error !== undefined) return <ErrorNote error={latest.error} />;
   if (latest.data === undefined) return <p aria-busy="true">Looking for a profile…</p>;
-  const c = latest.data;
-  if (c === null) {
+  const c = latest.data[0];
+  if (c === undefined) {
     return (
       <p class="muted" data-testid="no-profile">
         No allocation profile of {targetId} yet. Take one with <code>heapcap trigger {targetId} --sampling 30s</code> (or POST /v1/captures with{' '}
@@ -40,6 +50,28 @@ export function LatestProfile({ targetId }: { targetId: string }) {
         From <a href={href('captures', c.id)}>{c.id}</a>, taken {time(c.finishedAt ?? c.createdAt)}.
       </p>
       <ProfileFlame id={c.id} />
+      {latest.data.length > 1 && (
+        <>
+          <h3>Recent profiles</h3>
+          <ul data-testid="recent-profiles">
+            {latest.data.map((p, i) => (
+              <li key={p.id} data-capture={p.id}>
+                <a href={href('captures', p.id)}>{time(p.finishedAt ?? p.createdAt)}</a> {origin(p)}
+                {i === 0 ? (
+                  ', shown above'
+                ) : (
+                  <>
+                    {', '}
+                    <a href={`${href('compare')}?base=${p.id}&head=${c.id}`} data-testid="growth-to-newest">
+                      its growth to the newest
+                    </a>
+                  </>
+                )}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
     </>
   );
 }
