@@ -293,6 +293,7 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     }, { timeoutMs: 120_000, intervalMs: 100, what: 'the hunt to finish' });
     assert.equal(done['hunt']['status'], 'succeeded', JSON.stringify(done['hunt']['error']));
     assert.deepEqual((done['hunt']['snapshots'] as Json[]).map((s) => s['name']), ['baseline', 'target', 'final']);
+    assert.equal(done['hunt']['allocations'], true, 'the record says the default: tracked');
     const classes = done['report']['classes'] as Json[];
     const leaked = classes.find((c) => c['name'] === 'Leaked');
     assert.equal(leaked?.['count'], 3000, JSON.stringify(classes.slice(0, 5).map((c) => [c['name'], c['count']])));
@@ -311,6 +312,12 @@ void describe('summaries, diffs, growth and analyses through the API', { timeout
     assert.equal((await get(`/v1/leak-hunts/nope`)).statusCode, 404);
     const unknownTarget = await h.app.inject({ method: 'POST', url: '/v1/leak-hunts', headers: { ...auth('runbook'), 'content-type': 'application/json' }, payload: JSON.stringify({ target: 'nope', interval: 1 }) });
     assert.equal(unknownTarget.json()['error']['code'], 'target_not_found');
+    // `allocations` is a boolean (what heapcap hunt --no-allocations, Slack's and the console form's `false` send); nothing is created.
+    const notBoolean = await h.app.inject({ method: 'POST', url: '/v1/leak-hunts', headers: { ...auth('runbook'), 'content-type': 'application/json' }, payload: JSON.stringify({ target: 'leaky', interval: 1, allocations: 'no' }) });
+    assert.equal(notBoolean.statusCode, 400);
+    assert.equal(notBoolean.json()['error']['code'], 'validation_failed');
+    assert.deepEqual((notBoolean.json()['error']['details']['fields'] as Json[]).map((f) => f['path']), ['allocations']);
+    assert.equal(((await get('/v1/leak-hunts?target=leaky')).json()['items'] as Json[]).length, listed.length);
   });
 
   void it('a driven hunt needs targets:admin; its HTTP drive may only address the target\'s own host; the record keeps no headers', async () => {
