@@ -5,8 +5,10 @@
  * nor log `recorded: true` about a record that is gone: the worker writes the
  * record again as the attempt ended (docs/operations.md).
  *
- * The target is frozen (SIGSTOP) in the middle of its snapshot so the loss
- * lands there, at a known point, not somewhere racing the capture's end.
+ * The target is frozen (SIGSTOP) with the snapshot asked for and not yet
+ * answered so the loss lands there, at a known point, not somewhere racing the
+ * capture's end: the proxy holds takeHeapSnapshot until the target is frozen
+ * and then lets it through, so the target reads it only once resumed.
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -46,7 +48,7 @@ async function recordWhen(h: Awaited<ReturnType<typeof createHarness>>, id: stri
 }
 
 /**
- * A worker with `tuning` capturing an 80 MB target: once its snapshot was asked
+ * A worker with `tuning` capturing a small target: once its snapshot was asked
  * for, the target is frozen and Redis flushed (and with `lockTakenBy`, the
  * target's lock taken by that holder in the same transaction). Everything is
  * closed after `t`.
@@ -59,12 +61,17 @@ async function lossMidSnapshot(t: TestContext, tuning: Partial<WorkerTuning>, lo
     await h.cleanup();
     await redis.stop();
   });
-  // 80 MB: a snapshot of a second or two, long enough for the freeze (polled every 5 ms) to land inside it.
-  const target = await h.addTarget('big', 80);
+  // The freeze lands between the worker's takeHeapSnapshot and the target's answer whatever the heap's size
+  // (it was 80 MB, a snapshot of a second or two for a freeze polled every 5 ms to land inside: ~8 CPU-s a
+  // test to build, snapshot and store it): the proxy holds the request until the target is stopped, then
+  // forwards it into the stopped target's socket.
+  const target = await h.addTarget('big', 2);
+  target.proxy.hold('HeapProfiler.takeHeapSnapshot');
   await h.startWorker(tuning);
   const { record } = await h.queue.requestCapture({ targetId: target.id, trigger: { kind: 'rest', who: 'oncall' } });
-  await waitFor(() => target.proxy.snapshotCalls() === 1, { timeoutMs: 60_000, intervalMs: 5, what: 'takeHeapSnapshot sent' });
+  await waitFor(() => target.proxy.held() === 1, { timeoutMs: 60_000, intervalMs: 5, what: 'takeHeapSnapshot sent' });
   process.kill(target.node.pid, 'SIGSTOP');
+  target.proxy.release();
   assert.equal(target.proxy.snapshotsCompleted(), 0, 'the snapshot was still running when the target froze');
   if (lockTakenBy === undefined) assert.equal(await redis.cli('FLUSHALL'), 'OK');
   // In one transaction: no lease renewal can fall between the loss and the other holder taking the target.
