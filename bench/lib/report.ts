@@ -15,7 +15,10 @@ export interface Check {
 /** Collects the checks of one bench and prints each as it is decided. */
 export class Checks {
   readonly list: Check[] = [];
-  constructor(readonly bench: string) {}
+  readonly bench: string;
+  constructor(bench: string) {
+    this.bench = bench;
+  }
 
   /** Record a check; prints `PASS`/`FAIL` with the measured detail. */
   expect(ok: boolean, what: string, detail: string): void {

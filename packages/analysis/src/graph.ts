@@ -41,7 +41,11 @@ class GraphBuilder implements ScanHandler {
   graph: Omit<HeapGraph, 'snapshotBytes'> | undefined;
   offset: () => number = () => 0;
 
-  constructor(private readonly checkSize: (nodes: number, edges: number) => void) {}
+  private readonly checkSize: (nodes: number, edges: number) => void;
+
+  constructor(checkSize: (nodes: number, edges: number) => void) {
+    this.checkSize = checkSize;
+  }
 
   header(value: unknown, offset: number): void {
     const layout = parseLayout(value, offset);

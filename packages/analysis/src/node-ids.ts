@@ -27,7 +27,10 @@ class IdCollector implements ScanHandler {
   private field = 0;
   count = 0;
 
-  constructor(readonly trace: TraceCollector | undefined) {
+  readonly trace: TraceCollector | undefined;
+
+  constructor(trace: TraceCollector | undefined) {
+    this.trace = trace;
     if (trace !== undefined) {
       this.traceFunctionInfos = (values, count) => trace.traceFunctionInfos(values, count);
       this.traceTree = (event, value) => trace.traceTree(event, value);

@@ -173,14 +173,15 @@ class NameMarker implements ScanHandler {
   }
 }
 
-const enum P {
-  Head, // header, nodes, edges, …: passed through, scanned for names
-  Between, // in the strings table, between literals
-  InKeep, // inside a kept literal
-  InDrop, // inside a replaced literal
-  InRewrite, // inside a native node's name: collected, then rewritten
-  Tail, // after the table's `]`
-}
+const P = {
+  Head: 0, // header, nodes, edges, …: passed through, scanned for names
+  Between: 1, // in the strings table, between literals
+  InKeep: 2, // inside a kept literal
+  InDrop: 3, // inside a replaced literal
+  InRewrite: 4, // inside a native node's name: collected, then rewritten
+  Tail: 5, // after the table's `]`
+} as const;
+type P = (typeof P)[keyof typeof P];
 
 /**
  * The redaction of one snapshot, fed its bytes in order. `write` hands the
@@ -191,7 +192,7 @@ const enum P {
 export class SnapshotRedactor {
   private readonly marker = new NameMarker();
   private readonly scanner = new SnapshotScanner(this.marker);
-  private phase = P.Head;
+  private phase: P = P.Head;
   private consumed = 0;
   private escaped = false;
   private index = 0;

@@ -97,37 +97,38 @@ const NEWLINE = 0x0a;
 
 const isWs = (c: number): boolean => c === 0x20 || c === NEWLINE || c === 0x0d || c === 0x09;
 
-const enum S {
-  Begin, // expect '{'
-  KeyOrEnd, // expect '"' (a key) or '}' (empty object)
-  Key, // inside a key
-  Colon, // expect ':'
-  Value, // expect the value of `key`
-  AfterValue, // expect ',' or '}'
-  NextKey, // after ',': expect '"'
-  Done, // only whitespace may follow
+const S = {
+  Begin: 0, // expect '{'
+  KeyOrEnd: 1, // expect '"' (a key) or '}' (empty object)
+  Key: 2, // inside a key
+  Colon: 3, // expect ':'
+  Value: 4, // expect the value of `key`
+  AfterValue: 5, // expect ',' or '}'
+  NextKey: 6, // after ',': expect '"'
+  Done: 7, // only whitespace may follow
   // Numeric arrays.
-  NumOpen, // expect '['
-  NumStart, // expect a digit or ']' (only right after '[')
-  NumIn, // inside a number
-  NumAfter, // after a number: expect ',' or ']'
-  NumNext, // after ',': expect a digit
+  NumOpen: 8, // expect '['
+  NumStart: 9, // expect a digit or ']' (only right after '[')
+  NumIn: 10, // inside a number
+  NumAfter: 11, // after a number: expect ',' or ']'
+  NumNext: 12, // after ',': expect a digit
   // The strings array.
-  StrOpen,
-  StrStart, // expect '"' or ']' (only right after '[')
-  StrIn,
-  StrEscape,
-  StrAfter, // expect ',' or ']'
-  StrNext, // after ',': expect '"'
+  StrOpen: 13,
+  StrStart: 14, // expect '"' or ']' (only right after '[')
+  StrIn: 15,
+  StrEscape: 16,
+  StrAfter: 17, // expect ',' or ']'
+  StrNext: 18, // after ',': expect '"'
   // Skipping (and optionally capturing) any other value.
-  SkipStart,
-  Skip,
-  SkipStr,
-  SkipStrEscape,
-  SkipScalar,
-  Tree, // inside trace_tree (nested integer arrays)
-  Stopped, // the handler took over at the strings table: nothing more is scanned
-}
+  SkipStart: 19,
+  Skip: 20,
+  SkipStr: 21,
+  SkipStrEscape: 22,
+  SkipScalar: 23,
+  Tree: 24, // inside trace_tree (nested integer arrays)
+  Stopped: 25, // the handler took over at the strings table: nothing more is scanned
+} as const;
+type S = (typeof S)[keyof typeof S];
 
 const BATCH = NUMBERS_BATCH;
 /** Below this many bytes left in a chunk the JavaScript loops take the numbers (a copy into WebAssembly memory is not worth it). */
@@ -146,7 +147,7 @@ const MAX_KEY_BYTES = 64;
 
 /** Incremental scanner; call `write` for each chunk, then `end`. */
 export class SnapshotScanner {
-  private state = S.Begin;
+  private state: S = S.Begin;
   private consumed = 0;
   private key = '';
   private keyBytes: number[] = [];
@@ -178,7 +179,11 @@ export class SnapshotScanner {
   private capture: Buffer[] | undefined;
   private captureBytes = 0;
 
-  constructor(private readonly handler: ScanHandler) {}
+  private readonly handler: ScanHandler;
+
+  constructor(handler: ScanHandler) {
+    this.handler = handler;
+  }
 
   /** Feed the next chunk. Throws `snapshot_invalid` at the first malformed byte. */
   write(chunk: Buffer): void {
@@ -462,7 +467,7 @@ export class SnapshotScanner {
     const batch = this.batch;
     let len = this.batchLen;
     let count = 0;
-    let state = S.NumNext;
+    let state: S = S.NumNext;
     let v = 0;
     let i = start;
     while (i < n) {
@@ -515,7 +520,7 @@ export class SnapshotScanner {
   private countNumbers(chunk: Buffer, start: number): number {
     const n = Math.min(chunk.length, start + SLICE);
     let count = 0;
-    let state = S.NumNext;
+    let state: S = S.NumNext;
     let i = start;
     while (i < n) {
       let c = chunk[i] as number;

@@ -62,7 +62,11 @@ class NodeAggregator implements ScanHandler {
   /** Where the scanner is (the start of the chunk being scanned), for errors found per node. */
   offset: () => number = () => 0;
 
-  constructor(private readonly largestStrings: number) {}
+  private readonly largestStrings: number;
+
+  constructor(largestStrings: number) {
+    this.largestStrings = largestStrings;
+  }
 
   header(value: unknown, offset: number): void {
     const layout = parseLayout(value, offset);

@@ -37,12 +37,13 @@ const READ_BYTES = 64 * 1024;
 /** An HTTP response head bigger than this is not an inspector's handshake. */
 const MAX_HEAD_BYTES = 16 * 1024;
 
-export const enum WsState {
-  Connecting = 0,
-  Open = 1,
-  Closing = 2,
-  Closed = 3,
-}
+export const WsState = {
+  Connecting: 0,
+  Open: 1,
+  Closing: 2,
+  Closed: 3,
+} as const;
+export type WsState = (typeof WsState)[keyof typeof WsState];
 
 const OP_CONTINUATION = 0x0;
 const OP_TEXT = 0x1;
@@ -99,7 +100,7 @@ export class WsError extends Error {
 /** One WebSocket connection, client side. */
 export class WsClient {
   #socket: Socket;
-  #state = WsState.Connecting;
+  #state: WsState = WsState.Connecting;
   readonly #maxPayload: number;
   #onMessage: ((data: Buffer, isText: boolean) => void) | undefined;
   #onClose: (() => void) | undefined;

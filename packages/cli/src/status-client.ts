@@ -19,12 +19,12 @@ export interface ApiTarget {
 /** A failed call: HTTP status, the API's stable error code and message. */
 export class RestError extends Error {
   override readonly name = 'RestError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
     super(message);
+    this.status = status;
+    this.code = code;
   }
 }
 

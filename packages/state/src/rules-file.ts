@@ -168,15 +168,27 @@ interface StoredRule {
 /** One kind of rule (schedules, watch rules): the file's entries against what Redis holds. */
 class Kind<S extends { id?: string | undefined }, R extends StoredRule> {
   readonly #byId: Map<string, R>;
+  readonly list: 'schedules' | 'watchRules';
+  readonly noun: string;
+  readonly entries: readonly S[];
+  readonly stored: readonly R[];
+  readonly build: (spec: S, prior: R | null) => R;
+  readonly store: { put(r: R): Promise<unknown>; remove(id: string): Promise<unknown> };
 
   constructor(
-    readonly list: 'schedules' | 'watchRules',
-    readonly noun: string,
-    readonly entries: readonly S[],
-    readonly stored: readonly R[],
-    readonly build: (spec: S, prior: R | null) => R,
-    readonly store: { put(r: R): Promise<unknown>; remove(id: string): Promise<unknown> },
+    list: 'schedules' | 'watchRules',
+    noun: string,
+    entries: readonly S[],
+    stored: readonly R[],
+    build: (spec: S, prior: R | null) => R,
+    store: { put(r: R): Promise<unknown>; remove(id: string): Promise<unknown> },
   ) {
+    this.list = list;
+    this.noun = noun;
+    this.entries = entries;
+    this.stored = stored;
+    this.build = build;
+    this.store = store;
     this.#byId = new Map(stored.map((r) => [r.id, r]));
   }
 

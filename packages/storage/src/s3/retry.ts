@@ -28,11 +28,15 @@ export interface RetryLimits {
 }
 
 class BudgetRetryToken {
-  constructor(
-    readonly startedAt: number,
-    readonly retries: number,
-    readonly delayMs: number,
-  ) {}
+  readonly startedAt: number;
+  readonly retries: number;
+  readonly delayMs: number;
+
+  constructor(startedAt: number, retries: number, delayMs: number) {
+    this.startedAt = startedAt;
+    this.retries = retries;
+    this.delayMs = delayMs;
+  }
 
   getRetryCount(): number {
     return this.retries;
